@@ -1,0 +1,23 @@
+// Lint: typescript-eslint's recommended rules plus the project's boundaries.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'bench/results*.json'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      eqeqeq: ['error', 'always'],
+    },
+  },
+  {
+    // Only the storage layer talks to Redis: roles go through it.
+    files: ['src/**/*.ts'],
+    ignores: ['src/store/**', 'src/connection.ts', 'src/waker.ts', 'src/index.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['ioredis'], message: 'Only src/store, src/connection.ts and src/waker.ts import the Redis client.' }] }],
+    },
+  },
+);

@@ -1,0 +1,33 @@
+import { ValidationError } from './errors.js';
+
+const UNIT_MS: Record<string, number> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
+
+// One or more `<number><unit>` parts, e.g. '1h30m', '1.5s', '5d'. The `ms` package handles single
+// units only ('1h30m' is undefined there), and a permissive parser would accept typos as zero.
+const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/y;
+
+/**
+ * Parses a human duration such as `'30m'`, `'5d'`, `'1h30m'` or `'250ms'` into milliseconds.
+ * Units: ms, s, m, h, d, w. Spaces between parts are allowed.
+ *
+ * @throws {ValidationError} when the text is not a duration.
+ */
+export function parseDuration(text: string): number {
+  const compact = text.replace(/\s+/g, '');
+  if (compact.length === 0) throw new ValidationError(`Expected a duration like '30m' or '1h30m', got '${text}'`);
+  let total = 0;
+  PART.lastIndex = 0;
+  while (PART.lastIndex < compact.length) {
+    const match = PART.exec(compact);
+    if (!match) throw new ValidationError(`Expected a duration like '30m' or '1h30m', got '${text}'`);
+    total += Number(match[1]) * (UNIT_MS[match[2] as string] as number);
+  }
+  return Math.round(total);
+}

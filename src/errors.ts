@@ -1,0 +1,100 @@
+/**
+ * Every error sandglass throws is a {@link SandglassError} with a stable `code`, so callers (and the
+ * HTTP layer) can branch on the kind of failure without parsing messages.
+ */
+export class SandglassError extends Error {
+  /** A stable, machine-readable code such as `ERR_VALIDATION`. */
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** An argument or option is invalid. Nothing was written to Redis. */
+export class ValidationError extends SandglassError {
+  constructor(message: string) {
+    super('ERR_VALIDATION', message);
+  }
+}
+
+/** A payload's JSON is larger than the queue's `maxPayloadBytes`. Nothing was written to Redis. */
+export class PayloadTooLargeError extends SandglassError {
+  /** Size of the serialized payload in bytes. */
+  readonly sizeBytes: number;
+  /** The configured limit in bytes. */
+  readonly limitBytes: number;
+
+  constructor(sizeBytes: number, limitBytes: number) {
+    super('ERR_PAYLOAD_TOO_LARGE', `Payload is ${sizeBytes} bytes of JSON, over the limit of ${limitBytes} bytes`);
+    this.sizeBytes = sizeBytes;
+    this.limitBytes = limitBytes;
+  }
+}
+
+/** The job does not exist (never added, or already completed or cancelled). */
+export class NotFoundError extends SandglassError {
+  constructor(message: string) {
+    super('ERR_NOT_FOUND', message);
+  }
+}
+
+/** The operation conflicts with the job's current state, e.g. replacing a job that is running. */
+export class ConflictError extends SandglassError {
+  constructor(message: string) {
+    super('ERR_CONFLICT', message);
+  }
+}
+
+/**
+ * The worker no longer holds the job's lease: it expired (the worker was too slow or frozen) and the
+ * job was handed to another worker, or the worker is closing. Used as the reason of `job.signal`.
+ */
+export class LeaseLostError extends SandglassError {
+  constructor(message: string) {
+    super('ERR_LEASE_LOST', message);
+  }
+}
+
+/** Redis could not be reached, the connection dropped, or Redis is busy. The call may be retried. */
+export class ConnectionError extends SandglassError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_CONNECTION', message, options);
+  }
+}
+
+/** Redis refused a write because `maxmemory` is reached. Nothing was written. */
+export class RedisOutOfMemoryError extends SandglassError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_REDIS_OOM', message, options);
+  }
+}
+
+/** Redis answered with an error sandglass does not expect (a bug, or a foreign change to its keys). */
+export class RedisCommandError extends SandglassError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_REDIS', message, options);
+  }
+}
+
+/** The Queue or Worker was closed; create a new one. */
+export class ClosedError extends SandglassError {
+  constructor(message: string) {
+    super('ERR_CLOSED', message);
+  }
+}
+
+/**
+ * Throw this from a handler to send the job straight to the dead letters, skipping the remaining
+ * attempts (for failures that a retry cannot fix, such as a malformed payload).
+ *
+ * @example
+ * if (!order) throw new UnrecoverableError(`order ${job.payload.orderId} does not exist`);
+ */
+export class UnrecoverableError extends SandglassError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_UNRECOVERABLE', message, options);
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * sandglass: a delay queue on Redis. The public surface, listed explicitly.
+ * @packageDocumentation
+ */
+export { Queue, type QueueOptions } from './queue.js';
+export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker.js';
+export {
+  SandglassError,
+  ValidationError,
+  PayloadTooLargeError,
+  NotFoundError,
+  ConflictError,
+  LeaseLostError,
+  ConnectionError,
+  RedisOutOfMemoryError,
+  RedisCommandError,
+  ClosedError,
+  UnrecoverableError,
+} from './errors.js';
+export { parseDuration } from './duration.js';
+export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES } from './validate.js';
+export type {
+  AddOptions,
+  BulkJob,
+  BackoffOption,
+  BackoffFunction,
+  CancelResult,
+  ConnectionOption,
+  Job,
+  JobInfo,
+  JobState,
+  Logger,
+  QueueCounters,
+  QueueStats,
+  RescheduleResult,
+} from './types.js';

@@ -1,0 +1,130 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createConnection, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** Options of {@link startLocalRedis}. */
+export interface LocalRedisOptions {
+  /** TCP port. Default: a free one. */
+  port?: number;
+  /** Data folder (AOF files). Default: a new temporary folder. */
+  dir?: string;
+  /** Keep an append-only file, so data survives a crash or restart. @default true */
+  appendOnly?: boolean;
+  /** More `redis-server` arguments, e.g. `['--maxmemory', '10mb']`. */
+  args?: string[];
+  /** @default 'redis-server' (from PATH) */
+  command?: string;
+}
+
+/** A private `redis-server` process started by {@link startLocalRedis}. */
+export interface LocalRedis {
+  readonly url: string;
+  readonly port: number;
+  readonly dir: string;
+  /** The process id of the current server process. */
+  readonly pid: number;
+  /** Stops the server (SIGTERM) and waits for it to exit. */
+  stop(): Promise<void>;
+  /** Sends a signal (e.g. SIGKILL to simulate a crash) and waits for exit when it is fatal. */
+  kill(signal: NodeJS.Signals): Promise<void>;
+  /** Starts the server again on the same port and folder (after stop or kill). */
+  restart(): Promise<void>;
+}
+
+/**
+ * Starts a private `redis-server` on loopback, for the demo, the tests, the benchmark and the
+ * zero-config service. It listens on 127.0.0.1 only and keeps its data in `dir`.
+ */
+export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<LocalRedis> {
+  const port = options.port ?? (await freePort());
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sandglass-redis-'));
+  const args = [
+    '--port', String(port),
+    '--bind', '127.0.0.1',
+    '--dir', dir,
+    '--save', '',
+    '--appendonly', options.appendOnly === false ? 'no' : 'yes',
+    '--appendfsync', 'everysec',
+    '--enable-debug-command', 'local',
+    '--loglevel', 'warning',
+    '--logfile', '',
+    ...(options.args ?? []),
+  ];
+  let child: ChildProcess = await launch(options.command ?? 'redis-server', args, port);
+
+  const exited = (proc: ChildProcess) =>
+    proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve() : new Promise<void>(resolve => proc.once('exit', () => resolve()));
+
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    dir,
+    get pid() {
+      return child.pid as number;
+    },
+    async stop() {
+      const done = exited(child);
+      child.kill('SIGTERM');
+      await done;
+    },
+    async kill(signal) {
+      const fatal = signal !== 'SIGSTOP' && signal !== 'SIGCONT';
+      const done = fatal ? exited(child) : Promise.resolve();
+      child.kill(signal);
+      await done;
+    },
+    async restart() {
+      child = await launch(options.command ?? 'redis-server', args, port);
+    },
+  };
+}
+
+async function launch(command: string, args: string[], port: number): Promise<ChildProcess> {
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', chunk => (stderr += String(chunk)));
+  const failed = new Promise<never>((_, reject) => {
+    child.once('error', error => reject(new Error(`Could not start ${command}: ${error.message}. Is redis-server installed?`)));
+    child.once('exit', code => reject(new Error(`${command} exited with code ${code} before accepting connections: ${stderr.trim()}`)));
+  });
+  failed.catch(() => undefined);
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (await ping(port)) return child;
+    await Promise.race([failed, new Promise(resolve => setTimeout(resolve, 20))]);
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${command} did not answer PING on port ${port} within 20 s`);
+}
+
+/** True once the server answers PING (and has finished loading its data). */
+function ping(port: number): Promise<boolean> {
+  return new Promise(resolve => {
+    const socket = createConnection({ host: '127.0.0.1', port });
+    socket.setTimeout(1_000);
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', data => {
+      socket.destroy();
+      resolve(String(data).startsWith('+PONG'));
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}

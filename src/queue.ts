@@ -1,0 +1,265 @@
+import { encodeBackoff } from './backoff.js';
+import { acquireConnection, type ConnectionLease } from './connection.js';
+import { ClosedError, ConflictError, ValidationError } from './errors.js';
+import { newJobId } from './ids.js';
+import { defaultLogger } from './logger.js';
+import { PartitionStore, type EncodedJob } from './store/partition-store.js';
+import type { StoredJob } from './store/record.js';
+import { registerQueue } from './store/registry.js';
+import type {
+  AddOptions,
+  BulkJob,
+  CancelResult,
+  ConnectionOption,
+  JobInfo,
+  Logger,
+  QueueCounters,
+  QueueStats,
+  RescheduleResult,
+} from './types.js';
+import {
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  assertBackoff,
+  assertInteger,
+  assertJobId,
+  assertQueueName,
+  serializePayload,
+  toDue,
+} from './validate.js';
+
+/** Options of `new Queue`. */
+export interface QueueOptions {
+  /** Where Redis is: URL, ioredis options, or an ioredis instance you own. */
+  connection: ConnectionOption;
+  /**
+   * Prefix of every Redis key. Queues and workers must use the same one.
+   * @default 'sg'
+   */
+  prefix?: string;
+  /**
+   * Largest payload accepted, in bytes of JSON.
+   * @default 262144 (256 KiB)
+   */
+  maxPayloadBytes?: number;
+  /** Where warnings go. Default: Node process warnings. */
+  logger?: Logger;
+}
+
+/** Jobs per `add` script call in `addBulk`: large enough to amortize the round trip, small enough not to block Redis. */
+const BULK_CHUNK = 500;
+/** Dead letters moved or deleted per script call. */
+const DEAD_BATCH = 1_000;
+
+/**
+ * The producer and admin side of a queue: add jobs, look them up, cancel or reschedule them, read
+ * counts and manage dead letters. Cheap to create; connections are shared per process.
+ *
+ * @example
+ * const timeouts = new Queue<{ orderId: number }>('order-timeout', { connection: 'redis://127.0.0.1:6379' });
+ * await timeouts.add({ orderId: 42 }, { delay: '30m', id: 'order:42' });
+ */
+export class Queue<T = unknown> {
+  /** The queue's name. */
+  readonly name: string;
+  readonly #connection: ConnectionLease;
+  readonly #store: PartitionStore;
+  readonly #maxPayloadBytes: number;
+  #registered: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(name: string, options: QueueOptions) {
+    assertQueueName(name);
+    const prefix = options?.prefix ?? 'sg';
+    assertQueueName(prefix);
+    if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
+    this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    assertInteger('maxPayloadBytes', this.#maxPayloadBytes, 2, 512 * 1024 * 1024);
+    this.name = name;
+    this.#connection = acquireConnection(options.connection, options.logger ?? defaultLogger);
+    this.#store = new PartitionStore(this.#connection.client, prefix, name, 0);
+  }
+
+  /**
+   * Adds a job that falls due after `delay` (default: now) or at `at`.
+   * Adding an `id` that exists returns that id and changes nothing (unless `ifExists: 'replace'`).
+   *
+   * @returns the job's id.
+   * @throws {ValidationError} bad options; {@link PayloadTooLargeError}; {@link ConflictError} when
+   *   replacing a running job; {@link ConnectionError} when Redis cannot be reached.
+   */
+  async add(payload: T, options: AddOptions = {}): Promise<string> {
+    const [id] = await this.addBulk([{ ...options, payload }], options.ifExists);
+    return id as string;
+  }
+
+  /**
+   * Adds many jobs with one round trip per chunk of 500. Every entry is validated before anything
+   * is written, so a bad entry rejects the whole call and writes nothing.
+   *
+   * @returns the ids, in the order of `jobs`.
+   */
+  async addBulk(jobs: readonly BulkJob<T>[], ifExists: 'keep' | 'replace' = 'keep'): Promise<string[]> {
+    this.#assertOpen();
+    if (!Array.isArray(jobs)) throw new ValidationError('Expected `jobs` to be an array');
+    if (ifExists !== 'keep' && ifExists !== 'replace') throw new ValidationError(`Expected \`ifExists\` to be 'keep' or 'replace', got ${String(ifExists)}`);
+    const encoded = jobs.map(job => this.#encode(job));
+    await this.#register();
+    for (let start = 0; start < encoded.length; start += BULK_CHUNK) {
+      const chunk = encoded.slice(start, start + BULK_CHUNK);
+      const { statuses } = await this.#store.add(chunk, ifExists);
+      const running = statuses.findIndex(status => status === 3);
+      if (running >= 0) throw new ConflictError(`Job ${chunk[running]?.id} is running and cannot be replaced; the other jobs of the call were written`);
+    }
+    return encoded.map(job => job.id);
+  }
+
+  /** The job with this id, or null when it does not exist (never added, completed or cancelled). */
+  async get(id: string): Promise<JobInfo<T> | null> {
+    this.#assertOpen();
+    assertJobId(id);
+    const raw = await this.#store.get(id);
+    if (!raw) return null;
+    const info = toJobInfo<T>(raw.job, raw.state, raw.lastError);
+    if (raw.state === 'active') info.leaseUntilAt = raw.score;
+    if (raw.state === 'dead') info.deadAt = raw.score;
+    return info;
+  }
+
+  /**
+   * Cancels a waiting (or dead) job.
+   * @returns `'cancelled'`; `'running'` when a worker holds it (it is not interrupted);
+   *   `'not_found'` when there is no such job.
+   */
+  async cancel(id: string): Promise<CancelResult> {
+    this.#assertOpen();
+    assertJobId(id);
+    return this.#store.cancel(id);
+  }
+
+  /**
+   * Moves a waiting job to a new due time in one atomic step. A dead job is revived at that time
+   * with a fresh set of attempts.
+   * @returns `'rescheduled'`, `'running'` (unchanged) or `'not_found'`.
+   */
+  async reschedule(id: string, when: { delay?: number | string; at?: Date | number }): Promise<RescheduleResult> {
+    this.#assertOpen();
+    assertJobId(id);
+    if (when?.delay === undefined && when?.at === undefined) throw new ValidationError('Expected `delay` or `at`');
+    const { result } = await this.#store.reschedule(id, toDue(when, Date.now()));
+    return result;
+  }
+
+  /** Counts of jobs by state, read atomically on the server's clock. */
+  async stats(): Promise<QueueStats> {
+    this.#assertOpen();
+    const raw = await this.#store.stats();
+    return { delayed: raw.waiting - raw.ready, ready: raw.ready, active: raw.active, dead: raw.dead, paused: raw.paused };
+  }
+
+  /** Running totals since the queue was first used (for metrics). */
+  async counters(): Promise<QueueCounters> {
+    this.#assertOpen();
+    const { counters } = await this.#store.stats();
+    const read = (name: keyof QueueCounters) => counters[name] ?? 0;
+    return {
+      added: read('added'),
+      claimed: read('claimed'),
+      completed: read('completed'),
+      retried: read('retried'),
+      dead: read('dead'),
+      reaped: read('reaped'),
+      stale: read('stale'),
+    };
+  }
+
+  /** Stops workers from claiming jobs of this queue; running jobs carry on. */
+  async pause(): Promise<void> {
+    this.#assertOpen();
+    await this.#store.setPaused(true);
+  }
+
+  /** Lets workers claim again; they are woken at once. */
+  async resume(): Promise<void> {
+    this.#assertOpen();
+    await this.#store.setPaused(false);
+  }
+
+  /** A page of dead letters, most recently dead first, with their last error. */
+  async listDead(options: { offset?: number; limit?: number } = {}): Promise<JobInfo<T>[]> {
+    this.#assertOpen();
+    const offset = options.offset ?? 0;
+    const limit = options.limit ?? 100;
+    assertInteger('offset', offset, 0);
+    assertInteger('limit', limit, 1, 1_000);
+    const entries = await this.#store.listDead(offset, limit);
+    return entries.map(entry => ({ ...toJobInfo<T>(entry.job, 'dead', entry.lastError || undefined), deadAt: entry.deadAt }));
+  }
+
+  /**
+   * Sends dead letters back to be run at once with a fresh set of attempts: the given ids, or all
+   * of them (in bounded batches) when called without ids.
+   * @returns how many were moved.
+   */
+  async retryDead(ids?: string | readonly string[]): Promise<number> {
+    this.#assertOpen();
+    if (ids === undefined) return this.#repeatUntilZero(() => this.#store.retryDead([], DEAD_BATCH));
+    const list = typeof ids === 'string' ? [ids] : [...ids];
+    list.forEach(assertJobId);
+    let moved = 0;
+    for (let start = 0; start < list.length; start += DEAD_BATCH) moved += await this.#store.retryDead(list.slice(start, start + DEAD_BATCH), DEAD_BATCH);
+    return moved;
+  }
+
+  /** Deletes all dead letters. @returns how many were deleted. */
+  async purgeDead(): Promise<number> {
+    this.#assertOpen();
+    return this.#repeatUntilZero(() => this.#store.purgeDead(DEAD_BATCH));
+  }
+
+  /** Releases the connection (closed when no other Queue or Worker of the process uses it). */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#connection.release();
+  }
+
+  #encode(job: BulkJob<T>): EncodedJob {
+    if (typeof job !== 'object' || job === null) throw new ValidationError('Expected each bulk entry to be { payload, delay?, at?, id?, ... }');
+    if (job.id !== undefined) assertJobId(job.id);
+    if (job.maxAttempts !== undefined) assertInteger('maxAttempts', job.maxAttempts, 1, 1_000_000);
+    if (job.backoff !== undefined) assertBackoff(job.backoff);
+    return {
+      id: job.id ?? newJobId(),
+      due: toDue(job, Date.now()),
+      maxAttempts: job.maxAttempts === undefined ? '' : String(job.maxAttempts),
+      backoff: encodeBackoff(job.backoff),
+      payloadJson: serializePayload(job.payload, this.#maxPayloadBytes),
+    };
+  }
+
+  #register(): Promise<void> {
+    // Remembered for admin tools (listing queues). Once per Queue object; a failure is retried next time.
+    this.#registered ??= registerQueue(this.#connection.client, this.#store.prefix, this.name).catch(error => {
+      this.#registered = undefined;
+      throw error;
+    });
+    return this.#registered;
+  }
+
+  async #repeatUntilZero(step: () => Promise<number>): Promise<number> {
+    let total = 0;
+    for (let moved = await step(); moved > 0; moved = await step()) total += moved;
+    return total;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ClosedError(`Queue ${this.name} is closed`);
+  }
+}
+
+function toJobInfo<T>(job: StoredJob, state: JobInfo<T>['state'], lastError: string | undefined): JobInfo<T> {
+  const info: JobInfo<T> = { id: job.id, payload: JSON.parse(job.payloadJson) as T, state, dueAt: job.dueAt, attempts: job.attempts };
+  if (job.maxAttempts !== undefined) info.maxAttempts = job.maxAttempts;
+  if (lastError !== undefined) info.lastError = lastError;
+  return info;
+}

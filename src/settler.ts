@@ -1,0 +1,137 @@
+import type { FailEntry, LeaseRef, PartitionStore } from './store/partition-store.js';
+
+/** What became of an ack or fail: applied, rejected as stale (lease lost), or given up after the lease ran out. */
+export type SettleOutcome = 'applied' | 'stale' | 'gave-up';
+
+interface Pending<E> {
+  readonly entry: E;
+  /** Local time after which retrying is pointless: the lease is gone and the job will be redelivered. */
+  readonly giveUpAt: number;
+  readonly resolve: (outcome: SettleOutcome) => void;
+}
+
+interface StoreQueue {
+  acks: Pending<LeaseRef>[];
+  fails: Pending<FailEntry>[];
+}
+
+/** Entries per script call: bounds the time one call holds Redis. */
+const MAX_PER_CALL = 1_000;
+
+/**
+ * Collects acks and fails from handlers that finish in the same tick and sends them as one script
+ * call per partition: under load a worker settles hundreds of jobs per round trip. A failed send is
+ * retried with backoff until the lease would have run out anyway.
+ */
+export class Settler {
+  readonly #queues = new Map<PartitionStore, StoreQueue>();
+  readonly #inFlight = new Set<Promise<void>>();
+  readonly #onError: (error: unknown) => void;
+  #scheduled = false;
+  #retryDelayMs = 0;
+  #retryTimer: NodeJS.Timeout | undefined;
+
+  constructor(onError: (error: unknown) => void) {
+    this.#onError = onError;
+  }
+
+  ack(store: PartitionStore, lease: LeaseRef, giveUpAt: number): Promise<SettleOutcome> {
+    return new Promise(resolve => {
+      this.#queueOf(store).acks.push({ entry: lease, giveUpAt, resolve });
+      this.#schedule();
+    });
+  }
+
+  fail(store: PartitionStore, entry: FailEntry, giveUpAt: number): Promise<SettleOutcome> {
+    return new Promise(resolve => {
+      this.#queueOf(store).fails.push({ entry, giveUpAt, resolve });
+      this.#schedule();
+    });
+  }
+
+  get pending(): number {
+    let count = 0;
+    for (const queue of this.#queues.values()) count += queue.acks.length + queue.fails.length;
+    return count + this.#inFlight.size;
+  }
+
+  /** Sends what is pending now and waits for it, up to `timeoutMs`. */
+  async drain(timeoutMs: number): Promise<void> {
+    const until = Date.now() + timeoutMs;
+    while (this.pending > 0 && Date.now() < until) {
+      if (this.#retryTimer) {
+        clearTimeout(this.#retryTimer);
+        this.#retryTimer = undefined;
+      }
+      this.#flush();
+      await Promise.race([Promise.all(this.#inFlight), sleep(Math.max(1, Math.min(100, until - Date.now())))]);
+    }
+    for (const queue of this.#queues.values()) {
+      for (const pending of [...queue.acks, ...queue.fails]) pending.resolve('gave-up');
+    }
+    this.#queues.clear();
+  }
+
+  #queueOf(store: PartitionStore): StoreQueue {
+    let queue = this.#queues.get(store);
+    if (!queue) {
+      queue = { acks: [], fails: [] };
+      this.#queues.set(store, queue);
+    }
+    return queue;
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#retryTimer) return;
+    this.#scheduled = true;
+    // setImmediate, not a microtask: handlers that resolve in the same turn land in one call.
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flush();
+    });
+  }
+
+  #flush(): void {
+    for (const [store, queue] of this.#queues) {
+      const acks = queue.acks.splice(0, MAX_PER_CALL);
+      const fails = queue.fails.splice(0, MAX_PER_CALL);
+      if (acks.length > 0) this.#track(this.#send(acks, () => store.ack(acks.map(p => p.entry)), queue.acks));
+      if (fails.length > 0) this.#track(this.#send(fails, async () => (await store.fail(fails.map(p => p.entry))).stale, queue.fails));
+      if (queue.acks.length > 0 || queue.fails.length > 0) this.#schedule();
+    }
+  }
+
+  #track(promise: Promise<void>): void {
+    this.#inFlight.add(promise);
+    void promise.finally(() => this.#inFlight.delete(promise));
+  }
+
+  async #send<E extends LeaseRef>(batch: Pending<E>[], call: () => Promise<string[]>, requeue: Pending<E>[]): Promise<void> {
+    try {
+      const stale = new Set(await call());
+      this.#retryDelayMs = 0;
+      for (const pending of batch) pending.resolve(stale.has(pending.entry.id) ? 'stale' : 'applied');
+    } catch (error) {
+      this.#onError(error);
+      const now = Date.now();
+      for (const pending of batch) {
+        if (now < pending.giveUpAt) requeue.push(pending);
+        else pending.resolve('gave-up');
+      }
+      this.#retryLater();
+    }
+  }
+
+  #retryLater(): void {
+    if (this.#retryTimer) return;
+    this.#retryDelayMs = Math.min(5_000, this.#retryDelayMs === 0 ? 100 : this.#retryDelayMs * 2);
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      this.#flush();
+    }, this.#retryDelayMs);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise(resolve => setTimeout(resolve, ms));
+}

@@ -1,0 +1,47 @@
+/**
+ * Redis key names, built in one place. Every key of a queue partition shares the hash tag
+ * `{<queue>:<partition>}`, so a partition's scripts touch one Cluster slot, and partitions of one
+ * queue can live on different nodes. The README's "Redis keys" table lists the same names; a test
+ * keeps the two in sync.
+ */
+export interface PartitionKeys {
+  /** ZSET id -> dueAt (ms): waiting jobs, delayed and ready. */
+  readonly due: string;
+  /** ZSET id -> lease deadline (ms): jobs claimed by a worker. */
+  readonly active: string;
+  /** ZSET id -> dead-lettered at (ms). */
+  readonly dead: string;
+  /** HASH id -> job record (header line + payload JSON). */
+  readonly jobs: string;
+  /** HASH id -> last error message, for jobs that failed at least once. */
+  readonly errors: string;
+  /** HASH of running totals (added, claimed, completed, ...) and the fencing-token sequence. */
+  readonly counters: string;
+  /** HASH of queue settings (paused). */
+  readonly meta: string;
+  /** Pub/sub channel: the due time of a job that became the earliest one. */
+  readonly wakeChannel: string;
+}
+
+/** The names of a partition's keys, in the order the scripts' KEYS arrays use them. */
+export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta'] as const;
+export type PartitionKeyName = (typeof PARTITION_KEY_NAMES)[number];
+
+export function partitionKeys(prefix: string, queue: string, partition: number): PartitionKeys {
+  const tag = `${prefix}:{${queue}:${partition}}`;
+  return {
+    due: `${tag}:due`,
+    active: `${tag}:active`,
+    dead: `${tag}:dead`,
+    jobs: `${tag}:jobs`,
+    errors: `${tag}:errors`,
+    counters: `${tag}:counters`,
+    meta: `${tag}:meta`,
+    wakeChannel: `${tag}:wake`,
+  };
+}
+
+/** SET of queue names that have been used under this prefix (for admin tools). */
+export function queueRegistryKey(prefix: string): string {
+  return `${prefix}:queues`;
+}

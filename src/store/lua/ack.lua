@@ -1,0 +1,26 @@
+--[[
+  ack: jobs whose handler succeeded are removed (the queue keeps no completed jobs).
+
+  KEYS: the partition keys (lib.lua).
+  ARGV[2..] pairs of  id, token   the claim's fencing token
+  Returns: { completed, staleId1, staleId2, ... }  a stale id is one whose token no longer matches:
+           the lease ran out and the job was reaped, redelivered or already acked. It is left as is.
+  Errors: none.
+]]
+local completed = 0
+local out = { 0 }
+for i = 2, #ARGV, 2 do
+  local id, token = ARGV[i], ARGV[i + 1]
+  local rec = rcall('HGET', jobsKey, id)
+  if rec and tokenOf(rec) == token and rcall('ZREM', activeKey, id) == 1 then
+    rcall('HDEL', jobsKey, id)
+    rcall('HDEL', errorsKey, id)
+    completed = completed + 1
+  else
+    out[#out + 1] = id
+  end
+end
+if completed > 0 then rcall('HINCRBY', countersKey, 'completed', completed) end
+if #out > 1 then rcall('HINCRBY', countersKey, 'stale', #out - 1) end
+out[1] = completed
+return out

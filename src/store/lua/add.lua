@@ -1,0 +1,50 @@
+--[[
+  add: add one or many jobs (addBulk sends a chunk per call). Idempotent by id.
+
+  KEYS: the partition keys (lib.lua).
+  ARGV[2]   ifExists  'keep' | 'replace'   what an existing id does
+  ARGV[3..] groups of 6:
+    id
+    delayMs      ms from the server's now, or '' when atMs is given
+    atMs         epoch ms, or ''
+    maxAttempts  integer or '' (the worker's default)
+    backoff      'f<ms>' | 'e<ms>' | ''
+    payload      JSON text
+  Returns: { now, status1, dueAt1, status2, dueAt2, ... } per job, in order:
+    1 added, 0 exists (kept as it was), 2 replaced, 3 exists and is running (not replaced)
+  Errors: none. (A payload over the client's limit is refused before this script runs.)
+]]
+local replace = ARGV[2] == 'replace'
+local now = nowMs()
+local out = { now }
+local added, minDue = 0, nil
+for i = 3, #ARGV, 6 do
+  local id = ARGV[i]
+  local dueAt = ARGV[i + 1] ~= '' and now + tonumber(ARGV[i + 1]) or tonumber(ARGV[i + 2])
+  local status = 1
+  if rcall('HEXISTS', jobsKey, id) == 1 then
+    if not replace then
+      status = 0
+    elseif rcall('ZSCORE', activeKey, id) then
+      status = 3
+    else
+      status = 2
+      rcall('ZREM', deadKey, id)
+      rcall('HDEL', errorsKey, id)
+    end
+  end
+  if status == 1 or status == 2 then
+    rcall('HSET', jobsKey, id, '0,0,' .. int(dueAt) .. ',' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5])
+    rcall('ZADD', dueKey, dueAt, id)
+    if minDue == nil or dueAt < minDue then minDue = dueAt end
+    if status == 1 then added = added + 1 end
+    out[#out + 1] = status
+    out[#out + 1] = dueAt
+  else
+    out[#out + 1] = status
+    out[#out + 1] = -1
+  end
+end
+if added > 0 then rcall('HINCRBY', countersKey, 'added', added) end
+if minDue ~= nil then wakeIfHead(minDue) end
+return out

@@ -1,0 +1,100 @@
+--[[
+  claim: reap expired leases, then take up to `limit` due jobs under a lease. Worker's one call.
+
+  KEYS: the partition keys (lib.lua). Touches all but `meta` writes.
+  ARGV[2] limit               integer  jobs to claim at most (0 = only reap and report)
+  ARGV[3] leaseMs             ms       lease length
+  ARGV[4] reapLimit           integer  expired leases to take back at most in this call
+  ARGV[5] defaultMaxAttempts  integer  for jobs without their own maxAttempts (reaping counts as an attempt)
+
+  Returns: { now, nextAt, id1, record1, id2, record2, ... }
+    now     the server time (ms) the call used
+    nextAt  when the caller should call again: `now` when more may be due at once, the earliest due
+            time or lease deadline otherwise, -1 when there is nothing (or the queue is paused)
+    records carry the new header: attempts + 1, a fresh fencing token, dueAt = the due score.
+  Errors: none.
+]]
+local limit = tonumber(ARGV[2])
+local leaseMs = tonumber(ARGV[3])
+local reapLimit = tonumber(ARGV[4])
+local defaultMaxAttempts = tonumber(ARGV[5])
+local now = nowMs()
+
+-- 1. Reap. A lease that ran out belongs to a worker that died or froze. The job goes back at its
+-- original due time, so it is at the front and keeps its place in due order; a job that has used
+-- all its attempts this way (a poison pill that kills workers) is dead-lettered instead.
+local expired = rcall('ZRANGEBYSCORE', activeKey, '-inf', now, 'LIMIT', 0, reapLimit)
+local reaped, requeuedMin = 0, nil
+for i = 1, #expired do
+  local id = expired[i]
+  rcall('ZREM', activeKey, id)
+  local rec = rcall('HGET', jobsKey, id)
+  if rec then
+    local r = readRecord(rec)
+    r.token = '0'
+    if r.attempts >= (tonumber(r.maxAttempts) or defaultMaxAttempts) then
+      rcall('ZADD', deadKey, now, id)
+      rcall('HSET', errorsKey, id, 'lease expired on attempt ' .. r.attempts .. ': the worker stopped renewing it (killed or frozen)')
+      rcall('HINCRBY', countersKey, 'dead', 1)
+    else
+      rcall('ZADD', dueKey, r.dueAt, id)
+      local dueAt = tonumber(r.dueAt)
+      if requeuedMin == nil or dueAt < requeuedMin then requeuedMin = dueAt end
+    end
+    rcall('HSET', jobsKey, id, writeRecord(r))
+    reaped = reaped + 1
+  end
+end
+if reaped > 0 then rcall('HINCRBY', countersKey, 'reaped', reaped) end
+if requeuedMin ~= nil then wakeIfHead(requeuedMin) end
+
+-- 2. Claim. The due jobs are the lowest ranks of `due`, so one ZREMRANGEBYRANK removes them.
+local out = { now, -1 }
+local claimed = 0
+local paused = rcall('HGET', metaKey, 'paused') == '1'
+if not paused and limit > 0 then
+  local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+  local n = #due / 2
+  if n > 0 then
+    rcall('ZREMRANGEBYRANK', dueKey, 0, n - 1)
+    local lastToken = rcall('HINCRBY', countersKey, 'seq', n)
+    local deadline = now + leaseMs
+    local leases = {}
+    for i = 1, n do
+      local id = due[2 * i - 1]
+      local rec = rcall('HGET', jobsKey, id)
+      if rec then
+        local r = readRecord(rec)
+        r.attempts = r.attempts + 1
+        r.token = int(lastToken - n + i)
+        r.dueAt = due[2 * i]
+        rec = writeRecord(r)
+        rcall('HSET', jobsKey, id, rec)
+        leases[#leases + 1] = deadline
+        leases[#leases + 1] = id
+        out[#out + 1] = id
+        out[#out + 1] = rec
+        claimed = claimed + 1
+      end
+    end
+    if claimed > 0 then
+      zaddMany(activeKey, leases)
+      rcall('HINCRBY', countersKey, 'claimed', claimed)
+    end
+  end
+end
+
+-- 3. When to come back. A full batch means more may be due right now.
+if not paused and limit > 0 and claimed == limit then
+  out[2] = now
+else
+  local nextAt = -1
+  if not paused then
+    local head = rcall('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
+    if head[2] ~= nil then nextAt = tonumber(head[2]) end
+  end
+  local lease = rcall('ZRANGE', activeKey, 0, 0, 'WITHSCORES')
+  if lease[2] ~= nil and (nextAt == -1 or tonumber(lease[2]) < nextAt) then nextAt = tonumber(lease[2]) end
+  out[2] = nextAt
+end
+return out

@@ -1,0 +1,69 @@
+--[[
+  Shared prelude, prepended by the script registry (src/store/scripts.ts) to every script.
+
+  Every script receives the same KEYS, one queue partition's keys in this order (they share one
+  hash tag, so one script touches one Cluster slot):
+    KEYS[1] due       ZSET  id -> dueAt (epoch ms)          waiting jobs, delayed and ready
+    KEYS[2] active    ZSET  id -> lease deadline (epoch ms) claimed jobs
+    KEYS[3] dead      ZSET  id -> dead-lettered at (epoch ms)
+    KEYS[4] jobs      HASH  id -> record
+    KEYS[5] errors    HASH  id -> last error message
+    KEYS[6] counters  HASH  running totals, and `seq`, the fencing-token sequence
+    KEYS[7] meta      HASH  `paused` = '1' while paused
+  and ARGV[1] is always the partition's wake channel.
+
+  A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>\n<payload JSON>". JSON.stringify
+  never writes a raw newline, so the first one ends the header. `token` is '0' unless the job is
+  active; a non-zero token names the one claim allowed to ack, fail, extend or release the job.
+
+  Invariant: a job exists iff `jobs` has its id, and then exactly one of due/active/dead holds it.
+]]
+local rcall = redis.call
+local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local wakeChannel = ARGV[1]
+
+-- The Redis server's clock in epoch ms: due-ness and leases never depend on a client's clock.
+local function nowMs()
+  local t = rcall('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- Integers as plain digits (tostring would switch to exponent notation past 14 digits).
+local function int(n)
+  return string.format('%.0f', n)
+end
+
+local function readRecord(rec)
+  local nl = string.find(rec, '\n', 1, true)
+  local attempts, token, dueAt, maxAttempts, backoff =
+    string.match(string.sub(rec, 1, nl - 1), '^(%d+),(%d+),(%d+),(%d*),(.*)$')
+  return {
+    attempts = tonumber(attempts), token = token, dueAt = dueAt,
+    maxAttempts = maxAttempts, backoff = backoff, payload = string.sub(rec, nl + 1),
+  }
+end
+
+local function writeRecord(r)
+  return r.attempts .. ',' .. r.token .. ',' .. r.dueAt .. ',' .. r.maxAttempts .. ',' .. r.backoff .. '\n' .. r.payload
+end
+
+local function tokenOf(rec)
+  return string.match(rec, '^%d+,(%d+),')
+end
+
+-- Tells sleeping workers about a due time that is now the earliest, so that they re-arm their
+-- timer. Workers never poll on a fixed interval; this is what keeps them on time.
+local function wakeIfHead(dueAt)
+  local head = rcall('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
+  if head[2] ~= nil and tonumber(head[2]) >= dueAt then
+    rcall('PUBLISH', wakeChannel, int(dueAt))
+  end
+end
+
+-- ZADD of many (score, member) pairs, in chunks so that unpack stays within Lua's stack limit.
+local function zaddMany(key, pairs)
+  for i = 1, #pairs, 1000 do
+    rcall('ZADD', key, unpack(pairs, i, math.min(i + 999, #pairs)))
+  end
+end

@@ -1,0 +1,15 @@
+--[[
+  purgeDead: delete dead letters for good, oldest first, a bounded number per call.
+
+  KEYS: the partition keys (lib.lua).
+  ARGV[2] limit  integer
+  Returns: number of jobs deleted (the caller repeats until 0)
+  Errors: none.
+]]
+local ids = rcall('ZRANGE', deadKey, 0, tonumber(ARGV[2]) - 1)
+for i = 1, #ids do
+  rcall('ZREM', deadKey, ids[i])
+  rcall('HDEL', jobsKey, ids[i])
+  rcall('HDEL', errorsKey, ids[i])
+end
+return #ids

@@ -1,0 +1,33 @@
+--[[
+  retryDead: dead letters go back to `due` at once, with a fresh set of attempts.
+  Their last error stays readable until they complete.
+
+  KEYS: the partition keys (lib.lua).
+  ARGV[2]   limit  integer  how many to move at most when no ids are given (oldest first)
+  ARGV[3..] ids    optional: exactly these
+  Returns: number of jobs moved (ids that are not dead are skipped)
+  Errors: none.
+]]
+local ids = {}
+if #ARGV > 2 then
+  for i = 3, #ARGV do ids[#ids + 1] = ARGV[i] end
+else
+  ids = rcall('ZRANGE', deadKey, 0, tonumber(ARGV[2]) - 1)
+end
+local now = nowMs()
+local moved = 0
+for i = 1, #ids do
+  local id = ids[i]
+  local rec = rcall('HGET', jobsKey, id)
+  if rec and rcall('ZREM', deadKey, id) == 1 then
+    local r = readRecord(rec)
+    r.attempts = 0
+    r.token = '0'
+    r.dueAt = int(now)
+    rcall('HSET', jobsKey, id, writeRecord(r))
+    rcall('ZADD', dueKey, now, id)
+    moved = moved + 1
+  end
+end
+if moved > 0 then wakeIfHead(now) end
+return moved

@@ -1,0 +1,17 @@
+--[[
+  setPaused: pause or resume claiming. Running jobs are not affected.
+
+  KEYS: the partition keys (lib.lua).
+  ARGV[2] paused  '1' | '0'
+  Returns: 1
+  Errors: none.
+]]
+if ARGV[2] == '1' then
+  rcall('HSET', metaKey, 'paused', '1')
+else
+  rcall('HDEL', metaKey, 'paused')
+  -- Workers slept without a due time while paused: tell them the earliest one.
+  local head = rcall('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
+  if head[2] ~= nil then rcall('PUBLISH', wakeChannel, head[2]) end
+end
+return 1

@@ -1,0 +1,186 @@
+import type { Cluster, Redis } from 'ioredis';
+import { decodeRecord, type StoredJob } from './record.js';
+import { partitionKeys, type PartitionKeys } from './keys.js';
+import { runScript, type ScriptName } from './scripts.js';
+import type { CancelResult, RescheduleResult } from '../types.js';
+import type { Due } from '../validate.js';
+
+/** A job ready to be written by `add`, validated and encoded by the Queue. */
+export interface EncodedJob {
+  readonly id: string;
+  readonly due: Due;
+  /** '' for the worker's default. */
+  readonly maxAttempts: string;
+  /** '' for the worker's default, else `backoff.ts` encoding. */
+  readonly backoff: string;
+  readonly payloadJson: string;
+}
+
+/** Outcome of adding one job: 1 added, 0 existed and was kept, 2 replaced, 3 running (not replaced). */
+export type AddStatus = 0 | 1 | 2 | 3;
+
+/** A claim's (id, fencing token) pair: the proof of holding a lease. */
+export interface LeaseRef {
+  readonly id: string;
+  readonly token: string;
+}
+
+export interface FailEntry extends LeaseRef {
+  /** Delay before the next attempt, or -1 to dead-letter the job. */
+  readonly retryDelayMs: number;
+  readonly message: string;
+}
+
+export interface ClaimResult {
+  /** Server time of the call, ms. */
+  readonly now: number;
+  /** When to claim again (server ms): now when more is due, -1 when nothing is waiting. */
+  readonly nextAt: number;
+  readonly jobs: StoredJob[];
+}
+
+export interface RawJobState {
+  readonly state: 'delayed' | 'ready' | 'active' | 'dead';
+  readonly job: StoredJob;
+  readonly score: number;
+  readonly lastError: string | undefined;
+}
+
+export interface RawStats {
+  readonly now: number;
+  readonly waiting: number;
+  readonly ready: number;
+  readonly active: number;
+  readonly dead: number;
+  readonly paused: boolean;
+  readonly counters: Record<string, number>;
+}
+
+export interface DeadEntry {
+  readonly job: StoredJob;
+  readonly deadAt: number;
+  readonly lastError: string;
+}
+
+/**
+ * The storage of one queue partition: a typed call per Lua script. The only place that knows each
+ * script's ARGV order and reply shape.
+ */
+export class PartitionStore {
+  readonly keys: PartitionKeys;
+
+  constructor(
+    readonly redis: Redis | Cluster,
+    readonly prefix: string,
+    readonly queue: string,
+    readonly partition: number,
+  ) {
+    this.keys = partitionKeys(prefix, queue, partition);
+  }
+
+  #run(name: ScriptName, args: ReadonlyArray<string | number>): Promise<unknown> {
+    return runScript(this.redis, name, this.keys, args);
+  }
+
+  async add(jobs: readonly EncodedJob[], ifExists: 'keep' | 'replace'): Promise<{ now: number; statuses: AddStatus[] }> {
+    const args: (string | number)[] = [ifExists];
+    for (const job of jobs) {
+      const delay = 'delayMs' in job.due ? job.due.delayMs : '';
+      const at = 'atMs' in job.due ? job.due.atMs : '';
+      args.push(job.id, delay, at, job.maxAttempts, job.backoff, job.payloadJson);
+    }
+    const reply = (await this.#run('add', args)) as number[];
+    const statuses: AddStatus[] = [];
+    for (let i = 1; i < reply.length; i += 2) statuses.push(reply[i] as AddStatus);
+    return { now: reply[0] as number, statuses };
+  }
+
+  async claim(limit: number, leaseMs: number, reapLimit: number, defaultMaxAttempts: number): Promise<ClaimResult> {
+    const reply = (await this.#run('claim', [limit, leaseMs, reapLimit, defaultMaxAttempts])) as [number, number, ...string[]];
+    const jobs: StoredJob[] = [];
+    for (let i = 2; i < reply.length; i += 2) jobs.push(decodeRecord(reply[i] as string, reply[i + 1] as string));
+    return { now: reply[0], nextAt: reply[1], jobs };
+  }
+
+  /** Returns the ids whose ack was rejected (stale token). */
+  async ack(leases: readonly LeaseRef[]): Promise<string[]> {
+    const reply = (await this.#run('ack', leases.flatMap(lease => [lease.id, lease.token]))) as [number, ...string[]];
+    return reply.slice(1) as string[];
+  }
+
+  /** Returns the ids whose fail was rejected (stale token). */
+  async fail(entries: readonly FailEntry[]): Promise<{ now: number; stale: string[] }> {
+    const args = entries.flatMap(entry => [entry.id, entry.token, entry.retryDelayMs, entry.message]);
+    const reply = (await this.#run('fail', args)) as [number, ...string[]];
+    return { now: reply[0], stale: reply.slice(1) as string[] };
+  }
+
+  /** Renews leases; returns the ids this caller no longer holds. */
+  async extend(leaseMs: number, leases: readonly LeaseRef[]): Promise<string[]> {
+    const reply = (await this.#run('extend', [leaseMs, ...leases.flatMap(lease => [lease.id, lease.token])])) as [number, ...string[]];
+    return reply.slice(1) as string[];
+  }
+
+  async release(leases: readonly LeaseRef[]): Promise<number> {
+    return (await this.#run('release', leases.flatMap(lease => [lease.id, lease.token]))) as number;
+  }
+
+  async cancel(id: string): Promise<CancelResult> {
+    const status = (await this.#run('cancel', [id])) as number;
+    return status === 1 ? 'cancelled' : status === 2 ? 'running' : 'not_found';
+  }
+
+  async reschedule(id: string, due: Due): Promise<{ result: RescheduleResult; dueAt: number }> {
+    const delay = 'delayMs' in due ? due.delayMs : '';
+    const at = 'atMs' in due ? due.atMs : '';
+    const [status, dueAt] = (await this.#run('reschedule', [id, delay, at])) as [number, number];
+    const result: RescheduleResult = status === 1 ? 'rescheduled' : status === 2 ? 'running' : 'not_found';
+    return { result, dueAt };
+  }
+
+  async get(id: string): Promise<RawJobState | null> {
+    const reply = (await this.#run('getJob', [id])) as [RawJobState['state'], string, string, string] | null;
+    if (!reply) return null;
+    const [state, record, score, lastError] = reply;
+    return { state, job: decodeRecord(id, record), score: Number(score), lastError: lastError === '' ? undefined : lastError };
+  }
+
+  async stats(): Promise<RawStats> {
+    const reply = (await this.#run('stats', [])) as [number, number, number, number, number, number, ...string[]];
+    const counters: Record<string, number> = {};
+    for (let i = 6; i < reply.length; i += 2) counters[reply[i] as string] = Number(reply[i + 1]);
+    return {
+      now: reply[0],
+      waiting: reply[1],
+      ready: reply[2],
+      active: reply[3],
+      dead: reply[4],
+      paused: reply[5] === 1,
+      counters,
+    };
+  }
+
+  async listDead(offset: number, limit: number): Promise<DeadEntry[]> {
+    const reply = (await this.#run('listDead', [offset, limit])) as string[];
+    const entries: DeadEntry[] = [];
+    for (let i = 0; i < reply.length; i += 4) {
+      const record = reply[i + 1] as string;
+      if (record === '') continue; // deleted between the two reads of the script: cannot happen, but never crash a listing
+      entries.push({ job: decodeRecord(reply[i] as string, record), deadAt: Number(reply[i + 2]), lastError: reply[i + 3] as string });
+    }
+    return entries;
+  }
+
+  /** Moves the given dead jobs, or up to `limit` of the oldest, back to due now. */
+  async retryDead(ids: readonly string[], limit: number): Promise<number> {
+    return (await this.#run('retryDead', [limit, ...ids])) as number;
+  }
+
+  async purgeDead(limit: number): Promise<number> {
+    return (await this.#run('purgeDead', [limit])) as number;
+  }
+
+  async setPaused(paused: boolean): Promise<void> {
+    await this.#run('setPaused', [paused ? '1' : '0']);
+  }
+}

@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Cluster, Redis } from 'ioredis';
+import { ConnectionError, RedisCommandError, RedisOutOfMemoryError } from '../errors.js';
+import { PARTITION_KEY_NAMES, type PartitionKeys } from './keys.js';
+
+/** The atomic operations, one Lua file each in ./lua. */
+export const SCRIPT_NAMES = [
+  'add',
+  'claim',
+  'ack',
+  'fail',
+  'extend',
+  'release',
+  'cancel',
+  'reschedule',
+  'getJob',
+  'stats',
+  'listDead',
+  'retryDead',
+  'purgeDead',
+  'setPaused',
+] as const;
+export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+interface LoadedScript {
+  readonly source: string;
+  readonly sha: string;
+}
+
+function loadScripts(): Record<ScriptName, LoadedScript> {
+  const dir = new URL('./lua/', import.meta.url);
+  const prelude = readFileSync(new URL('lib.lua', dir), 'utf8');
+  const scripts = {} as Record<ScriptName, LoadedScript>;
+  for (const name of SCRIPT_NAMES) {
+    // The prelude binds KEYS and ARGV[1] to names and holds the shared helpers; Redis has no
+    // include mechanism, so each script is sent with it.
+    const source = `${prelude}\n${readFileSync(new URL(`${name}.lua`, dir), 'utf8')}`;
+    scripts[name] = { source, sha: createHash('sha1').update(source).digest('hex') };
+  }
+  return scripts;
+}
+
+const SCRIPTS = loadScripts();
+
+/** Source of one script as sent to Redis (for tests and tools). */
+export function scriptSource(name: ScriptName): string {
+  return SCRIPTS[name].source;
+}
+
+/**
+ * Runs a script on one partition: EVALSHA, and EVAL when Redis answers NOSCRIPT (after a restart,
+ * a failover or `SCRIPT FLUSH`), which also puts the script back into Redis's cache.
+ * Errors come back as sandglass errors.
+ */
+export async function runScript(
+  redis: Redis | Cluster,
+  name: ScriptName,
+  keys: PartitionKeys,
+  args: ReadonlyArray<string | number>,
+): Promise<unknown> {
+  const script = SCRIPTS[name];
+  const keyList = PARTITION_KEY_NAMES.map(key => keys[key]);
+  const argv = [keys.wakeChannel, ...args];
+  try {
+    try {
+      return await redis.evalsha(script.sha, keyList.length, ...keyList, ...argv);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return await redis.eval(script.source, keyList.length, ...keyList, ...argv);
+    }
+  } catch (error) {
+    throw toSandglassError(error, name);
+  }
+}
+
+/** Maps what ioredis throws to the typed errors of `errors.ts`. */
+export function toSandglassError(error: unknown, operation: string): Error {
+  if (!(error instanceof Error)) return new RedisCommandError(`${operation}: ${String(error)}`, { cause: error });
+  const message = error.message;
+  if (message.startsWith('OOM')) {
+    return new RedisOutOfMemoryError(`${operation}: Redis is out of memory (maxmemory reached); nothing was written`, { cause: error });
+  }
+  if (message.startsWith('BUSY') || message.startsWith('LOADING') || message.startsWith('MASTERDOWN') || message.startsWith('TRYAGAIN')) {
+    return new ConnectionError(`${operation}: Redis is not serving commands right now (${message.split('\n')[0]})`, { cause: error });
+  }
+  if (error.name === 'ReplyError') return new RedisCommandError(`${operation}: ${message}`, { cause: error });
+  return new ConnectionError(`${operation}: Redis is unreachable (${message})`, { cause: error });
+}

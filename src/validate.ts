@@ -1,0 +1,96 @@
+import { parseDuration } from './duration.js';
+import { PayloadTooLargeError, ValidationError } from './errors.js';
+import type { BackoffOption } from './types.js';
+
+/** The longest delay accepted: ten years. Anything larger is almost surely a unit mistake. */
+export const MAX_DELAY_MS = 10 * 365 * 86_400_000;
+/** @default 256 KiB */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
+
+// Queue names become part of Redis keys, channel names and URLs: keep to a safe alphabet and
+// keep out `{`, `}` (hash tags) and `:` (key separators).
+const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+// Ids are hash fields and set members, never key names, so any printable text is safe.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+export function assertQueueName(name: unknown): asserts name is string {
+  if (typeof name !== 'string' || !QUEUE_NAME.test(name)) {
+    throw new ValidationError(
+      `Expected a queue name of 1-100 characters from A-Z a-z 0-9 . _ - (starting with a letter or digit), got ${describe(name)}`,
+    );
+  }
+}
+
+export function assertJobId(id: unknown): asserts id is string {
+  if (typeof id !== 'string' || id.length === 0 || id.length > 200 || CONTROL.test(id)) {
+    throw new ValidationError(`Expected a job id of 1-200 characters without control characters, got ${describe(id)}`);
+  }
+}
+
+export function assertInteger(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): asserts value is number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new ValidationError(`Expected \`${name}\` to be an integer from ${min} to ${max}, got ${describe(value)}`);
+  }
+}
+
+/** When a job falls due: either `delayMs` from the server's now, or the absolute `atMs`. */
+export type Due = { delayMs: number } | { atMs: number };
+
+export function toDue(options: { delay?: number | string; at?: Date | number }, nowMs: number): Due {
+  const { delay, at } = options;
+  if (delay !== undefined && at !== undefined) throw new ValidationError('Give either `delay` or `at`, not both');
+  if (at !== undefined) {
+    const atMs = at instanceof Date ? at.getTime() : at;
+    if (typeof atMs !== 'number' || !Number.isFinite(atMs) || atMs < 0) {
+      throw new ValidationError(`Expected \`at\` to be a valid Date or epoch milliseconds >= 0, got ${describe(at)}`);
+    }
+    if (atMs > nowMs + MAX_DELAY_MS) throw new ValidationError(`\`at\` is more than 10 years away: ${new Date(atMs).toISOString()}`);
+    return { atMs: Math.ceil(atMs) };
+  }
+  return { delayMs: toDelayMs(delay ?? 0, 'delay') };
+}
+
+export function toDelayMs(delay: unknown, name: string): number {
+  const ms = typeof delay === 'string' ? parseDuration(delay) : delay;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
+    throw new ValidationError(`Expected \`${name}\` to be milliseconds >= 0 or a duration like '30m', got ${describe(delay)}`);
+  }
+  if (ms > MAX_DELAY_MS) throw new ValidationError(`\`${name}\` of ${ms} ms is more than 10 years`);
+  return Math.ceil(ms);
+}
+
+/** Serializes a payload, refusing what JSON cannot carry and what is over the size limit. */
+export function serializePayload(payload: unknown, maxBytes: number): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(payload);
+  } catch (error) {
+    throw new ValidationError(`Payload is not JSON-serializable: ${(error as Error).message}`);
+  }
+  if (json === undefined) throw new ValidationError(`Payload is not JSON-serializable: got ${describe(payload)}`);
+  const bytes = Buffer.byteLength(json);
+  if (bytes > maxBytes) throw new PayloadTooLargeError(bytes, maxBytes);
+  return json;
+}
+
+export function assertBackoff(backoff: unknown, name = 'backoff'): asserts backoff is BackoffOption {
+  const b = backoff as { type?: unknown; delayMs?: unknown; maxDelayMs?: unknown; jitter?: unknown } | null;
+  if (typeof b !== 'object' || b === null || (b.type !== 'fixed' && b.type !== 'exponential')) {
+    throw new ValidationError(`Expected \`${name}\` to be { type: 'fixed' | 'exponential', delayMs }, got ${describe(backoff)}`);
+  }
+  assertInteger(`${name}.delayMs`, b.delayMs, 0, MAX_DELAY_MS);
+  if (b.maxDelayMs !== undefined) assertInteger(`${name}.maxDelayMs`, b.maxDelayMs, 0, MAX_DELAY_MS);
+  if (b.jitter !== undefined && (typeof b.jitter !== 'number' || !(b.jitter >= 0 && b.jitter <= 1))) {
+    throw new ValidationError(`Expected \`${name}.jitter\` to be a number from 0 to 1, got ${describe(b.jitter)}`);
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return `'${value.length > 60 ? `${value.slice(0, 60)}...` : value}' (${value.length} characters)`;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return 'a function';
+  if (value instanceof Date) return `Date(${value.getTime()})`;
+  return Array.isArray(value) ? 'an array' : `an object`;
+}

@@ -1,0 +1,434 @@
+import { EventEmitter } from 'node:events';
+import { DEFAULT_BACKOFF, backoffDelayMs } from './backoff.js';
+import { acquireConnection, type ConnectionLease } from './connection.js';
+import { LeaseLostError, UnrecoverableError, ValidationError } from './errors.js';
+import { defaultLogger } from './logger.js';
+import { Settler, type SettleOutcome } from './settler.js';
+import { PartitionStore, type LeaseRef } from './store/partition-store.js';
+import type { StoredJob } from './store/record.js';
+import type { BackoffFunction, BackoffOption, ConnectionOption, Job, Logger } from './types.js';
+import { assertBackoff, assertInteger, assertQueueName } from './validate.js';
+
+/** Handles one job: resolve to ack it, throw to fail it (retry with backoff, then dead letter). */
+export type Processor<T> = (job: Job<T>) => unknown;
+/** Handles a batch of due jobs at once (`batch` option): resolve acks all, throw fails all. */
+export type BatchProcessor<T> = (jobs: Job<T>[]) => unknown;
+
+/** Options of `new Worker`. */
+export interface WorkerOptions {
+  /** Where Redis is: URL, ioredis options, or an ioredis instance you own. */
+  connection: ConnectionOption;
+  /** Prefix of every Redis key; the same as the queues'. @default 'sg' */
+  prefix?: string;
+  /** Handlers running at once (in batch mode: batches at once). @default 10 */
+  concurrency?: number;
+  /**
+   * How long a claim holds a job before another worker may take it. Renewed every `leaseMs / 3`
+   * while the handler runs, so it bounds how fast a dead worker's jobs come back, not how long a
+   * handler may take.
+   * @default 30000
+   */
+  leaseMs?: number;
+  /** Deliveries before a job is dead-lettered (a job's own `maxAttempts` wins). @default 3 */
+  maxAttempts?: number;
+  /**
+   * Delay between attempts (a job's own `backoff` wins).
+   * @default { type: 'exponential', delayMs: 1000, maxDelayMs: 3600000, jitter: 0.25 }
+   */
+  backoff?: BackoffOption | BackoffFunction;
+  /** Hand the handler arrays of up to `size` due jobs. */
+  batch?: { size: number };
+  /** How long `close()` waits for running handlers before releasing their jobs. @default 10000 */
+  closeTimeoutMs?: number;
+  /**
+   * Longest sleep between two looks at Redis when nothing is announced. Wake-ups normally come at
+   * the exact due time; this only bounds the damage of a lost wake-up message.
+   * @default 5000
+   */
+  safetyIntervalMs?: number;
+  /** Where warnings and errors without an 'error' listener go. Default: Node process warnings. */
+  logger?: Logger;
+  /**
+   * The local clock, for tests that skew it. Due times and leases are decided on the Redis
+   * server's clock; this only converts them into sleep durations.
+   * @internal
+   */
+  clock?: () => number;
+}
+
+/** Events of a Worker and their arguments. */
+export interface WorkerEvents<T> {
+  /** The handler resolved and the ack landed. */
+  completed: [job: Job<T>, result: unknown];
+  /** The handler threw; `retryAt` is when it runs again (server ms), undefined when it went dead. */
+  failed: [job: Job<T>, error: unknown, retryAt: number | undefined];
+  /** The job ran out of attempts (or threw UnrecoverableError) and is now a dead letter. */
+  dead: [job: Job<T>, error: unknown];
+  /** The worker's ack or fail was refused: it had lost the lease, and another delivery owns the job. */
+  stale: [job: Job<T>];
+  /** A Redis call failed; the worker retries on its own. */
+  error: [error: Error];
+}
+
+interface Source {
+  readonly queue: string;
+  readonly store: PartitionStore;
+  /** When to claim from this partition next, server ms. */
+  nextAt: number;
+  errorDelayMs: number;
+}
+
+interface Running<T> {
+  readonly source: Source;
+  readonly stored: StoredJob;
+  readonly job: Job<T>;
+  readonly controller: AbortController;
+  /** Local time at which the lease runs out unless renewed. */
+  leaseUntilLocal: number;
+  /** Handed back by close(): its outcome is no longer ours to report. */
+  released: boolean;
+}
+
+const MAX_CLAIM = 1_000;
+const REAP_LIMIT = 100;
+
+/**
+ * Runs a handler for each job of one or more queues when it falls due. Sleeps until the next due
+ * time (server clock), is woken by pub/sub when an earlier job arrives, claims jobs in batches under
+ * a lease, renews leases while handlers run, and settles results in batches.
+ *
+ * @example
+ * const worker = new Worker<{ orderId: number }>('order-timeout', async job => {
+ *   await closeOrderIfUnpaid(job.payload.orderId);
+ * }, { connection: 'redis://127.0.0.1:6379', concurrency: 50 });
+ * worker.on('dead', (job, error) => log.error({ id: job.id, error }, 'order-timeout job dead'));
+ */
+export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
+  readonly #handler: (arg: Job<T> & Job<T>[]) => unknown;
+  readonly #sources: Source[];
+  readonly #connection: ConnectionLease;
+  readonly #settler: Settler;
+  readonly #logger: Logger;
+  readonly #clock: () => number;
+  readonly #concurrency: number;
+  readonly #batchSize: number | undefined;
+  readonly #leaseMs: number;
+  readonly #maxAttempts: number;
+  readonly #backoff: BackoffOption | BackoffFunction;
+  readonly #closeTimeoutMs: number;
+  readonly #safetyIntervalMs: number;
+  readonly #running = new Map<string, Running<T>>();
+  readonly #idleWaiters: (() => void)[] = [];
+  readonly #unlisteners: Promise<() => Promise<void>>[] = [];
+  readonly #ready: Promise<void>;
+  #busySlots = 0;
+  #offsetMs = 0;
+  #cursor = 0;
+  #pumping = false;
+  #repump = false;
+  #timer: NodeJS.Timeout | undefined;
+  #renewTimer: NodeJS.Timeout;
+  #closing = false;
+  #closed: Promise<void> | undefined;
+
+  constructor(queues: string | readonly string[], handler: Processor<T>, options: WorkerOptions & { batch?: undefined });
+  constructor(queues: string | readonly string[], handler: BatchProcessor<T>, options: WorkerOptions & { batch: { size: number } });
+  constructor(queues: string | readonly string[], handler: Processor<T> | BatchProcessor<T>, options: WorkerOptions) {
+    super();
+    const names = typeof queues === 'string' ? [queues] : [...(queues ?? [])];
+    if (names.length === 0) throw new ValidationError('Expected at least one queue name');
+    names.forEach(assertQueueName);
+    if (new Set(names).size !== names.length) throw new ValidationError('Expected distinct queue names');
+    if (typeof handler !== 'function') throw new ValidationError('Expected `handler` to be a function');
+    if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
+    const prefix = options.prefix ?? 'sg';
+    assertQueueName(prefix);
+    this.#concurrency = options.concurrency ?? 10;
+    assertInteger('concurrency', this.#concurrency, 1, 100_000);
+    this.#leaseMs = options.leaseMs ?? 30_000;
+    assertInteger('leaseMs', this.#leaseMs, 200, 86_400_000);
+    this.#maxAttempts = options.maxAttempts ?? 3;
+    assertInteger('maxAttempts', this.#maxAttempts, 1, 1_000_000);
+    this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
+    if (typeof this.#backoff !== 'function') assertBackoff(this.#backoff);
+    if (options.batch !== undefined) {
+      assertInteger('batch.size', options.batch?.size, 1, MAX_CLAIM);
+      this.#batchSize = options.batch.size;
+    }
+    this.#closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+    assertInteger('closeTimeoutMs', this.#closeTimeoutMs, 0);
+    this.#safetyIntervalMs = options.safetyIntervalMs ?? 5_000;
+    assertInteger('safetyIntervalMs', this.#safetyIntervalMs, 10, 3_600_000);
+    this.#handler = handler as (arg: Job<T> & Job<T>[]) => unknown;
+    this.#logger = options.logger ?? defaultLogger;
+    this.#clock = options.clock ?? Date.now;
+
+    this.#connection = acquireConnection(options.connection, this.#logger);
+    this.#settler = new Settler(error => this.#reportError(error));
+    this.#sources = names.map(queue => ({
+      queue,
+      store: new PartitionStore(this.#connection.client, prefix, queue, 0),
+      nextAt: 0,
+      errorDelayMs: 0,
+    }));
+    for (const source of this.#sources) {
+      const unlisten = this.#connection.waker.listen(source.store.keys.wakeChannel, dueAt => this.#onWake(source, dueAt));
+      unlisten.catch(error => this.#reportError(error));
+      this.#unlisteners.push(unlisten);
+    }
+    this.#ready = Promise.all(this.#unlisteners).then(() => undefined);
+    this.#ready.catch(() => undefined);
+    this.#renewTimer = setInterval(() => void this.#renewLeases(), Math.floor(this.#leaseMs / 3));
+    this.#renewTimer.unref();
+    void this.#pump();
+  }
+
+  /** Resolves once the worker listens for wake-ups (it claims due jobs from the start). */
+  waitUntilReady(): Promise<void> {
+    return this.#ready;
+  }
+
+  /** Jobs whose handlers are running now. */
+  get runningCount(): number {
+    return this.#running.size;
+  }
+
+  /**
+   * Stops claiming, waits up to `closeTimeoutMs` for running handlers, then aborts the rest
+   * (`job.signal`) and hands their jobs back so they are delivered again at once, not after the lease.
+   */
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  // --- claiming ---------------------------------------------------------------------------
+
+  #serverNow(): number {
+    return this.#clock() + this.#offsetMs;
+  }
+
+  #freeJobs(): number {
+    const freeSlots = this.#concurrency - this.#busySlots;
+    return Math.min(MAX_CLAIM, freeSlots * (this.#batchSize ?? 1));
+  }
+
+  #onWake(source: Source, dueAt: number): void {
+    source.nextAt = Number.isNaN(dueAt) ? 0 : Math.min(source.nextAt, dueAt);
+    this.#schedule();
+  }
+
+  /** Claims now if a partition is due and there is room, else sleeps until the next due time. */
+  #schedule(): void {
+    if (this.#closing) return;
+    const now = this.#serverNow();
+    if (this.#freeJobs() > 0 && this.#sources.some(source => source.nextAt <= now)) void this.#pump();
+    else if (!this.#pumping) this.#armTimer();
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#pumping) {
+      this.#repump = true;
+      return;
+    }
+    this.#pumping = true;
+    try {
+      do {
+        this.#repump = false;
+        const count = this.#sources.length;
+        // Start each round at the next partition, so that one busy queue cannot starve the others.
+        this.#cursor = (this.#cursor + 1) % count;
+        for (let k = 0; k < count && !this.#closing; k++) {
+          const source = this.#sources[(this.#cursor + k) % count] as Source;
+          const free = this.#freeJobs();
+          if (free <= 0) break;
+          if (source.nextAt > this.#serverNow()) continue;
+          await this.#claim(source, free);
+          if (source.nextAt <= this.#serverNow()) this.#repump = true;
+        }
+      } while (this.#repump && !this.#closing && this.#freeJobs() > 0);
+    } finally {
+      this.#pumping = false;
+      this.#armTimer();
+    }
+  }
+
+  async #claim(source: Source, limit: number): Promise<void> {
+    const sentAt = this.#clock();
+    let result;
+    try {
+      result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts);
+    } catch (error) {
+      this.#reportError(error);
+      source.errorDelayMs = Math.min(5_000, source.errorDelayMs === 0 ? 100 : source.errorDelayMs * 2);
+      source.nextAt = this.#serverNow() + source.errorDelayMs;
+      return;
+    }
+    const receivedAt = this.#clock();
+    source.errorDelayMs = 0;
+    // The server's clock, seen from here: its `now` was read about halfway through the round trip.
+    this.#offsetMs = result.now - (sentAt + receivedAt) / 2;
+    const later = result.now + this.#safetyIntervalMs;
+    source.nextAt = result.nextAt === -1 ? later : Math.min(later, Math.max(result.nextAt, result.jobs.length > 0 ? result.nextAt : result.now + 1));
+    if (result.jobs.length === 0) return;
+    if (this.#closing) {
+      // Claimed while close() began: hand them straight back.
+      await source.store.release(result.jobs).catch(error => this.#reportError(error));
+      return;
+    }
+    const size = this.#batchSize ?? 1;
+    for (let i = 0; i < result.jobs.length; i += size) void this.#run(source, result.jobs.slice(i, i + size), receivedAt);
+  }
+
+  // --- running ----------------------------------------------------------------------------
+
+  async #run(source: Source, batch: StoredJob[], claimedAt: number): Promise<void> {
+    this.#busySlots += 1;
+    const entries = batch.map(stored => this.#track(source, stored, claimedAt));
+    let ok = true;
+    let outcome: unknown;
+    try {
+      const jobs = entries.map(entry => entry.job);
+      outcome = await this.#handler((this.#batchSize === undefined ? jobs[0] : jobs) as Job<T> & Job<T>[]);
+    } catch (error) {
+      ok = false;
+      outcome = error;
+    }
+    this.#busySlots -= 1;
+    for (const entry of entries) this.#running.delete(this.#key(entry.source, entry.stored.id));
+    await Promise.all(entries.map(entry => (ok ? this.#complete(entry, outcome) : this.#fail(entry, outcome))));
+    if (this.#running.size === 0) this.#idleWaiters.splice(0).forEach(wake => wake());
+  }
+
+  #track(source: Source, stored: StoredJob, claimedAt: number): Running<T> {
+    const controller = new AbortController();
+    const job: Job<T> = {
+      id: stored.id,
+      queue: source.queue,
+      payload: JSON.parse(stored.payloadJson) as T,
+      dueAt: stored.dueAt,
+      attempt: stored.attempts,
+      maxAttempts: stored.maxAttempts ?? this.#maxAttempts,
+      signal: controller.signal,
+    };
+    const entry: Running<T> = { source, stored, job, controller, leaseUntilLocal: claimedAt + this.#leaseMs, released: false };
+    this.#running.set(this.#key(source, stored.id), entry);
+    return entry;
+  }
+
+  #key(source: Source, id: string): string {
+    return `${source.queue}\n${id}`;
+  }
+
+  async #complete(entry: Running<T>, result: unknown): Promise<void> {
+    const settled = this.#settler.ack(entry.source.store, entry.stored, entry.leaseUntilLocal);
+    this.#schedule(); // the slot is free: claim more while the ack travels
+    const outcome = await settled;
+    if (entry.released) return;
+    if (outcome === 'applied') this.#emitSafely('completed', entry.job, result);
+    else if (outcome === 'stale') this.#emitSafely('stale', entry.job);
+  }
+
+  async #fail(entry: Running<T>, error: unknown): Promise<void> {
+    const { job, stored } = entry;
+    const dead = error instanceof UnrecoverableError || job.attempt >= job.maxAttempts;
+    const retryDelayMs = dead ? -1 : backoffDelayMs(stored.backoff ?? this.#backoff, job.attempt, error);
+    const message = describeError(error);
+    const settled = this.#settler.fail(entry.source.store, { id: stored.id, token: stored.token, retryDelayMs, message }, entry.leaseUntilLocal);
+    this.#schedule();
+    const outcome: SettleOutcome = await settled;
+    if (entry.released) return;
+    if (outcome === 'stale') this.#emitSafely('stale', job);
+    if (outcome !== 'applied') return;
+    this.#emitSafely('failed', job, error, dead ? undefined : this.#serverNow() + retryDelayMs);
+    if (dead) this.#emitSafely('dead', job, error);
+  }
+
+  async #renewLeases(): Promise<void> {
+    if (this.#running.size === 0) return;
+    const bySource = new Map<Source, Running<T>[]>();
+    for (const entry of this.#running.values()) {
+      if (entry.released) continue;
+      const list = bySource.get(entry.source) ?? [];
+      list.push(entry);
+      bySource.set(entry.source, list);
+    }
+    for (const [source, entries] of bySource) {
+      const sentAt = this.#clock();
+      try {
+        const lost = new Set(await source.store.extend(this.#leaseMs, entries.map(entry => entry.stored)));
+        for (const entry of entries) {
+          if (lost.has(entry.stored.id)) entry.controller.abort(new LeaseLostError(`Lost the lease of job ${entry.stored.id}: it ran out and the job was taken back`));
+          else entry.leaseUntilLocal = sentAt + this.#leaseMs;
+        }
+      } catch (error) {
+        this.#reportError(error);
+      }
+    }
+  }
+
+  // --- closing ----------------------------------------------------------------------------
+
+  #armTimer(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#closing) return;
+    const now = this.#serverNow();
+    let next = now + this.#safetyIntervalMs;
+    if (this.#freeJobs() > 0) for (const source of this.#sources) next = Math.min(next, source.nextAt);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      void this.#pump();
+    }, Math.max(0, Math.ceil(next - now)));
+  }
+
+  async #close(): Promise<void> {
+    this.#closing = true;
+    clearTimeout(this.#timer);
+    const unlisteners = await Promise.allSettled(this.#unlisteners);
+    await Promise.all(unlisteners.map(result => (result.status === 'fulfilled' ? result.value() : undefined)));
+    if (this.#running.size > 0) {
+      await new Promise<void>(resolve => {
+        const timer = setTimeout(resolve, this.#closeTimeoutMs);
+        this.#idleWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    await this.#releaseRunning();
+    clearInterval(this.#renewTimer);
+    await this.#settler.drain(this.#closeTimeoutMs);
+    await this.#connection.release();
+  }
+
+  async #releaseRunning(): Promise<void> {
+    const bySource = new Map<Source, LeaseRef[]>();
+    for (const entry of this.#running.values()) {
+      entry.released = true;
+      entry.controller.abort(new LeaseLostError(`Worker closed before job ${entry.stored.id} finished; it was handed back`));
+      bySource.set(entry.source, [...(bySource.get(entry.source) ?? []), entry.stored]);
+    }
+    for (const [source, leases] of bySource) await source.store.release(leases).catch(error => this.#reportError(error));
+  }
+
+  #reportError(error: unknown): void {
+    const wrapped = error instanceof Error ? error : new Error(String(error));
+    if (this.listenerCount('error') > 0) this.emit('error', wrapped);
+    else this.#logger.error(`sandglass worker: ${wrapped.message}`);
+  }
+
+  #emitSafely<E extends 'completed' | 'failed' | 'dead' | 'stale'>(event: E, ...args: WorkerEvents<T>[E]): void {
+    try {
+      (this.emit as (event: E, ...args: WorkerEvents<T>[E]) => boolean)(event, ...args);
+    } catch (error) {
+      this.#reportError(error);
+    }
+  }
+}
+
+/** What is kept of a failure in the dead letters: the stack when there is one, bounded. */
+function describeError(error: unknown): string {
+  const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+  return text.length > 4_096 ? `${text.slice(0, 4_096)}...` : text;
+}
