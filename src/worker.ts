@@ -75,6 +75,8 @@ interface Source {
   readonly store: PartitionStore;
   /** When to claim from this partition next, server ms. */
   nextAt: number;
+  /** The earliest wake-up heard since the last claim was sent: its reply cannot know of it. */
+  heardAt: number;
   errorDelayMs: number;
 }
 
@@ -169,6 +171,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       queue,
       store: new PartitionStore(this.#connection.client, prefix, queue, 0),
       nextAt: 0,
+      heardAt: Number.POSITIVE_INFINITY,
       errorDelayMs: 0,
     }));
     for (const source of this.#sources) {
@@ -176,7 +179,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       unlisten.catch(error => this.#reportError(error));
       this.#unlisteners.push(unlisten);
     }
-    this.#ready = Promise.all(this.#unlisteners).then(() => undefined);
+    // Look again once subscribed: a job added between the first claim and the subscription
+    // published its wake-up to nobody.
+    this.#ready = Promise.all(this.#unlisteners).then(() => {
+      for (const source of this.#sources) this.#onWake(source, Number.NaN);
+    });
     this.#ready.catch(() => undefined);
     this.#renewTimer = setInterval(() => void this.#renewLeases(), Math.floor(this.#leaseMs / 3));
     this.#renewTimer.unref();
@@ -214,7 +221,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #onWake(source: Source, dueAt: number): void {
-    source.nextAt = Number.isNaN(dueAt) ? 0 : Math.min(source.nextAt, dueAt);
+    const at = Number.isNaN(dueAt) ? 0 : dueAt;
+    source.nextAt = Math.min(source.nextAt, at);
+    source.heardAt = Math.min(source.heardAt, at);
     this.#schedule();
   }
 
@@ -255,13 +264,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   async #claim(source: Source, limit: number): Promise<void> {
     const sentAt = this.#clock();
+    source.heardAt = Number.POSITIVE_INFINITY;
     let result;
     try {
       result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts);
     } catch (error) {
       this.#reportError(error);
       source.errorDelayMs = Math.min(5_000, source.errorDelayMs === 0 ? 100 : source.errorDelayMs * 2);
-      source.nextAt = this.#serverNow() + source.errorDelayMs;
+      source.nextAt = Math.min(this.#serverNow() + source.errorDelayMs, source.heardAt);
       return;
     }
     const receivedAt = this.#clock();
@@ -269,7 +279,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     // The server's clock, seen from here: its `now` was read about halfway through the round trip.
     this.#offsetMs = result.now - (sentAt + receivedAt) / 2;
     const later = result.now + this.#safetyIntervalMs;
-    source.nextAt = result.nextAt === -1 ? later : Math.min(later, Math.max(result.nextAt, result.jobs.length > 0 ? result.nextAt : result.now + 1));
+    const reported = result.nextAt === -1 ? later : Math.min(later, Math.max(result.nextAt, result.jobs.length > 0 ? result.nextAt : result.now + 1));
+    source.nextAt = Math.min(reported, source.heardAt);
     if (result.jobs.length === 0) return;
     if (this.#closing) {
       // Claimed while close() began: hand them straight back.
@@ -321,15 +332,16 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   async #complete(entry: Running<T>, result: unknown): Promise<void> {
+    if (entry.released) return; // handed back by close(): the next delivery owns the outcome
     const settled = this.#settler.ack(entry.source.store, entry.stored, entry.leaseUntilLocal);
     this.#schedule(); // the slot is free: claim more while the ack travels
     const outcome = await settled;
-    if (entry.released) return;
     if (outcome === 'applied') this.#emitSafely('completed', entry.job, result);
     else if (outcome === 'stale') this.#emitSafely('stale', entry.job);
   }
 
   async #fail(entry: Running<T>, error: unknown): Promise<void> {
+    if (entry.released) return;
     const { job, stored } = entry;
     const dead = error instanceof UnrecoverableError || job.attempt >= job.maxAttempts;
     const retryDelayMs = dead ? -1 : backoffDelayMs(stored.backoff ?? this.#backoff, job.attempt, error);
@@ -337,7 +349,6 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const settled = this.#settler.fail(entry.source.store, { id: stored.id, token: stored.token, retryDelayMs, message }, entry.leaseUntilLocal);
     this.#schedule();
     const outcome: SettleOutcome = await settled;
-    if (entry.released) return;
     if (outcome === 'stale') this.#emitSafely('stale', job);
     if (outcome !== 'applied') return;
     this.#emitSafely('failed', job, error, dead ? undefined : this.#serverNow() + retryDelayMs);

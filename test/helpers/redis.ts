@@ -19,12 +19,19 @@ export interface RedisFixture {
   readonly url: string;
   /** A raw client for inspecting keys, closed in `after`. */
   readonly raw: Redis;
+  /** Closes `item` after the file's tests, before the server stops. */
+  track<T extends { close(): Promise<unknown> }>(item: T): T;
 }
 
 /** Starts a private redis-server for the current test file. */
 export function useRedis(options: LocalRedisOptions = {}): RedisFixture {
   let raw: Redis | undefined;
+  const tracked: { close(): Promise<unknown> }[] = [];
   const fixture = {
+    track<T extends { close(): Promise<unknown> }>(item: T): T {
+      tracked.push(item);
+      return item;
+    },
     server: undefined as unknown as LocalRedis,
     get url() {
       return fixture.server.url;
@@ -39,6 +46,7 @@ export function useRedis(options: LocalRedisOptions = {}): RedisFixture {
     fixture.server = await startLocalRedis(options);
   });
   after(async () => {
+    await Promise.all(tracked.map(item => item.close()));
     raw?.disconnect();
     await fixture.server?.stop();
   });

@@ -1,0 +1,111 @@
+/**
+ * Command-line options of `npm run bench` and the workload sizes they select.
+ * `--quick` shrinks every workload so that the whole bench can be smoke-tested in a minute or two;
+ * its figures are indicative only (short windows, small counts).
+ */
+
+export const PHASE_NAMES = ['enqueue', 'drain', 'lateness', 'idle', 'scale'] as const;
+export type PhaseName = (typeof PHASE_NAMES)[number];
+
+export interface LatencyWorkload {
+  /** Jobs added per second by the producer. */
+  readonly rate: number;
+  /** Steady load before samples count (JIT, script cache, timers settling). */
+  readonly warmupMs: number;
+  /** Steady load whose jobs are measured. */
+  readonly durationMs: number;
+  /** Delay of every job, ms. */
+  readonly delayMs: number;
+}
+
+export interface ScaleWorkload {
+  /** Far-future jobs loaded into the sandglass queue before measuring. */
+  readonly sandglassWaiting: number;
+  /** The same for BullMQ, smaller because loading it is several times slower. */
+  readonly bullmqWaiting: number;
+  /** Jobs added per add-throughput measurement. */
+  readonly addJobs: number;
+  /** Due jobs drained per claim-throughput measurement. */
+  readonly claimJobs: number;
+}
+
+export interface BenchOptions {
+  readonly quick: boolean;
+  /** Phases to run (all by default). */
+  readonly phases: ReadonlySet<PhaseName>;
+  /** Where the JSON goes. */
+  readonly outFile: string;
+  /** Repetitions of each throughput measurement; the median is reported. */
+  readonly reps: number;
+  /** Handlers at once, the same for both libraries. */
+  readonly concurrency: number;
+  /** Size of the extra sandglass batch-mode drain row. */
+  readonly batchSize: number;
+  /** Jobs per `addBulk` call, the same for both libraries. */
+  readonly chunk: number;
+  /** Jobs of the enqueue (and memory) figure. */
+  readonly enqueueJobs: number;
+  /** Due jobs of the drain figure. */
+  readonly drainJobs: number;
+  /** Jobs drained before each timed measurement, not timed. */
+  readonly warmupJobs: number;
+  readonly latency: LatencyWorkload;
+  /** Window of the idle-commands figure. */
+  readonly idleWindowMs: number;
+  /** Quiet time after an idle worker starts, before the window opens (startup traffic excluded). */
+  readonly idleSettleMs: number;
+  readonly scale: ScaleWorkload;
+  /** A drain that makes no progress for this long fails its figure instead of hanging the bench. */
+  readonly stallMs: number;
+}
+
+const USAGE = `usage: npm run bench -- [--quick] [--only=${PHASE_NAMES.join(',')}] [--reps=N] [--concurrency=N] [--out=FILE]`;
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const flags = new Map<string, string>();
+  for (const arg of argv) {
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!match || !['quick', 'only', 'reps', 'concurrency', 'out', 'help'].includes(match[1] as string)) throw new Error(`Unknown argument ${arg}\n${USAGE}`);
+    flags.set(match[1] as string, match[2] ?? '');
+  }
+  if (flags.has('help')) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const quick = flags.has('quick');
+  return {
+    quick,
+    phases: parsePhases(flags.get('only')),
+    outFile: flags.get('out') || (quick ? 'bench/results-quick.json' : 'bench/results.json'),
+    reps: positiveInt(flags.get('reps'), quick ? 1 : 3, 'reps'),
+    concurrency: positiveInt(flags.get('concurrency'), 50, 'concurrency'),
+    batchSize: 100,
+    chunk: 1_000,
+    enqueueJobs: quick ? 20_000 : 100_000,
+    drainJobs: quick ? 10_000 : 50_000,
+    warmupJobs: quick ? 500 : 2_000,
+    latency: { rate: 1_000, warmupMs: quick ? 1_000 : 2_000, durationMs: quick ? 4_000 : 10_000, delayMs: 500 },
+    idleWindowMs: quick ? 10_000 : 60_000,
+    idleSettleMs: 2_000,
+    scale: quick
+      ? { sandglassWaiting: 200_000, bullmqWaiting: 50_000, addJobs: 10_000, claimJobs: 10_000 }
+      : { sandglassWaiting: 1_000_000, bullmqWaiting: 200_000, addJobs: 20_000, claimJobs: 20_000 },
+    stallMs: 30_000,
+  };
+}
+
+function parsePhases(list: string | undefined): ReadonlySet<PhaseName> {
+  if (list === undefined || list === '') return new Set(PHASE_NAMES);
+  const names = list.split(',').map(name => name.trim());
+  for (const name of names) {
+    if (!(PHASE_NAMES as readonly string[]).includes(name)) throw new Error(`Unknown phase '${name}'\n${USAGE}`);
+  }
+  return new Set(names as PhaseName[]);
+}
+
+function positiveInt(text: string | undefined, fallback: number, name: string): number {
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got '${text}'\n${USAGE}`);
+  return value;
+}
