@@ -1,0 +1,139 @@
+// Many worker processes on one queue, and many jobs due at once: exactly-once delivery, never early,
+// bounded claims. Real redis-server, real child processes (test/fixtures/worker-process.ts).
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { Queue, Worker } from '../src/index.js';
+import { scriptSource } from '../src/store/scripts.js';
+import { killAll, readLedgers, spawnWorker, type LedgerEntry, type WorkerProcess } from './fixtures/worker-process.js';
+import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
+
+const redis = useRedis({ appendOnly: false });
+let dir: string;
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sandglass-multi-'));
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function countBy(entries: readonly LedgerEntry[], kind: LedgerEntry['kind']): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const entry of entries) if (entry.kind === kind) counts.set(entry.id, (counts.get(entry.id) ?? 0) + 1);
+  return counts;
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
+}
+
+test('4 worker processes x 20 deliver 20,000 delayed jobs exactly once, none before its due time, and leave the queue empty', { timeout: 60_000 }, async t => {
+  const total = 20_000;
+  const name = uniqueQueue('exactly-once');
+  const ledgers = [0, 1, 2, 3].map(i => join(dir, `${name}-w${i}.log`));
+  const queue = new Queue<number>(name, { connection: redis.url });
+  const workers: WorkerProcess[] = [];
+  try {
+    const spawned = await Promise.allSettled(
+      ledgers.map(ledger => spawnWorker({ url: redis.url, queue: name, ledger, concurrency: 20, leaseMs: 30_000, handlerMs: 0, handlerJitterMs: 3 })),
+    );
+    for (const result of spawned) if (result.status === 'fulfilled') workers.push(result.value);
+    for (const result of spawned) if (result.status === 'rejected') throw result.reason;
+
+    const ids = await queue.addBulk(Array.from({ length: total }, (_, i) => ({ payload: i, delay: Math.floor(Math.random() * 3_001) })));
+    assert.equal(new Set(ids).size, total);
+
+    await waitFor(async () => (await queue.counters()).completed >= total, 45_000, `${total} completions`);
+    // `done` is written after the ack's reply arrived; the counter moved a moment before.
+    await waitFor(() => readLedgers(ledgers).filter(entry => entry.kind === 'done').length >= total, 5_000, 'the last done lines').catch(() => undefined);
+
+    const entries = readLedgers(ledgers);
+    const known = new Set(ids);
+    const starts = countBy(entries, 'start');
+    const dones = countBy(entries, 'done');
+    assert.deepEqual(entries.filter(entry => entry.kind === 'error' || entry.kind === 'stale' || entry.kind === 'failed'), [], 'no errors, stale acks or failures');
+    assert.deepEqual([...starts.keys()].filter(id => !known.has(id)), [], 'only added jobs ran');
+    assert.deepEqual(ids.filter(id => starts.get(id) !== 1), [], 'every job started exactly once');
+    assert.deepEqual(ids.filter(id => dones.get(id) !== 1), [], 'every job completed exactly once');
+
+    const early = entries.filter(entry => entry.kind === 'start' && entry.at < entry.dueAt);
+    assert.deepEqual(early.slice(0, 5), [], `${early.length} jobs started before their due time`);
+
+    for (const ledger of ledgers) {
+      assert.ok(entries.some(entry => entry.source === ledger && entry.kind === 'start'), `every process took part (${ledger} ran nothing)`);
+    }
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.counters(), { added: total, claimed: total, completed: total, retried: 0, dead: 0, reaped: 0, stale: 0 });
+
+    const lateness = entries.filter(entry => entry.kind === 'start').map(entry => entry.at - entry.dueAt).sort((a, b) => a - b);
+    t.diagnostic(`lateness ms: p50 ${percentile(lateness, 50)}, p99 ${percentile(lateness, 99)}, max ${lateness.at(-1)}`);
+  } finally {
+    await killAll(workers);
+    await queue.close();
+  }
+});
+
+test('10,000 jobs due in the same millisecond are claimed at most 1,000 per call, in insertion order, each delivered once', { timeout: 60_000 }, async t => {
+  const total = 10_000;
+  const bound = 1_000;
+  // A claim of 1,000 jobs holds Redis ~5 ms on a 2-core machine, one of all 10,000 ~50 ms.
+  const slowScriptMs = 30;
+  const claimSha = createHash('sha1').update(scriptSource('claim')).digest('hex');
+  const raw = redis.raw;
+  const name = uniqueQueue('same-ms');
+  const queue = new Queue<number>(name, { connection: redis.url });
+  // Batch mode hands each claim's jobs to one handler call (batch size = the claim bound), so a
+  // batch is exactly what one claim returned.
+  const batches: { ids: string[]; dueAts: number[]; startedAt: number }[] = [];
+  const worker = new Worker<number>(
+    name,
+    async jobs => {
+      batches.push({ ids: jobs.map(job => job.id), dueAts: jobs.map(job => job.dueAt), startedAt: Date.now() });
+      await new Promise(resolve => setTimeout(resolve, 10));
+    },
+    { connection: redis.url, batch: { size: bound }, concurrency: 4 },
+  );
+  const errors: Error[] = [];
+  worker.on('error', error => errors.push(error));
+  await raw.config('SET', 'slowlog-log-slower-than', '1000');
+  await raw.config('SET', 'slowlog-max-len', '4096');
+  try {
+    await worker.waitUntilReady();
+    await raw.slowlog('RESET');
+    const at = Date.now() + 2_000;
+    const ids = await queue.addBulk(Array.from({ length: total }, (_, i) => ({ payload: i, at })));
+    t.diagnostic(`added ${total} jobs ${at - Date.now()} ms before their common due time`);
+
+    await waitFor(async () => (await queue.counters()).completed >= total, 30_000, `${total} completions`);
+
+    const sizes = batches.map(batch => batch.ids.length);
+    t.diagnostic(`${batches.length} claims returned ${sizes.join(', ')} jobs`);
+    assert.ok(Math.max(...sizes) <= bound, `no claim returned more than ${bound} jobs (largest: ${Math.max(...sizes)})`);
+    assert.ok(batches.length >= total / bound, `released in at least ${total / bound} claims, got ${batches.length}`);
+    const delivered = batches.flatMap(batch => batch.ids);
+    assert.equal(delivered.length, total, 'as many deliveries as jobs');
+    assert.deepEqual(delivered, ids, 'each job delivered once, in the order added (ties in due time keep insertion order)');
+    assert.ok(batches.every(batch => batch.dueAts.every(dueAt => dueAt === at)), 'every job carries the common due time');
+    assert.ok(batches.every(batch => batch.startedAt >= at), 'no batch started before the due time');
+
+    // The server's view: no script call held Redis long, and every claim asked for at most the bound.
+    const slowlog = (await raw.call('SLOWLOG', 'GET', '-1')) as [number, number, number, string[]][];
+    const scripts = slowlog.filter(([, , , args]) => /^eval(sha)?$/i.test(args[0] ?? ''));
+    const claims = scripts.filter(([, , , args]) => args[1] === claimSha);
+    const slowest = Math.max(0, ...scripts.map(([, , micros]) => micros / 1_000));
+    t.diagnostic(`script calls over 1 ms: ${scripts.length} (claims: ${claims.length}); slowest ${slowest.toFixed(1)} ms`);
+    assert.ok(slowest < slowScriptMs, `no script call ran ${slowScriptMs} ms or longer (slowest: ${slowest.toFixed(1)} ms)`);
+    assert.ok(claims.every(([, , , args]) => Number(args[11]) <= bound), `every claim asked for at most ${bound} jobs`);
+
+    assert.deepEqual(errors, []);
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    const counters = await queue.counters();
+    assert.equal(counters.claimed, total);
+    assert.equal(counters.completed, total);
+  } finally {
+    await worker.close();
+    await queue.close();
+    await raw.config('SET', 'slowlog-log-slower-than', '10000');
+  }
+});
