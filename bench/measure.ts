@@ -1,5 +1,5 @@
 /** Timed building blocks shared by the phases: add throughput, drain throughput, warm-up. */
-import type { Driver, WorkerSpec } from './drivers/types.js';
+import type { Driver } from './drivers/types.js';
 import { FAR_FUTURE_MS } from './drivers/types.js';
 import { perSecond } from './stats.js';
 
@@ -102,9 +102,4 @@ export async function warmUp(driver: Driver, jobs: number, concurrency: number, 
   await driver.addJobs('warmup', Math.min(jobs, chunk), FAR_FUTURE_MS, chunk);
   await driver.addJobs('warmup-due', jobs, 0, chunk);
   await timeDrain(driver, 'warmup-due', jobs, { concurrency, stallMs });
-}
-
-/** Starts a worker that only counts, for phases that time something else. */
-export function countingWorkerSpec(progress: Progress, errors: Error[], concurrency: number): WorkerSpec {
-  return { concurrency, onCompleted: () => progress.increment(), onError: error => errors.push(error) };
 }

@@ -34,8 +34,14 @@ function loadScripts(): Record<ScriptName, LoadedScript> {
   const scripts = {} as Record<ScriptName, LoadedScript>;
   for (const name of SCRIPT_NAMES) {
     // The prelude binds KEYS and ARGV[1] to names and holds the shared helpers; Redis has no
-    // include mechanism, so each script is sent with it.
-    const source = `${prelude}\n${readFileSync(new URL(`${name}.lua`, dir), 'utf8')}`;
+    // include mechanism, so each script is sent with it. The script's shebang must stay the
+    // first line: its flags decide whether Redis runs it when `maxmemory` is reached (scripts
+    // that free memory or only move jobs are `allow-oom`, so workers keep draining a full Redis;
+    // `add` is refused before it writes anything).
+    const body = readFileSync(new URL(`${name}.lua`, dir), 'utf8');
+    const shebang = /^#!lua[^\n]*\n/.exec(body)?.[0];
+    if (!shebang) throw new Error(`Script ${name}.lua must start with a '#!lua' line`);
+    const source = `${shebang}${prelude}\n${body.slice(shebang.length)}`;
     scripts[name] = { source, sha: createHash('sha1').update(source).digest('hex') };
   }
   return scripts;

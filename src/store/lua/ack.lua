@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   ack: jobs whose handler succeeded are removed (the queue keeps no completed jobs).
 

@@ -1,3 +1,4 @@
+#!lua
 --[[
   add: add one or many jobs (addBulk sends a chunk per call). Idempotent by id.
 

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   cancel: remove a waiting or dead job. A running job is not interrupted.
 

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   claim: reap expired leases, then take up to `limit` due jobs under a lease. Worker's one call.
 

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   extend: renew the leases of jobs whose handlers are still running.
 

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   fail: jobs whose handler threw go back to `due` after a backoff, or to `dead`.
   The worker decides retry or dead (it knows the attempt count, maxAttempts and UnrecoverableError).

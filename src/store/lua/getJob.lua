@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 --[[
   getJob: one job's record and state, read atomically.
 

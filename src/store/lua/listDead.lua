@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 --[[
   listDead: a page of dead letters, most recent first.
 

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   purgeDead: delete dead letters for good, oldest first, a bounded number per call.
 

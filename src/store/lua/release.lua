@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   release: a closing worker hands back jobs it will not finish, so that they are delivered again
   at once rather than after their lease runs out. The attempt does not count.

@@ -1,3 +1,4 @@
+#!lua
 --[[
   reschedule: move a waiting job to a new due time in one step (no window where it is absent).
   A dead job is revived at the new time with a fresh set of attempts.

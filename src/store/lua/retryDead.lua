@@ -1,3 +1,4 @@
+#!lua
 --[[
   retryDead: dead letters go back to `due` at once, with a fresh set of attempts.
   Their last error stays readable until they complete.

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   setPaused: pause or resume claiming. Running jobs are not affected.
 

@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 --[[
   stats: job counts by state and the running totals, read atomically.
 

@@ -1,0 +1,97 @@
+/**
+ * Figure 6: add and claim throughput with many jobs waiting, against an empty queue on the same
+ * server. A queue is loaded with far-future jobs (1M for sandglass; fewer for BullMQ, whose load
+ * takes several times longer); then each repetition measures, in alternating order, adds into
+ * that queue and into a fresh empty one, and the drain of due jobs from each.
+ */
+import { FAR_FUTURE_MS, LIBRARIES, type Driver, type LibraryName } from '../drivers/types.js';
+import { BARS, figure, type PhaseOutput } from '../figures.js';
+import { shortCount } from '../format.js';
+import { timeAdd, timeDrain, warmUp } from '../measure.js';
+import type { BenchOptions } from '../options.js';
+import { usedMemory } from '../servers.js';
+import { withSession } from '../session.js';
+import { median } from '../stats.js';
+
+const LOADED = 'loaded';
+
+interface ScaleSample {
+  readonly waiting: number;
+  readonly loadJobsPerSecond: number;
+  readonly bytesPerJobAtScale: number;
+  readonly addEmpty: number[];
+  readonly addLoaded: number[];
+  readonly claimEmpty: number[];
+  readonly claimLoaded: number[];
+}
+
+export async function scalePhase(options: BenchOptions, log: (message: string) => void): Promise<PhaseOutput> {
+  const results = {} as Record<LibraryName, ScaleSample>;
+  for (const library of LIBRARIES) {
+    const waiting = library === 'sandglass' ? options.scale.sandglassWaiting : options.scale.bullmqWaiting;
+    results[library] = await measureScale(library, waiting, options, log);
+  }
+  const sg = results.sandglass;
+  const bull = results.bullmq;
+  const where = `${shortCount(sg.waiting)} waiting (BullMQ: ${shortCount(bull.waiting)})`;
+  const ratio = (loaded: number[], empty: number[]) => median(loaded) / median(empty);
+  const scaleNote = `BullMQ measured with ${shortCount(bull.waiting)} waiting jobs, not ${shortCount(sg.waiting)}`;
+  return {
+    figures: [
+      figure({ id: 'scale-add-empty', label: `add ${shortCount(options.scale.addJobs)} delayed, empty queue`, unit: 'jobs/s', sandglass: median(sg.addEmpty), bullmq: median(bull.addEmpty) }),
+      figure({ id: 'scale-add-loaded', label: `add ${shortCount(options.scale.addJobs)} delayed, ${where}`, unit: 'jobs/s', sandglass: median(sg.addLoaded), bullmq: median(bull.addLoaded), note: scaleNote }),
+      figure({
+        id: 'scale-add-ratio',
+        label: '  add: loaded / empty',
+        unit: 'ratio',
+        sandglass: ratio(sg.addLoaded, sg.addEmpty),
+        bullmq: ratio(bull.addLoaded, bull.addEmpty),
+        noRatio: true,
+        bar: BARS.atLeast(0.8, 'within 20% of empty'),
+      }),
+      figure({ id: 'scale-claim-empty', label: `drain ${shortCount(options.scale.claimJobs)} due, empty queue`, unit: 'jobs/s', sandglass: median(sg.claimEmpty), bullmq: median(bull.claimEmpty) }),
+      figure({ id: 'scale-claim-loaded', label: `drain ${shortCount(options.scale.claimJobs)} due, ${where}`, unit: 'jobs/s', sandglass: median(sg.claimLoaded), bullmq: median(bull.claimLoaded), note: scaleNote }),
+      figure({
+        id: 'scale-claim-ratio',
+        label: '  claim: loaded / empty',
+        unit: 'ratio',
+        sandglass: ratio(sg.claimLoaded, sg.claimEmpty),
+        bullmq: ratio(bull.claimLoaded, bull.claimEmpty),
+        noRatio: true,
+        bar: BARS.atLeast(0.8, 'within 20% of empty'),
+      }),
+    ],
+    details: { addJobs: options.scale.addJobs, claimJobs: options.scale.claimJobs, concurrency: options.concurrency, results },
+  };
+}
+
+async function measureScale(library: LibraryName, waiting: number, options: BenchOptions, log: (message: string) => void): Promise<ScaleSample> {
+  return withSession(library, async ({ driver, probe }) => {
+    await warmUp(driver, options.warmupJobs, options.concurrency, options.chunk, options.stallMs);
+    const memoryBefore = await usedMemory(probe);
+    const loadJobsPerSecond = await timeAdd(driver, LOADED, waiting, FAR_FUTURE_MS, options.chunk);
+    const bytesPerJobAtScale = ((await usedMemory(probe)) - memoryBefore) / waiting;
+    log(`scale ${library}: loaded ${waiting} far-future jobs at ${Math.round(loadJobsPerSecond)} jobs/s, ${Math.round(bytesPerJobAtScale)} bytes/job`);
+    const sample: ScaleSample = { waiting, loadJobsPerSecond, bytesPerJobAtScale, addEmpty: [], addLoaded: [], claimEmpty: [], claimLoaded: [] };
+    for (let rep = 0; rep < options.reps; rep++) {
+      // Alternate which side goes first, so that a trend in machine load does not favour one.
+      const sides = rep % 2 === 0 ? (['empty', 'loaded'] as const) : (['loaded', 'empty'] as const);
+      for (const side of sides) {
+        const queue = side === 'loaded' ? LOADED : `empty-${rep}`;
+        const add = await timeAdd(driver, queue, options.scale.addJobs, FAR_FUTURE_MS, options.chunk);
+        const claim = await drainDue(driver, side === 'loaded' ? LOADED : `empty-claim-${rep}`, options);
+        (side === 'loaded' ? sample.addLoaded : sample.addEmpty).push(add);
+        (side === 'loaded' ? sample.claimLoaded : sample.claimEmpty).push(claim);
+        log(`scale ${library} rep ${rep + 1} ${side}: add ${Math.round(add)} jobs/s, claim ${Math.round(claim)} jobs/s`);
+      }
+    }
+    return sample;
+  });
+}
+
+/** Loads due jobs into `queue` (untimed) and times their drain while the far-future ones stay put. */
+async function drainDue(driver: Driver, queue: string, options: BenchOptions): Promise<number> {
+  const count = options.scale.claimJobs;
+  await driver.addJobs(queue, count, 0, options.chunk);
+  return timeDrain(driver, queue, count, { concurrency: options.concurrency, stallMs: options.stallMs });
+}

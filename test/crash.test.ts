@@ -1,0 +1,159 @@
+// Worker processes that die (SIGKILL) or freeze (SIGSTOP) in the middle of their jobs: the leases
+// bring the jobs back, the fencing tokens keep a frozen worker from settling them. Real redis-server,
+// real child processes (test/fixtures/worker-process.ts).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { Queue } from '../src/index.js';
+import { killAll, readLedger, readLedgers, spawnWorker, type LedgerEntry, type WorkerProcess, type WorkerProcessOptions } from './fixtures/worker-process.js';
+import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
+
+const LEASE_MS = 1_000;
+const HANDLER_MS = 2_000;
+
+const redis = useRedis({ appendOnly: false });
+let dir: string;
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sandglass-crash-'));
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function ofKind(entries: readonly LedgerEntry[], kind: LedgerEntry['kind']): LedgerEntry[] {
+  return entries.filter(entry => entry.kind === kind);
+}
+
+function idsOf(entries: readonly LedgerEntry[]): string[] {
+  return entries.map(entry => entry.id).sort();
+}
+
+/** Spawns a worker of this file's queue shape and remembers it for cleanup. */
+function spawner(workers: WorkerProcess[], name: string) {
+  return async (label: string, options: Partial<WorkerProcessOptions> = {}): Promise<WorkerProcess> => {
+    const worker = await spawnWorker({
+      url: redis.url,
+      queue: name,
+      ledger: join(dir, `${name}-${label}.log`),
+      leaseMs: LEASE_MS,
+      handlerMs: HANDLER_MS,
+      ...options,
+    });
+    workers.push(worker);
+    return worker;
+  };
+}
+
+test('a worker process killed with SIGKILL mid-job: its jobs are delivered again after the lease by another process, none lost, no other duplicates', { timeout: 60_000 }, async t => {
+  const name = uniqueQueue('sigkill');
+  const queue = new Queue<number>(name, { connection: redis.url });
+  const workers: WorkerProcess[] = [];
+  const spawn = spawner(workers, name);
+  try {
+    // The victim alone first, so that it surely holds jobs when it dies; its handlers take long
+    // enough that none of them can end before the kill, however slow the machine.
+    const victim = await spawn('victim', { concurrency: 10, handlerMs: 30_000 });
+    const victimIds = await queue.addBulk(Array.from({ length: 10 }, (_, i) => ({ payload: i })));
+    await waitFor(() => ofKind(readLedger(victim.ledger), 'start').length === 10, 10_000, 'the victim to start its 10 jobs');
+    const survivors = await Promise.all([spawn('survivor-1', { concurrency: 20 }), spawn('survivor-2', { concurrency: 20 })]);
+    const otherIds = await queue.addBulk(Array.from({ length: 20 }, (_, i) => ({ payload: 100 + i })));
+
+    const beforeKill = readLedger(victim.ledger);
+    assert.equal(ofKind(beforeKill, 'end').length, 0, 'precondition: the victim is in the middle of all its handlers');
+    const killedAt = Date.now();
+    await victim.kill('SIGKILL');
+    t.diagnostic(`killed the victim ${killedAt - Math.min(...beforeKill.map(entry => entry.at))} ms into its handlers`);
+
+    const all = [...victimIds, ...otherIds];
+    await waitFor(() => ofKind(readLedgers(survivors.map(s => s.ledger)), 'done').length >= all.length, 20_000, 'every job done');
+    await sleep(200); // a late duplicate would show up here
+
+    const victimEntries = readLedger(victim.ledger);
+    const survivorEntries = readLedgers(survivors.map(s => s.ledger));
+    const entries = [...victimEntries, ...survivorEntries];
+    assert.deepEqual(idsOf(ofKind(victimEntries, 'start')), [...victimIds].sort(), 'the victim ran exactly its own jobs');
+    assert.deepEqual(ofKind(victimEntries, 'done'), [], 'the victim completed nothing');
+
+    // Exactly one completion per job, all by the survivors.
+    assert.deepEqual(idsOf(ofKind(entries, 'done')), [...all].sort(), 'every job completed exactly once');
+    // The only jobs started twice are the victim's, and each of them was.
+    const starts = ofKind(entries, 'start');
+    const startedTwice = [...new Set(starts.map(e => e.id))].filter(id => starts.filter(e => e.id === id).length > 1).sort();
+    assert.deepEqual(startedTwice, [...victimIds].sort(), 'duplicate starts are exactly the killed worker\'s jobs');
+    assert.deepEqual(idsOf(ofKind(survivorEntries, 'start').filter(e => otherIds.includes(e.id))), [...otherIds].sort(), 'the others ran once');
+
+    for (const id of victimIds) {
+      const first = starts.find(e => e.id === id && e.source === victim.ledger) as LedgerEntry;
+      const again = starts.find(e => e.id === id && e.source !== victim.ledger);
+      assert.ok(again, `job ${id} was delivered again`);
+      assert.equal(again.attempt, 2, `job ${id}: the redelivery is attempt 2`);
+      // The lease granted at the claim (just before `first.at`) had to run out first, and the
+      // victim renewed it as long as it lived.
+      assert.ok(again.at >= first.at + LEASE_MS - 100, `job ${id} redelivered ${again.at - first.at} ms after its first start, before its lease could run out`);
+      assert.ok(again.at > killedAt, `job ${id} redelivered ${killedAt - again.at} ms before the kill`);
+      assert.ok(again.at <= killedAt + LEASE_MS + 3_000, `job ${id} redelivered promptly after its lease (${again.at - killedAt} ms after the kill)`);
+    }
+    const delays = victimIds.map(id => (starts.find(e => e.id === id && e.source !== victim.ledger) as LedgerEntry).at - killedAt);
+    t.diagnostic(`redelivered ${Math.min(...delays)}-${Math.max(...delays)} ms after the kill (lease ${LEASE_MS} ms)`);
+
+    assert.deepEqual(ofKind(survivorEntries, 'error'), []);
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.counters(), { added: 30, claimed: 40, completed: 30, retried: 0, dead: 0, reaped: 10, stale: 0 });
+  } finally {
+    await killAll(workers);
+    await queue.close();
+  }
+});
+
+test('a worker frozen with SIGSTOP past its lease, then continued: its acks are refused as stale and each job completes exactly once', { timeout: 60_000 }, async t => {
+  const name = uniqueQueue('sigstop');
+  const queue = new Queue<number>(name, { connection: redis.url });
+  const workers: WorkerProcess[] = [];
+  const spawn = spawner(workers, name);
+  try {
+    // Frozen as soon as it started its jobs, before the other worker exists, so that it surely
+    // holds them; its leases run out while it is stopped.
+    const frozen = await spawn('frozen', { concurrency: 10 });
+    const ids = await queue.addBulk(Array.from({ length: 10 }, (_, i) => ({ payload: i })));
+    await waitFor(() => ofKind(readLedger(frozen.ledger), 'start').length === 10, 10_000, 'the frozen worker to start its 10 jobs');
+    const stoppedAt = Date.now();
+    await frozen.kill('SIGSTOP');
+    assert.equal(ofKind(readLedger(frozen.ledger), 'end').length, 0, 'precondition: frozen in the middle of all its handlers');
+    const other = await spawn('other', { concurrency: 20 });
+    // The other worker takes the jobs back once the frozen one's leases ran out.
+    await waitFor(() => ofKind(readLedger(other.ledger), 'start').length === 10, 10_000, 'the other worker to take over the 10 jobs');
+    const takenOver = ofKind(readLedger(other.ledger), 'start');
+    const resumedAt = Date.now();
+    await frozen.kill('SIGCONT');
+    t.diagnostic(`frozen ${resumedAt - stoppedAt} ms; taken over ${Math.min(...takenOver.map(e => e.at)) - stoppedAt} ms after the freeze`);
+
+    await waitFor(
+      () => ofKind(readLedger(other.ledger), 'done').length >= 10 && ofKind(readLedger(frozen.ledger), 'stale').length >= 10,
+      15_000,
+      'the other worker to complete the jobs and the frozen one to hear its acks were stale',
+    );
+    await sleep(200);
+    const frozenEntries = readLedger(frozen.ledger);
+    const otherEntries = readLedger(other.ledger);
+    const sorted = [...ids].sort();
+
+    assert.deepEqual(idsOf(takenOver), sorted, 'the other worker ran exactly the frozen worker\'s jobs');
+    assert.ok(takenOver.every(e => e.attempt === 2 && e.at >= stoppedAt), 'as second attempts, after the freeze');
+    assert.deepEqual(idsOf(ofKind(frozenEntries, 'end')), sorted, 'the frozen worker\'s handlers ran to their end after SIGCONT');
+    assert.deepEqual(idsOf(ofKind(frozenEntries, 'stale')), sorted, 'the `stale` event fired in the frozen worker for each of its jobs');
+    assert.deepEqual(ofKind(frozenEntries, 'done'), [], 'no ack of the frozen worker landed');
+    assert.deepEqual(idsOf(ofKind([...frozenEntries, ...otherEntries], 'done')), sorted, 'each job completed exactly once');
+    const refusedWhileRunning = ids.filter(id => {
+      const stale = frozenEntries.find(e => e.kind === 'stale' && e.id === id) as LedgerEntry;
+      const done = otherEntries.find(e => e.kind === 'done' && e.id === id) as LedgerEntry;
+      return stale.at < done.at;
+    });
+    t.diagnostic(`${refusedWhileRunning.length} of 10 stale acks were refused while the redelivery was still running`);
+
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.counters(), { added: 10, claimed: 20, completed: 10, retried: 0, dead: 0, reaped: 10, stale: 10 });
+  } finally {
+    await killAll(workers);
+    await queue.close();
+  }
+});
