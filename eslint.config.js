@@ -17,7 +17,7 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/store/**', 'src/connection.ts', 'src/waker.ts', 'src/index.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['ioredis'], allowTypeImports: true, message: 'Only src/store, src/connection.ts and src/waker.ts import the Redis client.' }] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['ioredis'], allowTypeImports: true, message: 'Only src/store, src/connection.ts and src/waker.ts import the Redis client.' }] }],
     },
   },
 );

@@ -37,8 +37,10 @@ export interface BenchOptions {
   readonly outFile: string;
   /** Repetitions of each throughput measurement; the median is reported. */
   readonly reps: number;
-  /** Handlers at once, the same for both libraries. */
+  /** Handlers at once, the same for both libraries (the first of `drainConcurrencies`). */
   readonly concurrency: number;
+  /** Concurrencies of the drain figure: one row each, both judged against the bar. */
+  readonly drainConcurrencies: readonly number[];
   /** Size of the extra sandglass batch-mode drain row. */
   readonly batchSize: number;
   /** Jobs per `addBulk` call, the same for both libraries. */
@@ -79,6 +81,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     outFile: flags.get('out') || (quick ? 'bench/results-quick.json' : 'bench/results.json'),
     reps: positiveInt(flags.get('reps'), quick ? 1 : 3, 'reps'),
     concurrency: positiveInt(flags.get('concurrency'), 50, 'concurrency'),
+    drainConcurrencies: flags.has('concurrency') ? [positiveInt(flags.get('concurrency'), 50, 'concurrency')] : [50, 100],
     batchSize: 100,
     chunk: 1_000,
     enqueueJobs: quick ? 20_000 : 100_000,

@@ -39,10 +39,18 @@ function onInterrupt(): void {
   void stopAllServers().finally(() => process.exit(130));
 }
 
+/** A crash outside main's try/finally (an event handler, a closed stdout) must not orphan servers. */
+function onCrash(error: unknown): void {
+  process.stderr.write(`bench crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  void stopAllServers().finally(() => process.exit(2));
+}
+
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   process.once('SIGINT', onInterrupt);
   process.once('SIGTERM', onInterrupt);
+  process.once('uncaughtException', onCrash);
+  process.once('unhandledRejection', onCrash);
   try {
     const machine = await machineFacts();
     log(`Redis ${machine.redis}, Node ${machine.node}, ${machine.cpus} CPUs, ${options.quick ? 'quick' : 'full'} run`);
