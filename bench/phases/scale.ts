@@ -33,13 +33,14 @@ export async function scalePhase(options: BenchOptions, log: (message: string) =
   }
   const sg = results.sandglass;
   const bull = results.bullmq;
-  const where = `${shortCount(sg.waiting)} waiting (BullMQ: ${shortCount(bull.waiting)})`;
+  const sameCount = sg.waiting === bull.waiting;
+  const where = sameCount ? `${shortCount(sg.waiting)} waiting` : `${shortCount(sg.waiting)} waiting (BullMQ: ${shortCount(bull.waiting)})`;
   const ratio = (loaded: number[], empty: number[]) => median(loaded) / median(empty);
-  const scaleNote = `BullMQ measured with ${shortCount(bull.waiting)} waiting jobs, not ${shortCount(sg.waiting)}`;
+  const scaleNote = sameCount ? {} : { note: `BullMQ measured with ${shortCount(bull.waiting)} waiting jobs, not ${shortCount(sg.waiting)}` };
   return {
     figures: [
       figure({ id: 'scale-add-empty', label: `add ${shortCount(options.scale.addJobs)} delayed, empty queue`, unit: 'jobs/s', sandglass: median(sg.addEmpty), bullmq: median(bull.addEmpty) }),
-      figure({ id: 'scale-add-loaded', label: `add ${shortCount(options.scale.addJobs)} delayed, ${where}`, unit: 'jobs/s', sandglass: median(sg.addLoaded), bullmq: median(bull.addLoaded), note: scaleNote }),
+      figure({ id: 'scale-add-loaded', label: `add ${shortCount(options.scale.addJobs)} delayed, ${where}`, unit: 'jobs/s', sandglass: median(sg.addLoaded), bullmq: median(bull.addLoaded), ...scaleNote }),
       figure({
         id: 'scale-add-ratio',
         label: '  add: loaded / empty',
@@ -50,7 +51,7 @@ export async function scalePhase(options: BenchOptions, log: (message: string) =
         bar: BARS.atLeast(0.8, 'within 20% of empty'),
       }),
       figure({ id: 'scale-claim-empty', label: `drain ${shortCount(options.scale.claimJobs)} due, empty queue`, unit: 'jobs/s', sandglass: median(sg.claimEmpty), bullmq: median(bull.claimEmpty) }),
-      figure({ id: 'scale-claim-loaded', label: `drain ${shortCount(options.scale.claimJobs)} due, ${where}`, unit: 'jobs/s', sandglass: median(sg.claimLoaded), bullmq: median(bull.claimLoaded), note: scaleNote }),
+      figure({ id: 'scale-claim-loaded', label: `drain ${shortCount(options.scale.claimJobs)} due, ${where}`, unit: 'jobs/s', sandglass: median(sg.claimLoaded), bullmq: median(bull.claimLoaded), ...scaleNote }),
       figure({
         id: 'scale-claim-ratio',
         label: '  claim: loaded / empty',
