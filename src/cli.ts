@@ -44,6 +44,15 @@ function parsePayload(text: string | undefined, file: string | undefined): unkno
   }
 }
 
+/** `--delay 1500` is milliseconds, `--delay 30m` a duration; `--at` is epoch ms or ISO 8601. */
+function parseWhen(opts: { delay?: string; at?: string }): { delay?: number | string; at?: number | Date } {
+  const isInteger = (text: string) => /^\d+$/.test(text);
+  return {
+    delay: opts.delay === undefined ? undefined : isInteger(opts.delay) ? Number(opts.delay) : opts.delay,
+    at: opts.at === undefined ? undefined : isInteger(opts.at) ? Number(opts.at) : new Date(opts.at),
+  };
+}
+
 program
   .command('add <queue> [payload]')
   .description('add a job; the payload is JSON')
@@ -53,9 +62,7 @@ program
   .option('--id <id>', 'job id (idempotent)')
   .action((name: string, payload: string | undefined, opts: { file?: string; delay?: string; at?: string; id?: string }) =>
     withQueue(name, async (queue, options) => {
-      const delay = opts.delay === undefined ? undefined : /^\d+$/.test(opts.delay) ? Number(opts.delay) : opts.delay;
-      const at = opts.at === undefined ? undefined : /^\d+$/.test(opts.at) ? Number(opts.at) : new Date(opts.at);
-      const id = await queue.add(parsePayload(payload, opts.file), { delay, at, id: opts.id });
+      const id = await queue.add(parsePayload(payload, opts.file), { ...parseWhen(opts), id: opts.id });
       print(options, { id }, id);
       return EXIT.ok;
     }),
@@ -94,9 +101,7 @@ program
   .option('--at <time>', 'due time: ISO 8601 or epoch ms')
   .action((name: string, id: string, opts: { delay?: string; at?: string }) =>
     withQueue(name, async (queue, options) => {
-      const delay = opts.delay === undefined ? undefined : /^\d+$/.test(opts.delay) ? Number(opts.delay) : opts.delay;
-      const at = opts.at === undefined ? undefined : /^\d+$/.test(opts.at) ? Number(opts.at) : new Date(opts.at);
-      const result = await queue.reschedule(id, { delay, at });
+      const result = await queue.reschedule(id, parseWhen(opts));
       print(options, { result }, result);
       return result === 'rescheduled' ? EXIT.ok : result === 'running' ? EXIT.conflict : EXIT.notFound;
     }),
