@@ -106,11 +106,11 @@ export class Settler {
     void promise.finally(() => this.#inFlight.delete(promise));
   }
 
-  async #send<E extends LeaseRef>(batch: Pending<E>[], call: () => Promise<string[]>, requeue: Pending<E>[]): Promise<void> {
+  async #send<E extends LeaseRef>(batch: Pending<E>[], call: () => Promise<number[]>, requeue: Pending<E>[]): Promise<void> {
     try {
       const stale = new Set(await call());
       this.#retryDelayMs = 0;
-      for (const pending of batch) pending.resolve(stale.has(pending.entry.id) ? 'stale' : 'applied');
+      batch.forEach((pending, index) => pending.resolve(stale.has(index) ? 'stale' : 'applied'));
     } catch (error) {
       this.#onError(error);
       const now = Date.now();

@@ -306,7 +306,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       outcome = error;
     }
     this.#busySlots -= 1;
-    for (const entry of entries) this.#running.delete(this.#key(entry.source, entry.stored.id));
+    for (const entry of entries) this.#running.delete(this.#key(entry.source, entry.stored));
     await Promise.all(entries.map(entry => (ok ? this.#complete(entry, outcome) : this.#fail(entry, outcome))));
     if (this.#running.size === 0) this.#idleWaiters.splice(0).forEach(wake => wake());
   }
@@ -323,12 +323,16 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       signal: controller.signal,
     };
     const entry: Running<T> = { source, stored, job, controller, leaseUntilLocal: claimedAt + this.#leaseMs, released: false };
-    this.#running.set(this.#key(source, stored.id), entry);
+    this.#running.set(this.#key(source, stored), entry);
     return entry;
   }
 
-  #key(source: Source, id: string): string {
-    return `${source.queue}\n${id}`;
+  /**
+   * Running jobs are keyed by claim (partition and fencing token), not by job id: a worker that
+   * lost a lease while its handler kept going may claim the same job again, and then holds both.
+   */
+  #key(source: Source, stored: StoredJob): string {
+    return `${source.store.keys.due}\n${stored.token}`;
   }
 
   async #complete(entry: Running<T>, result: unknown): Promise<void> {
@@ -368,8 +372,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       const sentAt = this.#clock();
       try {
         const lost = new Set(await source.store.extend(this.#leaseMs, entries.map(entry => entry.stored)));
-        for (const entry of entries) {
-          if (lost.has(entry.stored.id)) entry.controller.abort(new LeaseLostError(`Lost the lease of job ${entry.stored.id}: it ran out and the job was taken back`));
+        for (const [index, entry] of entries.entries()) {
+          if (lost.has(index)) entry.controller.abort(new LeaseLostError(`Lost the lease of job ${entry.stored.id}: it ran out and the job was taken back`));
           else entry.leaseUntilLocal = sentAt + this.#leaseMs;
         }
       } catch (error) {

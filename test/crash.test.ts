@@ -157,3 +157,44 @@ test('a worker frozen with SIGSTOP past its lease, then continued: its acks are 
     await queue.close();
   }
 });
+
+test('a worker that gets back a job it is still running (after losing the lease) keeps renewing the new lease: the job completes once, not dead-lettered', { timeout: 60_000 }, async t => {
+  // Worker A freezes with job X; B takes X over and is killed; A, continued, claims X again while
+  // its first, stale run of X is still in its handler. Two runs of X now live in A: the first must
+  // end as stale, and the second must keep its lease and complete.
+  const name = uniqueQueue('reclaim');
+  const queue = new Queue<string>(name, { connection: redis.url });
+  const workers: WorkerProcess[] = [];
+  const spawn = spawner(workers, name);
+  try {
+    const a = await spawn('a', { concurrency: 10, handlerMs: 6_000 });
+    const id = await queue.add('x', { id: `${name}-x` });
+    await waitFor(() => ofKind(readLedger(a.ledger), 'start').length === 1, 10_000, 'A to start X');
+    const startedAt = Date.now();
+    await a.kill('SIGSTOP');
+    const b = await spawn('b', { concurrency: 10, handlerMs: 30_000 });
+    await waitFor(() => ofKind(readLedger(b.ledger), 'start').length === 1, 10_000, 'B to take X over');
+    await b.kill('SIGKILL');
+    await a.kill('SIGCONT');
+    await waitFor(() => ofKind(readLedger(a.ledger), 'start').length === 2, 10_000, 'A to claim X again once B\'s lease ran out');
+    const reclaimedAt = (ofKind(readLedger(a.ledger), 'start')[1] as LedgerEntry).at;
+    t.diagnostic(`A claimed X again ${reclaimedAt - startedAt} ms after its first start (its first run ends at 6000 ms)`);
+    assert.ok(reclaimedAt < startedAt + 6_000, 'precondition: the second run began while the first was still running');
+
+    // Both of A's runs end; at most a few seconds after the second one the job must be settled.
+    await waitFor(() => ofKind(readLedger(a.ledger), 'end').length === 2, 15_000).catch(() => undefined);
+    await sleep(300);
+    const entries = readLedger(a.ledger);
+    const outcome = (kind: LedgerEntry['kind']) => ofKind(entries, kind).map(e => `${kind} attempt ${e.attempt}`);
+    t.diagnostic(`A's ledger: ${entries.map(e => `${e.kind}#${e.attempt}`).join(' ')}`);
+    const info = await queue.get(id);
+    assert.equal(info, null, `the job is gone, not ${info?.state}${info?.lastError ? ` (${info.lastError})` : ''}`);
+    assert.deepEqual(outcome('start'), ['start attempt 1', 'start attempt 3']);
+    assert.deepEqual(outcome('stale'), ['stale attempt 1'], 'only the first run, whose lease was lost, is refused');
+    assert.deepEqual(outcome('done'), ['done attempt 3'], 'the second run, whose lease A renewed, completes the job');
+    assert.deepEqual(await queue.counters(), { added: 1, claimed: 3, completed: 1, retried: 0, dead: 0, reaped: 2, stale: 1 });
+  } finally {
+    await killAll(workers);
+    await queue.close();
+  }
+});

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { Redis } from 'ioredis';
 import { Queue } from '../src/index.js';
-import { killAll, readLedgers, spawnWorker, type LedgerEntry, type WorkerProcess } from './fixtures/worker-process.js';
+import { countByJob, killAll, readLedgers, spawnWorkers, type WorkerProcess } from './fixtures/worker-process.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis(); // AOF on: the restart test needs it
@@ -17,25 +17,9 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-function countBy(entries: readonly LedgerEntry[], kind: LedgerEntry['kind']): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const entry of entries) if (entry.kind === kind) counts.set(entry.id, (counts.get(entry.id) ?? 0) + 1);
-  return counts;
-}
-
-async function spawnWorkers(name: string, count: number, leaseMs: number): Promise<WorkerProcess[]> {
-  const spawned = await Promise.allSettled(
-    Array.from({ length: count }, (_, i) =>
-      spawnWorker({ url: redis.url, queue: name, ledger: join(dir, `${name}-w${i}.log`), concurrency: 20, leaseMs, handlerMs: 1, handlerJitterMs: 5 }),
-    ),
-  );
-  const workers = spawned.flatMap(result => (result.status === 'fulfilled' ? [result.value] : []));
-  const failure = spawned.find(result => result.status === 'rejected');
-  if (failure) {
-    await killAll(workers);
-    throw failure.reason;
-  }
-  return workers;
+function spawnQueueWorkers(name: string, count: number, leaseMs: number): Promise<WorkerProcess[]> {
+  const ledger = (i: number) => join(dir, `${name}-w${i}.log`);
+  return spawnWorkers(Array.from({ length: count }, (_, i) => ({ url: redis.url, queue: name, ledger: ledger(i), concurrency: 20, leaseMs, handlerMs: 1, handlerJitterMs: 5 })));
 }
 
 /** Redis's count of replies of one error kind (INFO errorstats), e.g. NOSCRIPT. */
@@ -48,8 +32,8 @@ test('SCRIPT FLUSH again and again under load loses nothing: every job completes
   const total = 8_000;
   const raw = redis.raw;
   const name = uniqueQueue('script-flush');
+  const workers = await spawnQueueWorkers(name, 2, 10_000);
   const queue = new Queue<number>(name, { connection: redis.url });
-  const workers = await spawnWorkers(name, 2, 10_000);
   let flushing = true;
   let flushes = 0;
   const flusher = (async () => {
@@ -77,8 +61,8 @@ test('SCRIPT FLUSH again and again under load loses nothing: every job completes
     assert.ok(flushes >= 20 && noscript >= 20, `the fault really happened (${flushes} flushes, ${noscript} NOSCRIPT replies)`);
 
     const entries = readLedgers(workers.map(w => w.ledger));
-    const starts = countBy(entries, 'start');
-    const dones = countBy(entries, 'done');
+    const starts = countByJob(entries, 'start');
+    const dones = countByJob(entries, 'done');
     assert.deepEqual(entries.filter(e => e.kind === 'error' || e.kind === 'stale' || e.kind === 'failed'), [], 'no errors, stale acks or failures');
     assert.deepEqual(ids.filter(id => starts.get(id) !== 1), [], 'every job started exactly once');
     assert.deepEqual(ids.filter(id => dones.get(id) !== 1), [], 'every job completed exactly once');
@@ -96,8 +80,8 @@ test('SCRIPT FLUSH again and again under load loses nothing: every job completes
 test('a Redis crash (SIGKILL, AOF on) and restart mid-load loses no acknowledged job, and workers resume on their own', { timeout: 60_000 }, async t => {
   const leaseMs = 3_000;
   const name = uniqueQueue('restart');
+  const workers = await spawnQueueWorkers(name, 2, leaseMs);
   const queue = new Queue<number>(name, { connection: redis.url });
-  const workers = await spawnWorkers(name, 2, leaseMs);
   // Jobs whose add resolved, with the local time it resolved at; and every id ever sent.
   const acknowledged = new Map<string, number>();
   const attempted = new Set<string>();
@@ -141,9 +125,9 @@ test('a Redis crash (SIGKILL, AOF on) and restart mid-load loses no acknowledged
     await waitFor(async () => missing().length === 0 && (await queue.stats()).active === 0, 30_000, 'every acknowledged job to run').catch(() => undefined);
 
     const entries = readLedgers(ledgers);
-    const ended = countBy(entries, 'end');
-    const dones = countBy(entries, 'done');
-    const stale = countBy(entries, 'stale');
+    const ended = countByJob(entries, 'end');
+    const dones = countByJob(entries, 'done');
+    const stale = countByJob(entries, 'stale');
     const addedBeforeKill = [...acknowledged].filter(([, at]) => at < killedAt).map(([id]) => id);
     const firstStart = new Map<string, number>();
     for (const e of entries) if (e.kind === 'start' && !firstStart.has(e.id)) firstStart.set(e.id, e.at);

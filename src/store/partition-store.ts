@@ -102,23 +102,23 @@ export class PartitionStore {
     return { now: reply[0], nextAt: reply[1], jobs };
   }
 
-  /** Returns the ids whose ack was rejected (stale token). */
-  async ack(leases: readonly LeaseRef[]): Promise<string[]> {
-    const reply = (await this.#run('ack', leases.flatMap(lease => [lease.id, lease.token]))) as [number, ...string[]];
-    return reply.slice(1) as string[];
+  /** Returns the positions in `leases` whose ack was rejected (stale token). */
+  async ack(leases: readonly LeaseRef[]): Promise<number[]> {
+    const reply = (await this.#run('ack', leases.flatMap(lease => [lease.id, lease.token]))) as number[];
+    return reply.slice(1);
   }
 
-  /** Returns the ids whose fail was rejected (stale token). */
-  async fail(entries: readonly FailEntry[]): Promise<{ now: number; stale: string[] }> {
+  /** Returns the positions in `entries` whose fail was rejected (stale token). */
+  async fail(entries: readonly FailEntry[]): Promise<{ now: number; stale: number[] }> {
     const args = entries.flatMap(entry => [entry.id, entry.token, entry.retryDelayMs, entry.message]);
-    const reply = (await this.#run('fail', args)) as [number, ...string[]];
-    return { now: reply[0], stale: reply.slice(1) as string[] };
+    const reply = (await this.#run('fail', args)) as number[];
+    return { now: reply[0] as number, stale: reply.slice(1) };
   }
 
-  /** Renews leases; returns the ids this caller no longer holds. */
-  async extend(leaseMs: number, leases: readonly LeaseRef[]): Promise<string[]> {
-    const reply = (await this.#run('extend', [leaseMs, ...leases.flatMap(lease => [lease.id, lease.token])])) as [number, ...string[]];
-    return reply.slice(1) as string[];
+  /** Renews leases; returns the positions in `leases` this caller no longer holds. */
+  async extend(leaseMs: number, leases: readonly LeaseRef[]): Promise<number[]> {
+    const reply = (await this.#run('extend', [leaseMs, ...leases.flatMap(lease => [lease.id, lease.token])])) as number[];
+    return reply.slice(1);
   }
 
   async release(leases: readonly LeaseRef[]): Promise<number> {

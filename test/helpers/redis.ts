@@ -37,8 +37,10 @@ export function useRedis(options: LocalRedisOptions = {}): RedisFixture {
       return fixture.server.url;
     },
     get raw() {
-      raw ??= new Redis(fixture.server.url, { maxRetriesPerRequest: null });
-      raw.on('error', () => undefined);
+      if (!raw) {
+        raw = new Redis(fixture.server.url, { maxRetriesPerRequest: null });
+        raw.on('error', () => undefined);
+      }
       return raw;
     },
   };

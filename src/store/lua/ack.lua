@@ -4,8 +4,9 @@
 
   KEYS: the partition keys (lib.lua).
   ARGV[2..] pairs of  id, token   the claim's fencing token
-  Returns: { completed, staleId1, staleId2, ... }  a stale id is one whose token no longer matches:
+  Returns: { completed, staleIndex1, ... }  0-based positions in the batch of the pairs whose token no longer matches:
            the lease ran out and the job was reaped, redelivered or already acked. It is left as is.
+           (Positions, not ids: one batch may hold an old and a new claim of the same job.)
   Errors: none.
 ]]
 local completed = 0
@@ -18,7 +19,7 @@ for i = 2, #ARGV, 2 do
     rcall('HDEL', errorsKey, id)
     completed = completed + 1
   else
-    out[#out + 1] = id
+    out[#out + 1] = (i - 2) / 2
   end
 end
 if completed > 0 then rcall('HINCRBY', countersKey, 'completed', completed) end

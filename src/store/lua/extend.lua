@@ -5,8 +5,8 @@
   KEYS: the partition keys (lib.lua).
   ARGV[2]   leaseMs   ms  new lease length from now
   ARGV[3..] pairs of  id, token
-  Returns: { now, lostId1, ... }  jobs whose lease this caller no longer holds (their handler
-           should stop: another worker may be running them).
+  Returns: { now, lostIndex1, ... }  0-based positions of the pairs whose lease this caller no
+           longer holds (their handler should stop: another worker may be running them).
   Errors: none.
 ]]
 local now = nowMs()
@@ -18,7 +18,7 @@ for i = 3, #ARGV, 2 do
   if rec and tokenOf(rec) == token then
     rcall('ZADD', activeKey, 'XX', deadline, id)
   else
-    out[#out + 1] = id
+    out[#out + 1] = (i - 3) / 2
   end
 end
 return out

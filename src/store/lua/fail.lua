@@ -5,7 +5,7 @@
 
   KEYS: the partition keys (lib.lua).
   ARGV[2..] groups of  id, token, retryDelayMs (ms; -1 = dead-letter), error message
-  Returns: { now, staleId1, ... }  stale as in ack.lua: the caller lost the lease, nothing changed.
+  Returns: { now, staleIndex1, ... }  0-based positions of stale entries, as in ack.lua: nothing changed for them.
   Errors: none.
 ]]
 local now = nowMs()
@@ -30,7 +30,7 @@ for i = 2, #ARGV, 4 do
     end
     rcall('HSET', jobsKey, id, writeRecord(r))
   else
-    out[#out + 1] = id
+    out[#out + 1] = (i - 2) / 4
   end
 end
 if retried > 0 then rcall('HINCRBY', countersKey, 'retried', retried) end
