@@ -3,6 +3,7 @@ import { DEFAULT_BACKOFF, backoffDelayMs } from './backoff.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
 import { LeaseLostError, UnrecoverableError, ValidationError } from './errors.js';
 import { defaultLogger } from './logger.js';
+import { ClaimedJob } from './claimed-job.js';
 import { Settler, type SettleOutcome } from './settler.js';
 import { PartitionStore, type LeaseRef } from './store/partition-store.js';
 import type { StoredJob } from './store/record.js';
@@ -77,14 +78,17 @@ interface Source {
   nextAt: number;
   /** The earliest wake-up heard since the last claim was sent: its reply cannot know of it. */
   heardAt: number;
+  /** Claims of this partition in flight. */
+  inFlight: number;
+  /** Whether the last claim came back with all it asked for (more is likely due). */
+  lastFull: boolean;
   errorDelayMs: number;
 }
 
 interface Running<T> {
   readonly source: Source;
   readonly stored: StoredJob;
-  readonly job: Job<T>;
-  readonly controller: AbortController;
+  readonly job: ClaimedJob<T>;
   /** Local time at which the lease runs out unless renewed. */
   leaseUntilLocal: number;
   /** Handed back by close(): its outcome is no longer ours to report. */
@@ -92,6 +96,7 @@ interface Running<T> {
 }
 
 const MAX_CLAIM = 1_000;
+const MAX_CLAIMS_IN_FLIGHT = 2;
 const REAP_LIMIT = 100;
 
 /**
@@ -106,7 +111,7 @@ const REAP_LIMIT = 100;
  * worker.on('dead', (job, error) => log.error({ id: job.id, error }, 'order-timeout job dead'));
  */
 export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
-  readonly #handler: (arg: Job<T> & Job<T>[]) => unknown;
+  readonly #handler: (arg: unknown) => unknown;
   readonly #sources: Source[];
   readonly #connection: ConnectionLease;
   readonly #settler: Settler;
@@ -126,9 +131,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #busySlots = 0;
   #offsetMs = 0;
   #cursor = 0;
-  #pumping = false;
-  #repump = false;
+  #claimsInFlight = 0;
+  /** Jobs that in-flight claims may bring: counted as taken so that claims never exceed capacity. */
+  #reservedJobs = 0;
   #timer: NodeJS.Timeout | undefined;
+  /** Local time the armed timer fires at. */
+  #timerAt = 0;
   #renewTimer: NodeJS.Timeout;
   #closing = false;
   #closed: Promise<void> | undefined;
@@ -161,7 +169,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     assertInteger('closeTimeoutMs', this.#closeTimeoutMs, 0);
     this.#safetyIntervalMs = options.safetyIntervalMs ?? 5_000;
     assertInteger('safetyIntervalMs', this.#safetyIntervalMs, 10, 3_600_000);
-    this.#handler = handler as (arg: Job<T> & Job<T>[]) => unknown;
+    this.#handler = handler as (arg: unknown) => unknown;
     this.#logger = options.logger ?? defaultLogger;
     this.#clock = options.clock ?? Date.now;
 
@@ -172,6 +180,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       store: new PartitionStore(this.#connection.client, prefix, queue, 0),
       nextAt: 0,
       heardAt: Number.POSITIVE_INFINITY,
+      inFlight: 0,
+      lastFull: false,
       errorDelayMs: 0,
     }));
     for (const source of this.#sources) {
@@ -187,7 +197,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#ready.catch(() => undefined);
     this.#renewTimer = setInterval(() => void this.#renewLeases(), Math.floor(this.#leaseMs / 3));
     this.#renewTimer.unref();
-    void this.#pump();
+    this.#pump();
   }
 
   /** Resolves once the worker listens for wake-ups (it claims due jobs from the start). */
@@ -215,56 +225,53 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     return this.#clock() + this.#offsetMs;
   }
 
+  /** Jobs the worker can take now: free handler slots, minus what in-flight claims may bring. */
   #freeJobs(): number {
-    const freeSlots = this.#concurrency - this.#busySlots;
-    return Math.min(MAX_CLAIM, freeSlots * (this.#batchSize ?? 1));
+    return (this.#concurrency - this.#busySlots) * (this.#batchSize ?? 1) - this.#reservedJobs;
   }
 
   #onWake(source: Source, dueAt: number): void {
     const at = Number.isNaN(dueAt) ? 0 : dueAt;
     source.nextAt = Math.min(source.nextAt, at);
     source.heardAt = Math.min(source.heardAt, at);
-    this.#schedule();
+    this.#pump();
   }
 
-  /** Claims now if a partition is due and there is room, else sleeps until the next due time. */
-  #schedule(): void {
+  /**
+   * Sends claims while there is room and a partition is due, then sleeps until the next due time.
+   * Up to two claims are in flight, each for at most half the capacity, so that Redis prepares the
+   * next batch while this process runs the last one. A partition gets a second concurrent claim only
+   * while its claims come back full: otherwise the second would most likely find nothing.
+   */
+  #pump(): void {
     if (this.#closing) return;
     const now = this.#serverNow();
-    if (this.#freeJobs() > 0 && this.#sources.some(source => source.nextAt <= now)) void this.#pump();
-    else if (!this.#pumping) this.#armTimer();
-  }
-
-  async #pump(): Promise<void> {
-    if (this.#pumping) {
-      this.#repump = true;
-      return;
+    const count = this.#sources.length;
+    const batchSize = this.#batchSize ?? 1;
+    const perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil((this.#concurrency * batchSize) / 2)));
+    let sent = true;
+    while (sent && this.#claimsInFlight < MAX_CLAIMS_IN_FLIGHT) {
+      sent = false;
+      // Start each round at the next partition, so that one busy queue cannot starve the others.
+      this.#cursor = (this.#cursor + 1) % count;
+      for (let k = 0; k < count && this.#claimsInFlight < MAX_CLAIMS_IN_FLIGHT; k++) {
+        const source = this.#sources[(this.#cursor + k) % count] as Source;
+        const free = this.#freeJobs();
+        if (free <= 0) break;
+        if (source.nextAt > now || (source.inFlight > 0 && !source.lastFull)) continue;
+        void this.#claim(source, Math.min(free, perClaim));
+        sent = true;
+      }
     }
-    this.#pumping = true;
-    try {
-      do {
-        this.#repump = false;
-        const count = this.#sources.length;
-        // Start each round at the next partition, so that one busy queue cannot starve the others.
-        this.#cursor = (this.#cursor + 1) % count;
-        for (let k = 0; k < count && !this.#closing; k++) {
-          const source = this.#sources[(this.#cursor + k) % count] as Source;
-          const free = this.#freeJobs();
-          if (free <= 0) break;
-          if (source.nextAt > this.#serverNow()) continue;
-          await this.#claim(source, free);
-          if (source.nextAt <= this.#serverNow()) this.#repump = true;
-        }
-      } while (this.#repump && !this.#closing && this.#freeJobs() > 0);
-    } finally {
-      this.#pumping = false;
-      this.#armTimer();
-    }
+    this.#armTimer();
   }
 
   async #claim(source: Source, limit: number): Promise<void> {
     const sentAt = this.#clock();
     source.heardAt = Number.POSITIVE_INFINITY;
+    source.inFlight += 1;
+    this.#claimsInFlight += 1;
+    this.#reservedJobs += limit;
     let result;
     try {
       result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts);
@@ -272,23 +279,30 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       this.#reportError(error);
       source.errorDelayMs = Math.min(5_000, source.errorDelayMs === 0 ? 100 : source.errorDelayMs * 2);
       source.nextAt = Math.min(this.#serverNow() + source.errorDelayMs, source.heardAt);
+      source.lastFull = false;
+      this.#pump(); // re-arms the timer for the retry
       return;
+    } finally {
+      source.inFlight -= 1;
+      this.#claimsInFlight -= 1;
+      this.#reservedJobs -= limit;
     }
     const receivedAt = this.#clock();
     source.errorDelayMs = 0;
+    source.lastFull = result.jobs.length === limit;
     // The server's clock, seen from here: its `now` was read about halfway through the round trip.
     this.#offsetMs = result.now - (sentAt + receivedAt) / 2;
     const later = result.now + this.#safetyIntervalMs;
     const reported = result.nextAt === -1 ? later : Math.min(later, Math.max(result.nextAt, result.jobs.length > 0 ? result.nextAt : result.now + 1));
     source.nextAt = Math.min(reported, source.heardAt);
-    if (result.jobs.length === 0) return;
     if (this.#closing) {
       // Claimed while close() began: hand them straight back.
-      await source.store.release(result.jobs).catch(error => this.#reportError(error));
+      if (result.jobs.length > 0) await source.store.release(result.jobs).catch(error => this.#reportError(error));
       return;
     }
     const size = this.#batchSize ?? 1;
     for (let i = 0; i < result.jobs.length; i += size) void this.#run(source, result.jobs.slice(i, i + size), receivedAt);
+    this.#pump();
   }
 
   // --- running ----------------------------------------------------------------------------
@@ -300,7 +314,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     let outcome: unknown;
     try {
       const jobs = entries.map(entry => entry.job);
-      outcome = await this.#handler((this.#batchSize === undefined ? jobs[0] : jobs) as Job<T> & Job<T>[]);
+      outcome = await this.#handler(this.#batchSize === undefined ? jobs[0] : jobs);
     } catch (error) {
       ok = false;
       outcome = error;
@@ -312,17 +326,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #track(source: Source, stored: StoredJob, claimedAt: number): Running<T> {
-    const controller = new AbortController();
-    const job: Job<T> = {
+    const job = new ClaimedJob<T>({
       id: stored.id,
       queue: source.queue,
       payload: JSON.parse(stored.payloadJson) as T,
       dueAt: stored.dueAt,
       attempt: stored.attempts,
       maxAttempts: stored.maxAttempts ?? this.#maxAttempts,
-      signal: controller.signal,
-    };
-    const entry: Running<T> = { source, stored, job, controller, leaseUntilLocal: claimedAt + this.#leaseMs, released: false };
+    });
+    const entry: Running<T> = { source, stored, job, leaseUntilLocal: claimedAt + this.#leaseMs, released: false };
     this.#running.set(this.#key(source, stored), entry);
     return entry;
   }
@@ -338,7 +350,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   async #complete(entry: Running<T>, result: unknown): Promise<void> {
     if (entry.released) return; // handed back by close(): the next delivery owns the outcome
     const settled = this.#settler.ack(entry.source.store, entry.stored, entry.leaseUntilLocal);
-    this.#schedule(); // the slot is free: claim more while the ack travels
+    this.#pump(); // the slot is free: claim more while the ack travels
     const outcome = await settled;
     if (outcome === 'applied') this.#emitSafely('completed', entry.job, result);
     else if (outcome === 'stale') this.#emitSafely('stale', entry.job);
@@ -351,7 +363,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const retryDelayMs = dead ? -1 : backoffDelayMs(stored.backoff ?? this.#backoff, job.attempt, error);
     const message = describeError(error);
     const settled = this.#settler.fail(entry.source.store, { id: stored.id, token: stored.token, retryDelayMs, message }, entry.leaseUntilLocal);
-    this.#schedule();
+    this.#pump();
     const outcome: SettleOutcome = await settled;
     if (outcome === 'stale') this.#emitSafely('stale', job);
     if (outcome !== 'applied') return;
@@ -373,7 +385,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       try {
         const lost = new Set(await source.store.extend(this.#leaseMs, entries.map(entry => entry.stored)));
         for (const [index, entry] of entries.entries()) {
-          if (lost.has(index)) entry.controller.abort(new LeaseLostError(`Lost the lease of job ${entry.stored.id}: it ran out and the job was taken back`));
+          if (lost.has(index)) entry.job.abort(new LeaseLostError(`Lost the lease of job ${entry.stored.id}: it ran out and the job was taken back`));
           else entry.leaseUntilLocal = sentAt + this.#leaseMs;
         }
       } catch (error) {
@@ -385,16 +397,21 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   // --- closing ----------------------------------------------------------------------------
 
   #armTimer(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
     if (this.#closing) return;
     const now = this.#serverNow();
     let next = now + this.#safetyIntervalMs;
-    if (this.#freeJobs() > 0) for (const source of this.#sources) next = Math.min(next, source.nextAt);
+    // A partition with a claim in flight is looked at again when the reply arrives.
+    if (this.#freeJobs() > 0) for (const source of this.#sources) if (source.inFlight === 0) next = Math.min(next, source.nextAt);
+    const delayMs = Math.max(0, Math.ceil(next - now));
+    const fireAt = this.#clock() + delayMs;
+    // Called after every job: keep the armed timer when it fires at the same moment anyway.
+    if (this.#timer && Math.abs(this.#timerAt - fireAt) <= 1) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = fireAt;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      void this.#pump();
-    }, Math.max(0, Math.ceil(next - now)));
+      this.#pump();
+    }, delayMs);
   }
 
   async #close(): Promise<void> {
@@ -421,7 +438,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const bySource = new Map<Source, LeaseRef[]>();
     for (const entry of this.#running.values()) {
       entry.released = true;
-      entry.controller.abort(new LeaseLostError(`Worker closed before job ${entry.stored.id} finished; it was handed back`));
+      entry.job.abort(new LeaseLostError(`Worker closed before job ${entry.stored.id} finished; it was handed back`));
       bySource.set(entry.source, [...(bySource.get(entry.source) ?? []), entry.stored]);
     }
     for (const [source, leases] of bySource) await source.store.release(leases).catch(error => this.#reportError(error));

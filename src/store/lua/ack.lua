@@ -11,12 +11,14 @@
 ]]
 local completed = 0
 local out = { 0 }
+-- Most queues have no failed jobs: skip the per-job HDEL of their error then.
+local anyErrors = rcall('HLEN', errorsKey) > 0
 for i = 2, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
   local rec = rcall('HGET', jobsKey, id)
   if rec and tokenOf(rec) == token and rcall('ZREM', activeKey, id) == 1 then
     rcall('HDEL', jobsKey, id)
-    rcall('HDEL', errorsKey, id)
+    if anyErrors then rcall('HDEL', errorsKey, id) end
     completed = completed + 1
   else
     out[#out + 1] = (i - 2) / 2

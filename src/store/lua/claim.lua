@@ -65,11 +65,9 @@ if not paused and limit > 0 then
       local id = due[2 * i - 1]
       local rec = rcall('HGET', jobsKey, id)
       if rec then
-        local r = readRecord(rec)
-        r.attempts = r.attempts + 1
-        r.token = int(lastToken - n + i)
-        r.dueAt = due[2 * i]
-        rec = writeRecord(r)
+        -- The hot path: rewrite the header's first three fields without decoding the record.
+        local attempts, rest = string.match(rec, '^(%d+),%d+,%d+,(.*)$')
+        rec = (tonumber(attempts) + 1) .. ',' .. int(lastToken - n + i) .. ',' .. due[2 * i] .. ',' .. rest
         rcall('HSET', jobsKey, id, rec)
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
