@@ -1,14 +1,18 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 
 // Generated ids are made here rather than by a Redis counter so that an add resent after a lost
 // reply carries the same id and is deduplicated instead of creating a second job.
-// Shape: 9 chars of base-36 milliseconds, 4 of a per-process counter, 4 random per process. Ids of
-// one process sort in creation order, so jobs due in the same millisecond keep their order.
-const PROCESS_TAG = randomBytes(4).readUInt32BE(0).toString(36).padStart(7, '0').slice(-4);
-let counter = 0;
+// Shape (19 chars): 9 of base-36 milliseconds, 4 of a per-process counter, 6 random per process.
+// Ids of one process sort in creation order, so jobs due in the same millisecond keep their order.
+// Two processes collide only with the same 6-char tag (1 in 2.2e9) and the same millisecond and
+// counter (the counter starts at a random value): an add with a colliding id would be taken for a
+// retry, so the odds are kept far below anything a fleet of producers could reach.
+const PROCESS_TAG = randomBytes(5).readUIntBE(0, 5).toString(36).padStart(6, '0').slice(-6);
+const COUNTER_SPACE = 36 ** 4;
+let counter = randomInt(COUNTER_SPACE);
 
-/** A new unique, time-ordered job id such as `0mifxk2b40001x7k2`. */
+/** A new unique, time-ordered job id such as `0mifxk2b400a1x7k2qz`. */
 export function newJobId(nowMs: number = Date.now()): string {
-  counter = (counter + 1) % 1_679_616; // 36^4
+  counter = (counter + 1) % COUNTER_SPACE;
   return nowMs.toString(36).padStart(9, '0') + counter.toString(36).padStart(4, '0') + PROCESS_TAG;
 }

@@ -119,7 +119,9 @@ export class Queue<T = unknown> {
     assertJobId(id);
     const raw = await this.#store.get(id);
     if (!raw) return null;
-    const info = toJobInfo<T>(raw.job, raw.state, raw.lastError);
+    // A waiting job's due time is its score; an active or dead one's is in its record.
+    const waiting = raw.state === 'delayed' || raw.state === 'ready';
+    const info = toJobInfo<T>(raw.job, raw.state, waiting ? raw.score : (raw.job.dueAt ?? raw.score), raw.lastError);
     if (raw.state === 'active') info.leaseUntilAt = raw.score;
     if (raw.state === 'dead') info.deadAt = raw.score;
     return info;
@@ -192,7 +194,7 @@ export class Queue<T = unknown> {
     assertInteger('offset', offset, 0);
     assertInteger('limit', limit, 1, 1_000);
     const entries = await this.#store.listDead(offset, limit);
-    return entries.map(entry => ({ ...toJobInfo<T>(entry.job, 'dead', entry.lastError || undefined), deadAt: entry.deadAt }));
+    return entries.map(entry => ({ ...toJobInfo<T>(entry.job, 'dead', entry.job.dueAt ?? entry.deadAt, entry.lastError || undefined), deadAt: entry.deadAt }));
   }
 
   /**
@@ -257,8 +259,8 @@ export class Queue<T = unknown> {
   }
 }
 
-function toJobInfo<T>(job: StoredJob, state: JobInfo<T>['state'], lastError: string | undefined): JobInfo<T> {
-  const info: JobInfo<T> = { id: job.id, payload: JSON.parse(job.payloadJson) as T, state, dueAt: job.dueAt, attempts: job.attempts };
+function toJobInfo<T>(job: StoredJob, state: JobInfo<T>['state'], dueAt: number, lastError: string | undefined): JobInfo<T> {
+  const info: JobInfo<T> = { id: job.id, payload: JSON.parse(job.payloadJson) as T, state, dueAt, attempts: job.attempts };
   if (job.maxAttempts !== undefined) info.maxAttempts = job.maxAttempts;
   if (lastError !== undefined) info.lastError = lastError;
   return info;

@@ -330,7 +330,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       id: stored.id,
       queue: source.queue,
       payload: JSON.parse(stored.payloadJson) as T,
-      dueAt: stored.dueAt,
+      dueAt: stored.dueAt as number, // claim always copies the due score into the record
       attempt: stored.attempts,
       maxAttempts: stored.maxAttempts ?? this.#maxAttempts,
     });

@@ -8,13 +8,14 @@ export interface StoredJob {
   readonly attempts: number;
   /** The fencing token of the current claim; '0' when not active. */
   readonly token: string;
-  readonly dueAt: number;
+  /** When the job fell due; only known while it is active or dead (a waiting job's is its `due` score). */
+  readonly dueAt: number | undefined;
   readonly maxAttempts: number | undefined;
   readonly backoff: BackoffOption | undefined;
   readonly payloadJson: string;
 }
 
-const HEADER = /^(\d+),(\d+),(\d+),(\d*),([^\n]*)\n/;
+const HEADER = /^(\d+),(\d+),(\d*),(\d*),([^\n]*)\n/;
 
 export function decodeRecord(id: string, record: string): StoredJob {
   const match = HEADER.exec(record);
@@ -24,7 +25,7 @@ export function decodeRecord(id: string, record: string): StoredJob {
     id,
     attempts: Number(attempts),
     token,
-    dueAt: Number(dueAt),
+    dueAt: dueAt === '' ? undefined : Number(dueAt),
     maxAttempts: maxAttempts === '' ? undefined : Number(maxAttempts),
     backoff: decodeBackoff(backoff),
     payloadJson: record.slice(header.length),

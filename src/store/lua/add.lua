@@ -35,7 +35,7 @@ for i = 3, #ARGV, 6 do
     end
   end
   if status == 1 or status == 2 then
-    rcall('HSET', jobsKey, id, '0,0,' .. int(dueAt) .. ',' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5])
+    rcall('HSET', jobsKey, id, '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5])
     rcall('ZADD', dueKey, dueAt, id)
     if minDue == nil or dueAt < minDue then minDue = dueAt end
     if status == 1 then added = added + 1 end

@@ -66,7 +66,7 @@ if not paused and limit > 0 then
       local rec = rcall('HGET', jobsKey, id)
       if rec then
         -- The hot path: rewrite the header's first three fields without decoding the record.
-        local attempts, rest = string.match(rec, '^(%d+),%d+,%d+,(.*)$')
+        local attempts, rest = string.match(rec, '^(%d+),%d+,%d*,(.*)$')
         rec = (tonumber(attempts) + 1) .. ',' .. int(lastToken - n + i) .. ',' .. due[2 * i] .. ',' .. rest
         rcall('HSET', jobsKey, id, rec)
         leases[#leases + 1] = deadline

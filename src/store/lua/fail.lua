@@ -20,7 +20,7 @@ for i = 2, #ARGV, 4 do
     rcall('HSET', errorsKey, id, message)
     if retryDelayMs >= 0 then
       local dueAt = now + retryDelayMs
-      r.dueAt = int(dueAt)
+      r.dueAt = ''
       rcall('ZADD', dueKey, dueAt, id)
       if minDue == nil or dueAt < minDue then minDue = dueAt end
       retried = retried + 1

@@ -15,6 +15,8 @@
   A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>\n<payload JSON>". JSON.stringify
   never writes a raw newline, so the first one ends the header. `token` is '0' unless the job is
   active; a non-zero token names the one claim allowed to ack, fail, extend or release the job.
+  `dueAt` is '' while the job waits (the `due` score holds it, and 13 bytes a job add up); claim
+  copies the score in, so an active or dead job knows when it fell due.
 
   Invariant: a job exists iff `jobs` has its id, and then exactly one of due/active/dead holds it.
 ]]
@@ -37,7 +39,7 @@ end
 local function readRecord(rec)
   local nl = string.find(rec, '\n', 1, true)
   local attempts, token, dueAt, maxAttempts, backoff =
-    string.match(string.sub(rec, 1, nl - 1), '^(%d+),(%d+),(%d+),(%d*),(.*)$')
+    string.match(string.sub(rec, 1, nl - 1), '^(%d+),(%d+),(%d*),(%d*),(.*)$')
   return {
     attempts = tonumber(attempts), token = token, dueAt = dueAt,
     maxAttempts = maxAttempts, backoff = backoff, payload = string.sub(rec, nl + 1),

@@ -17,7 +17,7 @@ if rcall('ZSCORE', activeKey, id) then return { 2, -1 } end
 local dueAt = ARGV[3] ~= '' and nowMs() + tonumber(ARGV[3]) or tonumber(ARGV[4])
 local r = readRecord(rec)
 if rcall('ZREM', deadKey, id) == 1 then r.attempts = 0 end
-r.dueAt = int(dueAt)
+r.dueAt = ''
 rcall('HSET', jobsKey, id, writeRecord(r))
 rcall('ZADD', dueKey, dueAt, id)
 wakeIfHead(dueAt)

@@ -24,7 +24,7 @@ for i = 1, #ids do
     local r = readRecord(rec)
     r.attempts = 0
     r.token = '0'
-    r.dueAt = int(now)
+    r.dueAt = ''
     rcall('HSET', jobsKey, id, writeRecord(r))
     rcall('ZADD', dueKey, now, id)
     moved = moved + 1
