@@ -1,61 +1,20 @@
 import { EventEmitter } from 'node:events';
-import { DEFAULT_BACKOFF, backoffDelayMs } from './backoff.js';
+import { backoffDelayMs } from './backoff.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
-import { LeaseLostError, UnrecoverableError, ValidationError } from './errors.js';
-import { defaultLogger } from './logger.js';
 import { ClaimedJob } from './claimed-job.js';
+import { LeaseLostError, UnrecoverableError } from './errors.js';
 import { Settler, type SettleOutcome } from './settler.js';
 import { PartitionStore, type LeaseRef } from './store/partition-store.js';
 import type { StoredJob } from './store/record.js';
-import type { BackoffFunction, BackoffOption, ConnectionOption, Job, Logger } from './types.js';
-import { assertBackoff, assertInteger, assertQueueName } from './validate.js';
+import type { BackoffFunction, BackoffOption, Job, Logger } from './types.js';
+import { MAX_CLAIM, resolveWorkerOptions, type WorkerOptions } from './worker-options.js';
+
+export type { WorkerOptions } from './worker-options.js';
 
 /** Handles one job: resolve to ack it, throw to fail it (retry with backoff, then dead letter). */
 export type Processor<T> = (job: Job<T>) => unknown;
 /** Handles a batch of due jobs at once (`batch` option): resolve acks all, throw fails all. */
 export type BatchProcessor<T> = (jobs: Job<T>[]) => unknown;
-
-/** Options of `new Worker`. */
-export interface WorkerOptions {
-  /** Where Redis is: URL, ioredis options, or an ioredis instance you own. */
-  connection: ConnectionOption;
-  /** Prefix of every Redis key; the same as the queues'. @default 'sg' */
-  prefix?: string;
-  /** Handlers running at once (in batch mode: batches at once). @default 10 */
-  concurrency?: number;
-  /**
-   * How long a claim holds a job before another worker may take it. Renewed every `leaseMs / 3`
-   * while the handler runs, so it bounds how fast a dead worker's jobs come back, not how long a
-   * handler may take.
-   * @default 30000
-   */
-  leaseMs?: number;
-  /** Deliveries before a job is dead-lettered (a job's own `maxAttempts` wins). @default 3 */
-  maxAttempts?: number;
-  /**
-   * Delay between attempts (a job's own `backoff` wins).
-   * @default { type: 'exponential', delayMs: 1000, maxDelayMs: 3600000, jitter: 0.25 }
-   */
-  backoff?: BackoffOption | BackoffFunction;
-  /** Hand the handler arrays of up to `size` due jobs. */
-  batch?: { size: number };
-  /** How long `close()` waits for running handlers before releasing their jobs. @default 10000 */
-  closeTimeoutMs?: number;
-  /**
-   * Longest sleep between two looks at Redis when nothing is announced. Wake-ups normally come at
-   * the exact due time; this only bounds the damage of a lost wake-up message.
-   * @default 5000
-   */
-  safetyIntervalMs?: number;
-  /** Where warnings and errors without an 'error' listener go. Default: Node process warnings. */
-  logger?: Logger;
-  /**
-   * The local clock, for tests that skew it. Due times and leases are decided on the Redis
-   * server's clock; this only converts them into sleep durations.
-   * @internal
-   */
-  clock?: () => number;
-}
 
 /** Events of a Worker and their arguments. */
 export interface WorkerEvents<T> {
@@ -95,7 +54,6 @@ interface Running<T> {
   released: boolean;
 }
 
-const MAX_CLAIM = 1_000;
 const MAX_CLAIMS_IN_FLIGHT = 2;
 const REAP_LIMIT = 100;
 
@@ -145,35 +103,20 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   constructor(queues: string | readonly string[], handler: BatchProcessor<T>, options: WorkerOptions & { batch: { size: number } });
   constructor(queues: string | readonly string[], handler: Processor<T> | BatchProcessor<T>, options: WorkerOptions) {
     super();
-    const names = typeof queues === 'string' ? [queues] : [...(queues ?? [])];
-    if (names.length === 0) throw new ValidationError('Expected at least one queue name');
-    names.forEach(assertQueueName);
-    if (new Set(names).size !== names.length) throw new ValidationError('Expected distinct queue names');
-    if (typeof handler !== 'function') throw new ValidationError('Expected `handler` to be a function');
-    if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
-    const prefix = options.prefix ?? 'sg';
-    assertQueueName(prefix);
-    this.#concurrency = options.concurrency ?? 10;
-    assertInteger('concurrency', this.#concurrency, 1, 100_000);
-    this.#leaseMs = options.leaseMs ?? 30_000;
-    assertInteger('leaseMs', this.#leaseMs, 200, 86_400_000);
-    this.#maxAttempts = options.maxAttempts ?? 3;
-    assertInteger('maxAttempts', this.#maxAttempts, 1, 1_000_000);
-    this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
-    if (typeof this.#backoff !== 'function') assertBackoff(this.#backoff);
-    if (options.batch !== undefined) {
-      assertInteger('batch.size', options.batch?.size, 1, MAX_CLAIM);
-      this.#batchSize = options.batch.size;
-    }
-    this.#closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
-    assertInteger('closeTimeoutMs', this.#closeTimeoutMs, 0);
-    this.#safetyIntervalMs = options.safetyIntervalMs ?? 5_000;
-    assertInteger('safetyIntervalMs', this.#safetyIntervalMs, 10, 3_600_000);
+    const resolved = resolveWorkerOptions(queues, handler, options);
+    this.#concurrency = resolved.concurrency;
+    this.#leaseMs = resolved.leaseMs;
+    this.#maxAttempts = resolved.maxAttempts;
+    this.#backoff = resolved.backoff;
+    this.#batchSize = resolved.batchSize;
+    this.#closeTimeoutMs = resolved.closeTimeoutMs;
+    this.#safetyIntervalMs = resolved.safetyIntervalMs;
     this.#handler = handler as (arg: unknown) => unknown;
-    this.#logger = options.logger ?? defaultLogger;
-    this.#clock = options.clock ?? Date.now;
+    this.#logger = resolved.logger;
+    this.#clock = resolved.clock;
+    const { names, prefix } = resolved;
 
-    this.#connection = acquireConnection(options.connection, this.#logger);
+    this.#connection = acquireConnection(resolved.connection, this.#logger);
     this.#settler = new Settler(error => this.#reportError(error));
     this.#sources = names.map(queue => ({
       queue,

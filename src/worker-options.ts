@@ -1,0 +1,105 @@
+import { DEFAULT_BACKOFF } from './backoff.js';
+import { ValidationError } from './errors.js';
+import { defaultLogger } from './logger.js';
+import type { BackoffFunction, BackoffOption, ConnectionOption, Logger } from './types.js';
+import { assertBackoff, assertInteger, assertQueueName } from './validate.js';
+
+/** Jobs one claim call takes at most: bounds the time a claim holds Redis. */
+export const MAX_CLAIM = 1_000;
+
+/** Options of `new Worker`. */
+export interface WorkerOptions {
+  /** Where Redis is: URL, ioredis options, or an ioredis instance you own. */
+  connection: ConnectionOption;
+  /** Prefix of every Redis key; the same as the queues'. @default 'sg' */
+  prefix?: string;
+  /** Handlers running at once (in batch mode: batches at once). @default 10 */
+  concurrency?: number;
+  /**
+   * How long a claim holds a job before another worker may take it. Renewed every `leaseMs / 3`
+   * while the handler runs, so it bounds how fast a dead worker's jobs come back, not how long a
+   * handler may take.
+   * @default 30000
+   */
+  leaseMs?: number;
+  /** Deliveries before a job is dead-lettered (a job's own `maxAttempts` wins). @default 3 */
+  maxAttempts?: number;
+  /**
+   * Delay between attempts (a job's own `backoff` wins).
+   * @default { type: 'exponential', delayMs: 1000, maxDelayMs: 3600000, jitter: 0.25 }
+   */
+  backoff?: BackoffOption | BackoffFunction;
+  /** Hand the handler arrays of up to `size` due jobs. */
+  batch?: { size: number };
+  /** How long `close()` waits for running handlers before releasing their jobs. @default 10000 */
+  closeTimeoutMs?: number;
+  /**
+   * Longest sleep between two looks at Redis when nothing is announced. Wake-ups normally come at
+   * the exact due time; this only bounds the damage of a lost wake-up message.
+   * @default 5000
+   */
+  safetyIntervalMs?: number;
+  /** Where warnings and errors without an 'error' listener go. Default: Node process warnings. */
+  logger?: Logger;
+  /**
+   * The local clock, for tests that skew it. Due times and leases are decided on the Redis
+   * server's clock; this only converts them into sleep durations.
+   * @internal
+   */
+  clock?: () => number;
+}
+
+/** Worker options checked and completed with their defaults. */
+export interface ResolvedWorkerOptions {
+  readonly names: string[];
+  readonly prefix: string;
+  readonly connection: ConnectionOption;
+  readonly concurrency: number;
+  readonly leaseMs: number;
+  readonly maxAttempts: number;
+  readonly backoff: BackoffOption | BackoffFunction;
+  readonly batchSize: number | undefined;
+  readonly closeTimeoutMs: number;
+  readonly safetyIntervalMs: number;
+  readonly logger: Logger;
+  readonly clock: () => number;
+}
+
+/** Validates a Worker's arguments with exact messages, before anything connects. */
+export function resolveWorkerOptions(queues: string | readonly string[], handler: unknown, options: WorkerOptions): ResolvedWorkerOptions {
+  const names = typeof queues === 'string' ? [queues] : [...(queues ?? [])];
+  if (names.length === 0) throw new ValidationError('Expected at least one queue name');
+  names.forEach(assertQueueName);
+  if (new Set(names).size !== names.length) throw new ValidationError('Expected distinct queue names');
+  if (typeof handler !== 'function') throw new ValidationError('Expected `handler` to be a function');
+  if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
+  const prefix = options.prefix ?? 'sg';
+  assertQueueName(prefix);
+  const concurrency = options.concurrency ?? 10;
+  assertInteger('concurrency', concurrency, 1, 100_000);
+  const leaseMs = options.leaseMs ?? 30_000;
+  assertInteger('leaseMs', leaseMs, 200, 86_400_000);
+  const maxAttempts = options.maxAttempts ?? 3;
+  assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
+  const backoff = options.backoff ?? DEFAULT_BACKOFF;
+  if (typeof backoff !== 'function') assertBackoff(backoff);
+  if (options.batch !== undefined) assertInteger('batch.size', options.batch?.size, 1, MAX_CLAIM);
+  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+  assertInteger('closeTimeoutMs', closeTimeoutMs, 0);
+  const safetyIntervalMs = options.safetyIntervalMs ?? 5_000;
+  assertInteger('safetyIntervalMs', safetyIntervalMs, 10, 3_600_000);
+  return {
+    names,
+    prefix,
+    connection: options.connection,
+    concurrency,
+    leaseMs,
+    maxAttempts,
+    backoff,
+    batchSize: options.batch?.size,
+    closeTimeoutMs,
+    safetyIntervalMs,
+    logger: options.logger ?? defaultLogger,
+    clock: options.clock ?? Date.now,
+  };
+}
