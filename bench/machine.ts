@@ -1,5 +1,7 @@
 /** Facts about the machine and software a run was measured on, for the JSON file. */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import os from 'node:os';
 import { infoNumber, openProbe, readInfo, startServer, stopServer } from './servers.js';
 
@@ -15,6 +17,8 @@ export interface MachineFacts {
   /** 1-minute load average at the start: other work on the machine disturbs the figures. */
   readonly loadAverageAtStart: number;
   readonly versions: { readonly sandglass: string; readonly bullmq: string; readonly ioredis: string };
+  /** The library code measured: the commit, and the files of src/ that differed from it. */
+  readonly git: { readonly commit: string; readonly uncommittedSrc: string[] };
 }
 
 /** Starts a throwaway server to read the Redis version the measurements will use. */
@@ -35,6 +39,7 @@ export async function machineFacts(): Promise<MachineFacts> {
       platform: `${os.platform()} ${os.release()} ${os.arch()}`,
       loadAverageAtStart: os.loadavg()[0] ?? 0,
       versions: { sandglass: packageVersion('../package.json'), bullmq: packageVersion('../node_modules/bullmq/package.json'), ioredis: packageVersion('../node_modules/ioredis/package.json') },
+      git: gitState(),
     };
   } finally {
     probe.disconnect();
@@ -47,5 +52,17 @@ function packageVersion(relative: string): string {
     return (JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8')) as { version: string }).version;
   } catch {
     return 'unknown';
+  }
+}
+
+function gitState(): MachineFacts['git'] {
+  const cwd = fileURLToPath(new URL('..', import.meta.url));
+  const git = (...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  try {
+    // Porcelain lines are "XY path": the status columns may start with a space, so no trimming.
+    const changed = git('status', '--porcelain', '--', 'src').split('\n').filter(line => line.length > 3);
+    return { commit: git('rev-parse', 'HEAD').trim(), uncommittedSrc: changed.map(line => line.slice(3)) };
+  } catch {
+    return { commit: 'unknown (not a git checkout)', uncommittedSrc: [] };
   }
 }

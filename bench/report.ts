@@ -30,6 +30,8 @@ export function printTable(results: Results): void {
   const line = (cells: string[]) => cells.map((cell, i) => (i >= 2 && i <= 4 ? cell.padStart(widths[i] as number) : cell.padEnd(widths[i] as number))).join(' | ');
   const m = results.machine;
   console.log(`\nsandglass ${m.versions.sandglass} vs BullMQ ${m.versions.bullmq} (ioredis ${m.versions.ioredis}), Redis ${m.redis} (hz ${m.redisHz}), Node ${m.node}, ${m.cpus} CPUs, ${results.mode} run, ${Math.round(results.durationSeconds)} s, load average ${m.loadAverageAtStart.toFixed(2)} -> ${results.loadAverageAtEnd.toFixed(2)}`);
+  const dirty = m.git.uncommittedSrc.length > 0 ? ` + uncommitted changes to ${m.git.uncommittedSrc.join(', ')}` : '';
+  console.log(`library code: commit ${m.git.commit.slice(0, 12)}${dirty}`);
   console.log(line(HEADERS));
   console.log(widths.map(w => '-'.repeat(w)).join('-|-'));
   for (const row of rows) console.log(line(row));

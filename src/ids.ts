@@ -9,10 +9,23 @@ import { randomBytes, randomInt } from 'node:crypto';
 // retry, so the odds are kept far below anything a fleet of producers could reach.
 const PROCESS_TAG = randomBytes(5).readUIntBE(0, 5).toString(36).padStart(6, '0').slice(-6);
 const COUNTER_SPACE = 36 ** 4;
-let counter = randomInt(COUNTER_SPACE);
+let lastMs = 0;
+let counter = 0;
 
-/** A new unique, time-ordered job id such as `0mifxk2b400a1x7k2qz`. */
+/**
+ * A new unique, time-ordered job id such as `0mifxk2b400a1x7k2qz`. Strictly increasing within the
+ * process: in a millisecond that already had ids the counter goes on, and if it ever ran out the id
+ * borrows the next millisecond rather than wrap around (which would sort before its elders).
+ */
 export function newJobId(nowMs: number = Date.now()): string {
-  counter = (counter + 1) % COUNTER_SPACE;
-  return nowMs.toString(36).padStart(9, '0') + counter.toString(36).padStart(4, '0') + PROCESS_TAG;
+  if (nowMs > lastMs) {
+    lastMs = nowMs;
+    // A random start in the lower half: two processes with the same tag (1 in 2.2e9) would also
+    // have to meet on the same millisecond and counter; the upper half leaves room for bursts.
+    counter = randomInt(COUNTER_SPACE / 2);
+  } else if (++counter === COUNTER_SPACE) {
+    lastMs += 1;
+    counter = 0;
+  }
+  return lastMs.toString(36).padStart(9, '0') + counter.toString(36).padStart(4, '0') + PROCESS_TAG;
 }

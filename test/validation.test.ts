@@ -79,3 +79,17 @@ describe('bad input gets a typed error and writes nothing', () => {
     assert.throws(() => new Worker('w', 'nope' as never, { connection: redis.url }), ValidationError);
   });
 });
+
+describe('generated ids', () => {
+  it('sort in creation order even when a million are made in one millisecond', async () => {
+    const { newJobId } = await import('../src/ids.js');
+    const frozenMs = Date.now() + 10_000;
+    let previous = newJobId(frozenMs);
+    for (let i = 0; i < 1_700_000; i++) {
+      const id = newJobId(frozenMs);
+      if (id <= previous) assert.fail(`id ${i} (${id}) does not sort after ${previous}`);
+      previous = id;
+    }
+    assert.ok(newJobId(frozenMs + 5) > previous, 'a later millisecond sorts later');
+  });
+});

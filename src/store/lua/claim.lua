@@ -21,43 +21,60 @@ local reapLimit = tonumber(ARGV[4])
 local defaultMaxAttempts = tonumber(ARGV[5])
 local now = nowMs()
 
+-- An idle call (nothing due, no lease run out) reads the two heads and returns: a sleeping worker's
+-- safety re-check costs Redis three commands.
+local function head(key)
+  local entry = rcall('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if entry[2] == nil then return nil end
+  return tonumber(entry[2])
+end
+local leaseHead = head(activeKey)
+local dueHead = head(dueKey)
+
 -- 1. Reap. A lease that ran out belongs to a worker that died or froze. The job goes back at its
 -- original due time, so it is at the front and keeps its place in due order; a job that has used
 -- all its attempts this way (a poison pill that kills workers) is dead-lettered instead.
-local expired = rcall('ZRANGEBYSCORE', activeKey, '-inf', now, 'LIMIT', 0, reapLimit)
-local reaped, requeuedMin = 0, nil
-for i = 1, #expired do
-  local id = expired[i]
-  rcall('ZREM', activeKey, id)
-  local rec = rcall('HGET', jobsKey, id)
-  if rec then
-    local r = readRecord(rec)
-    r.token = '0'
-    if r.attempts >= (tonumber(r.maxAttempts) or defaultMaxAttempts) then
-      rcall('ZADD', deadKey, now, id)
-      rcall('HSET', errorsKey, id, 'lease expired on attempt ' .. r.attempts .. ': the worker stopped renewing it (killed or frozen)')
-      rcall('HINCRBY', countersKey, 'dead', 1)
-    else
-      rcall('ZADD', dueKey, r.dueAt, id)
-      local dueAt = tonumber(r.dueAt)
-      if requeuedMin == nil or dueAt < requeuedMin then requeuedMin = dueAt end
+local reaped = 0
+if leaseHead ~= nil and leaseHead <= now then
+  local expired = rcall('ZRANGEBYSCORE', activeKey, '-inf', now, 'LIMIT', 0, reapLimit)
+  local requeuedMin = nil
+  for i = 1, #expired do
+    local id = expired[i]
+    rcall('ZREM', activeKey, id)
+    local rec = rcall('HGET', jobsKey, id)
+    if rec then
+      local r = readRecord(rec)
+      r.token = '0'
+      if r.attempts >= (tonumber(r.maxAttempts) or defaultMaxAttempts) then
+        rcall('ZADD', deadKey, now, id)
+        rcall('HSET', errorsKey, id, 'lease expired on attempt ' .. r.attempts .. ': the worker stopped renewing it (killed or frozen)')
+        rcall('HINCRBY', countersKey, 'dead', 1)
+      else
+        rcall('ZADD', dueKey, r.dueAt, id)
+        local dueAt = tonumber(r.dueAt)
+        if requeuedMin == nil or dueAt < requeuedMin then requeuedMin = dueAt end
+      end
+      rcall('HSET', jobsKey, id, writeRecord(r))
+      reaped = reaped + 1
     end
-    rcall('HSET', jobsKey, id, writeRecord(r))
-    reaped = reaped + 1
   end
+  if reaped > 0 then rcall('HINCRBY', countersKey, 'reaped', reaped) end
+  if requeuedMin ~= nil then wakeIfHead(requeuedMin) end
+  leaseHead = head(activeKey)
+  dueHead = head(dueKey)
 end
-if reaped > 0 then rcall('HINCRBY', countersKey, 'reaped', reaped) end
-if requeuedMin ~= nil then wakeIfHead(requeuedMin) end
 
 -- 2. Claim. The due jobs are the lowest ranks of `due`, so one ZREMRANGEBYRANK removes them.
 local out = { now, -1 }
 local claimed = 0
-local paused = rcall('HGET', metaKey, 'paused') == '1'
-if not paused and limit > 0 then
-  local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
-  local n = #due / 2
-  if n > 0 then
-    rcall('ZREMRANGEBYRANK', dueKey, 0, n - 1)
+local paused = false
+if limit > 0 and dueHead ~= nil and dueHead <= now then
+  paused = rcall('HGET', metaKey, 'paused') == '1'
+  if not paused then
+    local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+    local n = #due / 2
+    -- n >= 1 since the head is due; never let 0 - 1 = -1 turn the rank range into "everything".
+    if n > 0 then rcall('ZREMRANGEBYRANK', dueKey, 0, n - 1) end
     local lastToken = rcall('HINCRBY', countersKey, 'seq', n)
     local deadline = now + leaseMs
     local leases = {}
@@ -79,21 +96,19 @@ if not paused and limit > 0 then
     if claimed > 0 then
       zaddMany(activeKey, leases)
       rcall('HINCRBY', countersKey, 'claimed', claimed)
+      leaseHead = head(activeKey)
+      dueHead = head(dueKey)
     end
   end
 end
 
 -- 3. When to come back. A full batch means more may be due right now.
-if not paused and limit > 0 and claimed == limit then
+if claimed > 0 and claimed == limit then
   out[2] = now
 else
   local nextAt = -1
-  if not paused then
-    local head = rcall('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
-    if head[2] ~= nil then nextAt = tonumber(head[2]) end
-  end
-  local lease = rcall('ZRANGE', activeKey, 0, 0, 'WITHSCORES')
-  if lease[2] ~= nil and (nextAt == -1 or tonumber(lease[2]) < nextAt) then nextAt = tonumber(lease[2]) end
+  if not paused and dueHead ~= nil then nextAt = dueHead end
+  if leaseHead ~= nil and (nextAt == -1 or leaseHead < nextAt) then nextAt = leaseHead end
   out[2] = nextAt
 end
 return out
