@@ -191,7 +191,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const now = this.#serverNow();
     const count = this.#sources.length;
     const batchSize = this.#batchSize ?? 1;
-    const perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil((this.#concurrency * batchSize) / 2)));
+    const perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil((this.#concurrency * batchSize) / MAX_CLAIMS_IN_FLIGHT)));
     let sent = true;
     while (sent && this.#claimsInFlight < MAX_CLAIMS_IN_FLIGHT) {
       sent = false;
@@ -200,7 +200,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       for (let k = 0; k < count && this.#claimsInFlight < MAX_CLAIMS_IN_FLIGHT; k++) {
         const source = this.#sources[(this.#cursor + k) % count] as Source;
         const free = this.#freeJobs();
-        if (free <= 0) break;
+        // With a claim in flight, wait until a whole batch is free: claiming each slot as it frees
+        // would shred the batches into claims of one job.
+        if (free <= 0 || (this.#claimsInFlight > 0 && free < perClaim)) break;
         if (source.nextAt > now || (source.inFlight > 0 && !source.lastFull)) continue;
         void this.#claim(source, Math.min(free, perClaim));
         sent = true;
