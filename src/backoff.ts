@@ -20,15 +20,26 @@ export function backoffDelayMs(backoff: BackoffOption | BackoffFunction, attempt
   return Math.round(full * (1 - jitter * random()));
 }
 
-/** Per-job backoffs travel in the job record as a short code: `f1000` or `e1000`. */
+/**
+ * Per-job backoffs travel in the job record as a short code: `f1000`, or `e1000` with optional
+ * `m<maxDelayMs>` and `j<jitter>` (e.g. `e1000m60000j0.5`). Only JavaScript reads it.
+ */
 export function encodeBackoff(backoff: BackoffOption | undefined): string {
   if (!backoff) return '';
   if (backoff.type === 'fixed') return `f${backoff.delayMs}`;
-  return `e${backoff.delayMs}`;
+  const max = backoff.maxDelayMs === undefined ? '' : `m${backoff.maxDelayMs}`;
+  const jitter = backoff.jitter === undefined ? '' : `j${backoff.jitter}`;
+  return `e${backoff.delayMs}${max}${jitter}`;
 }
 
 export function decodeBackoff(code: string): BackoffOption | undefined {
   if (code === '') return undefined;
-  const delayMs = Number(code.slice(1));
-  return code[0] === 'f' ? { type: 'fixed', delayMs } : { type: 'exponential', delayMs };
+  const match = /^([fe])(\d+)(?:m(\d+))?(?:j([\d.]+))?$/.exec(code);
+  if (!match) return undefined; // unknown code (a newer version wrote it): fall back to the worker's
+  const delayMs = Number(match[2]);
+  if (match[1] === 'f') return { type: 'fixed', delayMs };
+  const backoff: BackoffOption = { type: 'exponential', delayMs };
+  if (match[3] !== undefined) backoff.maxDelayMs = Number(match[3]);
+  if (match[4] !== undefined) backoff.jitter = Number(match[4]);
+  return backoff;
 }
