@@ -2,7 +2,8 @@
  * sandglass: a delay queue on Redis. The public surface, listed explicitly.
  * @packageDocumentation
  */
-export { Queue, type QueueOptions } from './queue.js';
+export { Queue, listQueues, type QueueOptions } from './queue.js';
+export { PullConsumer, type PullConsumerOptions, type PulledJob } from './pull-consumer.js';
 export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker.js';
 export {
   SandglassError,

@@ -5,13 +5,14 @@ import { newJobId } from './ids.js';
 import { defaultLogger } from './logger.js';
 import { PartitionStore, type EncodedJob } from './store/partition-store.js';
 import type { StoredJob } from './store/record.js';
-import { registerQueue } from './store/registry.js';
+import { listQueueNames, registerQueue } from './store/registry.js';
 import type {
   AddOptions,
   BulkJob,
   CancelResult,
   ConnectionOption,
   JobInfo,
+  JobState,
   Logger,
   QueueCounters,
   QueueStats,
@@ -19,6 +20,7 @@ import type {
 } from './types.js';
 import {
   DEFAULT_MAX_PAYLOAD_BYTES,
+  MAX_DELAY_MS,
   assertBackoff,
   assertInteger,
   assertJobId,
@@ -186,6 +188,52 @@ export class Queue<T = unknown> {
     await this.#store.setPaused(false);
   }
 
+  /**
+   * A page of jobs in one state: `delayed` and `ready` soonest due first, `active` soonest lease
+   * end first (with `leaseUntilAt`), `dead` most recent first (with `deadAt`).
+   */
+  async list(state: JobState, options: { offset?: number; limit?: number } = {}): Promise<JobInfo<T>[]> {
+    this.#assertOpen();
+    if (!['delayed', 'ready', 'active', 'dead'].includes(state)) {
+      throw new ValidationError(`Expected \`state\` to be 'delayed', 'ready', 'active' or 'dead', got ${String(state)}`);
+    }
+    const offset = options.offset ?? 0;
+    const limit = options.limit ?? 100;
+    assertInteger('offset', offset, 0);
+    assertInteger('limit', limit, 1, 1_000);
+    const { entries } = await this.#store.listJobs(state, offset, limit);
+    return entries.map(({ job, score, lastError }) => {
+      const waiting = state === 'delayed' || state === 'ready';
+      const info = toJobInfo<T>(job, state, waiting ? score : (job.dueAt ?? score), lastError);
+      if (state === 'active') info.leaseUntilAt = score;
+      if (state === 'dead') info.deadAt = score;
+      return info;
+    });
+  }
+
+  /**
+   * When waiting jobs fall due: `ready` (due now), then a count per window ending at each bound
+   * (ms from now, increasing), then `later` (after the last bound). For timelines and dashboards.
+   *
+   * @example
+   * await queue.dueHistogram([60_000, 3_600_000, 86_400_000]); // next minute, hour, day
+   */
+  async dueHistogram(boundsMs: readonly number[]): Promise<{ now: number; ready: number; buckets: { untilMs: number; count: number }[]; later: number }> {
+    this.#assertOpen();
+    if (!Array.isArray(boundsMs) || boundsMs.length > 100) throw new ValidationError('Expected `boundsMs` to be an array of at most 100 offsets in ms');
+    boundsMs.forEach((bound, i) => {
+      assertInteger(`boundsMs[${i}]`, bound, 1, MAX_DELAY_MS);
+      if (i > 0 && bound <= (boundsMs[i - 1] as number)) throw new ValidationError('Expected `boundsMs` to increase');
+    });
+    const { now, ready, counts } = await this.#store.dueHistogram(boundsMs);
+    return {
+      now,
+      ready,
+      buckets: boundsMs.map((untilMs, i) => ({ untilMs, count: counts[i] as number })),
+      later: counts[boundsMs.length] as number,
+    };
+  }
+
   /** A page of dead letters, most recently dead first, with their last error. */
   async listDead(options: { offset?: number; limit?: number } = {}): Promise<JobInfo<T>[]> {
     this.#assertOpen();
@@ -264,4 +312,21 @@ function toJobInfo<T>(job: StoredJob, state: JobInfo<T>['state'], dueAt: number,
   if (job.maxAttempts !== undefined) info.maxAttempts = job.maxAttempts;
   if (lastError !== undefined) info.lastError = lastError;
   return info;
+}
+
+/**
+ * Names of the queues that were ever added to under `prefix` (default 'sg'), sorted.
+ *
+ * @example
+ * const names = await listQueues({ connection: 'redis://127.0.0.1:6379' });
+ */
+export async function listQueues(options: { connection: ConnectionOption; prefix?: string; logger?: Logger }): Promise<string[]> {
+  const prefix = options.prefix ?? 'sg';
+  assertQueueName(prefix);
+  const connection = acquireConnection(options.connection, options.logger ?? defaultLogger);
+  try {
+    return await listQueueNames(connection.client, prefix);
+  } finally {
+    await connection.release();
+  }
 }

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { partitionKeys, queueRegistryKey, PARTITION_KEY_NAMES } from '../src/store/keys.js';
-import { SCRIPT_NAMES } from '../src/store/scripts.js';
+import { SCRIPT_NAMES, scriptSource } from '../src/store/scripts.js';
+import { useRedis } from './helpers/redis.js';
+
+const redis = useRedis({ appendOnly: false });
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
 const luaDir = new URL('../src/store/lua/', import.meta.url);
@@ -30,6 +33,13 @@ describe('documented layout', () => {
       assert.match(source, /Returns:/, `${name}.lua documents its reply`);
       assert.match(source, /Errors:/, `${name}.lua documents its errors`);
       assert.match(source, new RegExp(`^  ${name}: `, 'm'), `${name}.lua starts its header with its name and purpose`);
+    }
+  });
+
+  it('every script compiles in Redis', async () => {
+    for (const name of SCRIPT_NAMES) {
+      const sha = await redis.raw.script('LOAD', scriptSource(name));
+      assert.match(String(sha), /^[0-9a-f]{40}$/, name);
     }
   });
 });

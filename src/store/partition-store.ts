@@ -171,6 +171,24 @@ export class PartitionStore {
     return entries;
   }
 
+  async listJobs(state: RawJobState['state'], offset: number, limit: number): Promise<{ now: number; entries: { job: StoredJob; score: number; lastError: string | undefined }[] }> {
+    const reply = (await this.#run('listJobs', [state, offset, limit])) as [number, ...string[]];
+    const entries = [];
+    for (let i = 1; i < reply.length; i += 4) {
+      const record = reply[i + 1] as string;
+      if (record === '') continue;
+      const lastError = reply[i + 3] as string;
+      entries.push({ job: decodeRecord(reply[i] as string, record), score: Number(reply[i + 2]), lastError: lastError === '' ? undefined : lastError });
+    }
+    return { now: reply[0], entries };
+  }
+
+  /** Counts of waiting jobs: ready, then one per window ending at each bound (ms from now), then the rest. */
+  async dueHistogram(boundsMs: readonly number[]): Promise<{ now: number; ready: number; counts: number[] }> {
+    const reply = (await this.#run('dueHistogram', boundsMs)) as number[];
+    return { now: reply[0] as number, ready: reply[1] as number, counts: reply.slice(2) };
+  }
+
   /** Moves the given dead jobs, or up to `limit` of the oldest, back to due now. */
   async retryDead(ids: readonly string[], limit: number): Promise<number> {
     return (await this.#run('retryDead', [limit, ...ids])) as number;

@@ -12,7 +12,7 @@ export async function registerQueue(redis: Redis | Cluster, prefix: string, queu
 }
 
 /** Names of the queues used under the prefix, sorted. */
-export async function listQueues(redis: Redis | Cluster, prefix: string): Promise<string[]> {
+export async function listQueueNames(redis: Redis | Cluster, prefix: string): Promise<string[]> {
   try {
     return (await redis.smembers(queueRegistryKey(prefix))).sort();
   } catch (error) {

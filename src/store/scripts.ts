@@ -17,6 +17,8 @@ export const SCRIPT_NAMES = [
   'getJob',
   'stats',
   'listDead',
+  'listJobs',
+  'dueHistogram',
   'retryDead',
   'purgeDead',
   'setPaused',
