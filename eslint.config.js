@@ -1,6 +1,7 @@
 // Lint: typescript-eslint's recommended rules plus the project's boundaries.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import globals from 'globals';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.tmp/'] },
@@ -11,6 +12,11 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
       eqeqeq: ['error', 'always'],
     },
+  },
+  {
+    // The dashboard is plain browser JavaScript served as is.
+    files: ['dashboard/**/*.js'],
+    languageOptions: { globals: globals.browser, sourceType: 'module' },
   },
   {
     // Only the storage layer talks to Redis: roles go through it.
