@@ -2,7 +2,8 @@ import { DEFAULT_BACKOFF, backoffDelayMs } from './backoff.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
 import { ClosedError, ValidationError } from './errors.js';
 import { defaultLogger } from './logger.js';
-import { PartitionStore } from './store/partition-store.js';
+import type { ClaimResult, PartitionStore } from './store/partition-store.js';
+import { MAX_PARTITIONS, QueuePartitions } from './store/partitions.js';
 import type { BackoffOption, ConnectionOption, Logger } from './types.js';
 import { assertBackoff, assertInteger, assertJobId, assertQueueName } from './validate.js';
 
@@ -17,6 +18,8 @@ export interface PullConsumerOptions {
   /** Delay before a failed job's next attempt (a job's own `backoff` wins). Default: exponential from 1 s. */
   backoff?: BackoffOption;
   logger?: Logger;
+  /** The queue's partition count, if this consumer should check it. Default: read it. */
+  partitions?: number;
 }
 
 /** A job taken by `PullConsumer.claim`: settle it with its `id` and `token` before `leaseUntilAt`. */
@@ -45,11 +48,12 @@ const MAX_WAIT_MS = 60_000;
 export class PullConsumer<T = unknown> {
   readonly queue: string;
   readonly #connection: ConnectionLease;
-  readonly #store: PartitionStore;
+  readonly #partitions: QueuePartitions;
+  #cursor = 0;
   readonly #maxAttempts: number;
   readonly #backoff: BackoffOption;
   readonly #sleepers = new Set<() => void>();
-  #listening: Promise<() => Promise<void>> | undefined;
+  #listening: Promise<(() => Promise<void>)[]> | undefined;
   #closed = false;
 
   constructor(queue: string, options: PullConsumerOptions) {
@@ -63,7 +67,8 @@ export class PullConsumer<T = unknown> {
     assertBackoff(this.#backoff);
     this.queue = queue;
     this.#connection = acquireConnection(options.connection, options.logger ?? defaultLogger);
-    this.#store = new PartitionStore(this.#connection.client, prefix, queue, 0);
+    if (options.partitions !== undefined) assertInteger('partitions', options.partitions, 1, MAX_PARTITIONS);
+    this.#partitions = new QueuePartitions(this.#connection.client, prefix, queue, options.partitions);
   }
 
   /**
@@ -79,8 +84,9 @@ export class PullConsumer<T = unknown> {
     assertInteger('leaseMs', leaseMs, 200, 86_400_000);
     assertInteger('waitMs', waitMs, 0, MAX_WAIT_MS);
     const deadline = Date.now() + waitMs;
+    const stores = await this.#partitions.all();
     for (;;) {
-      const result = await this.#store.claim(max, leaseMs, REAP_LIMIT, this.#maxAttempts);
+      const result = await this.#claimAny(stores, max, leaseMs);
       if (result.jobs.length > 0) {
         return result.jobs.map(job => ({
           id: job.id,
@@ -95,7 +101,7 @@ export class PullConsumer<T = unknown> {
       }
       if (Date.now() >= deadline || options.signal?.aborted || this.#closed) return [];
       // Subscribe before sleeping; a first subscription may have missed a wake-up, so look again.
-      if (await this.#listen()) continue;
+      if (await this.#listen(stores)) continue;
       const offsetMs = result.now - Date.now();
       const dueLocal = result.nextAt === -1 ? Number.POSITIVE_INFINITY : result.nextAt - offsetMs;
       await this.#sleep(Math.min(deadline, dueLocal) - Date.now(), options.signal);
@@ -106,7 +112,7 @@ export class PullConsumer<T = unknown> {
   async ack(id: string, token: string): Promise<'acked' | 'stale'> {
     this.#assertOpen();
     assertLease(id, token);
-    const stale = await this.#store.ack([{ id, token }]);
+    const stale = await (await this.#partitions.storeFor(id)).ack([{ id, token }]);
     return stale.length > 0 ? 'stale' : 'acked';
   }
 
@@ -118,13 +124,14 @@ export class PullConsumer<T = unknown> {
     this.#assertOpen();
     assertLease(id, token);
     if (options.retryDelayMs !== undefined) assertInteger('retryDelayMs', options.retryDelayMs, 0, 10 * 365 * 86_400_000);
-    const current = await this.#store.get(id);
+    const store = await this.#partitions.storeFor(id);
+    const current = await store.get(id);
     if (!current || current.state !== 'active' || current.job.token !== token) return { result: 'stale' };
     const maxAttempts = current.job.maxAttempts ?? this.#maxAttempts;
     const dead = options.dead === true || current.job.attempts >= maxAttempts;
     const retryDelayMs = dead ? -1 : (options.retryDelayMs ?? backoffDelayMs(current.job.backoff ?? this.#backoff, current.job.attempts, options.error));
     const message = (options.error ?? 'failed by the consumer').slice(0, 4_096);
-    const { now, stale } = await this.#store.fail([{ id, token, retryDelayMs, message }]);
+    const { now, stale } = await store.fail([{ id, token, retryDelayMs, message }]);
     if (stale.length > 0) return { result: 'stale' };
     return dead ? { result: 'dead' } : { result: 'retried', retryAt: now + retryDelayMs };
   }
@@ -135,7 +142,7 @@ export class PullConsumer<T = unknown> {
     assertLease(id, token);
     assertInteger('leaseMs', leaseMs, 200, 86_400_000);
     const sentAt = Date.now();
-    const lost = await this.#store.extend(leaseMs, [{ id, token }]);
+    const lost = await (await this.#partitions.storeFor(id)).extend(leaseMs, [{ id, token }]);
     return lost.length > 0 ? { result: 'stale' } : { result: 'extended', leaseUntilAt: sentAt + leaseMs };
   }
 
@@ -144,20 +151,36 @@ export class PullConsumer<T = unknown> {
     if (this.#closed) return;
     this.#closed = true;
     for (const wake of this.#sleepers) wake();
-    const unlisten = await this.#listening?.catch(() => undefined);
-    await unlisten?.();
+    const unlisteners = await this.#listening?.catch(() => undefined);
+    await Promise.all((unlisteners ?? []).map(unlisten => unlisten()));
     await this.#connection.release();
   }
 
-  /** Subscribes to the wake channel once; true the first time (the caller should look again). */
-  async #listen(): Promise<boolean> {
+  /**
+   * Claims from the partitions in turn, starting after the one used last, until one has due jobs;
+   * answers with that claim, or with an empty one whose `nextAt` is the earliest of all.
+   */
+  async #claimAny(stores: readonly PartitionStore[], max: number, leaseMs: number): Promise<ClaimResult> {
+    let earliest: ClaimResult | undefined;
+    for (let k = 0; k < stores.length; k++) {
+      this.#cursor = (this.#cursor + 1) % stores.length;
+      const result = await (stores[this.#cursor] as PartitionStore).claim(max, leaseMs, REAP_LIMIT, this.#maxAttempts);
+      if (result.jobs.length > 0) return result;
+      if (!earliest || (result.nextAt !== -1 && (earliest.nextAt === -1 || result.nextAt < earliest.nextAt))) earliest = result;
+    }
+    return earliest as ClaimResult;
+  }
+
+  /** Subscribes to the partitions' wake channels once; true the first time (the caller should look again). */
+  async #listen(stores: readonly PartitionStore[]): Promise<boolean> {
     if (this.#listening) {
       await this.#listening;
       return false;
     }
-    this.#listening = this.#connection.waker.listen(this.#store.keys.wakeChannel, () => {
+    const wakeAll = () => {
       for (const wake of this.#sleepers) wake();
-    });
+    };
+    this.#listening = Promise.all(stores.map(store => this.#connection.waker.listen(store.keys.wakeChannel, wakeAll)));
     await this.#listening;
     return true;
   }

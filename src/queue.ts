@@ -6,6 +6,7 @@ import { defaultLogger } from './logger.js';
 import { PartitionStore, type EncodedJob } from './store/partition-store.js';
 import type { StoredJob } from './store/record.js';
 import { listQueueNames, registerQueue } from './store/registry.js';
+import { MAX_PARTITIONS, QueuePartitions, partitionOf } from './store/partitions.js';
 import type {
   AddOptions,
   BulkJob,
@@ -45,6 +46,12 @@ export interface QueueOptions {
   maxPayloadBytes?: number;
   /** Where warnings go. Default: Node process warnings. */
   logger?: Logger;
+  /**
+   * Split the queue into this many partitions, each under its own hash tag, so that one queue
+   * spreads over the nodes of a Redis Cluster. Fixed when the queue is first used; opening it
+   * with another count throws ConflictError. Default: the stored count (1 for a new queue).
+   */
+  partitions?: number;
 }
 
 /** Jobs per `add` script call in `addBulk`: large enough to amortize the round trip, small enough not to block Redis. */
@@ -64,7 +71,7 @@ export class Queue<T = unknown> {
   /** The queue's name. */
   readonly name: string;
   readonly #connection: ConnectionLease;
-  readonly #store: PartitionStore;
+  readonly #partitions: QueuePartitions;
   readonly #maxPayloadBytes: number;
   #registered: Promise<void> | undefined;
   #closed = false;
@@ -78,7 +85,8 @@ export class Queue<T = unknown> {
     assertInteger('maxPayloadBytes', this.#maxPayloadBytes, 2, 512 * 1024 * 1024);
     this.name = name;
     this.#connection = acquireConnection(options.connection, options.logger ?? defaultLogger);
-    this.#store = new PartitionStore(this.#connection.client, prefix, name, 0);
+    if (options.partitions !== undefined) assertInteger('partitions', options.partitions, 1, MAX_PARTITIONS);
+    this.#partitions = new QueuePartitions(this.#connection.client, prefix, name, options.partitions);
   }
 
   /**
@@ -105,13 +113,21 @@ export class Queue<T = unknown> {
     if (!Array.isArray(jobs)) throw new ValidationError('Expected `jobs` to be an array');
     if (ifExists !== 'keep' && ifExists !== 'replace') throw new ValidationError(`Expected \`ifExists\` to be 'keep' or 'replace', got ${String(ifExists)}`);
     const encoded = jobs.map(job => this.#encode(job));
-    await this.#register();
-    for (let start = 0; start < encoded.length; start += BULK_CHUNK) {
-      const chunk = encoded.slice(start, start + BULK_CHUNK);
-      const { statuses } = await this.#store.add(chunk, ifExists);
-      const running = statuses.findIndex(status => status === 3);
-      if (running >= 0) throw new ConflictError(`Job ${chunk[running]?.id} is running and cannot be replaced; the other jobs of the call were written`);
-    }
+    const [stores] = await Promise.all([this.#partitions.all(), this.#register()]);
+    const byPartition = stores.map(() => [] as EncodedJob[]);
+    for (const job of encoded) byPartition[partitionOf(job.id, stores.length)]?.push(job);
+    // Partitions in parallel (they may live on different nodes); chunks of one partition in order.
+    await Promise.all(
+      byPartition.map(async (partitionJobs, partition) => {
+        const store = stores[partition] as PartitionStore;
+        for (let start = 0; start < partitionJobs.length; start += BULK_CHUNK) {
+          const chunk = partitionJobs.slice(start, start + BULK_CHUNK);
+          const { statuses } = await store.add(chunk, ifExists);
+          const running = statuses.findIndex(status => status === 3);
+          if (running >= 0) throw new ConflictError(`Job ${chunk[running]?.id} is running and cannot be replaced; the other jobs of the call were written`);
+        }
+      }),
+    );
     return encoded.map(job => job.id);
   }
 
@@ -119,7 +135,7 @@ export class Queue<T = unknown> {
   async get(id: string): Promise<JobInfo<T> | null> {
     this.#assertOpen();
     assertJobId(id);
-    const raw = await this.#store.get(id);
+    const raw = await (await this.#partitions.storeFor(id)).get(id);
     if (!raw) return null;
     // A waiting job's due time is its score; an active or dead one's is in its record.
     const waiting = raw.state === 'delayed' || raw.state === 'ready';
@@ -137,7 +153,7 @@ export class Queue<T = unknown> {
   async cancel(id: string): Promise<CancelResult> {
     this.#assertOpen();
     assertJobId(id);
-    return this.#store.cancel(id);
+    return (await this.#partitions.storeFor(id)).cancel(id);
   }
 
   /**
@@ -149,22 +165,30 @@ export class Queue<T = unknown> {
     this.#assertOpen();
     assertJobId(id);
     if (when?.delay === undefined && when?.at === undefined) throw new ValidationError('Expected `delay` or `at`');
-    const { result } = await this.#store.reschedule(id, toDue(when, Date.now()));
+    const due = toDue(when, Date.now());
+    const { result } = await (await this.#partitions.storeFor(id)).reschedule(id, due);
     return result;
   }
 
   /** Counts of jobs by state, read atomically on the server's clock. */
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
-    const raw = await this.#store.stats();
-    return { delayed: raw.waiting - raw.ready, ready: raw.ready, active: raw.active, dead: raw.dead, paused: raw.paused };
+    const all = await this.#eachPartition(store => store.stats());
+    const total = { delayed: 0, ready: 0, active: 0, dead: 0, paused: all.some(raw => raw.paused) };
+    for (const raw of all) {
+      total.delayed += raw.waiting - raw.ready;
+      total.ready += raw.ready;
+      total.active += raw.active;
+      total.dead += raw.dead;
+    }
+    return total;
   }
 
   /** Running totals since the queue was first used (for metrics). */
   async counters(): Promise<QueueCounters> {
     this.#assertOpen();
-    const { counters } = await this.#store.stats();
-    const read = (name: keyof QueueCounters) => counters[name] ?? 0;
+    const all = await this.#eachPartition(store => store.stats());
+    const read = (name: keyof QueueCounters) => all.reduce((sum, raw) => sum + (raw.counters[name] ?? 0), 0);
     return {
       added: read('added'),
       claimed: read('claimed'),
@@ -179,13 +203,13 @@ export class Queue<T = unknown> {
   /** Stops workers from claiming jobs of this queue; running jobs carry on. */
   async pause(): Promise<void> {
     this.#assertOpen();
-    await this.#store.setPaused(true);
+    await this.#eachPartition(store => store.setPaused(true));
   }
 
   /** Lets workers claim again; they are woken at once. */
   async resume(): Promise<void> {
     this.#assertOpen();
-    await this.#store.setPaused(false);
+    await this.#eachPartition(store => store.setPaused(false));
   }
 
   /**
@@ -201,8 +225,12 @@ export class Queue<T = unknown> {
     const limit = options.limit ?? 100;
     assertInteger('offset', offset, 0);
     assertInteger('limit', limit, 1, 1_000);
-    const { entries } = await this.#store.listJobs(state, offset, limit);
-    return entries.map(({ job, score, lastError }) => {
+    // Each partition is ordered; the page of the whole queue is within the first offset + limit
+    // of each one, merged by score.
+    const pages = await this.#eachPartition(store => store.listJobs(state, 0, offset + limit));
+    const newestFirst = state === 'dead';
+    const merged = pages.flatMap(page => page.entries).sort((a, b) => (newestFirst ? b.score - a.score : a.score - b.score));
+    return merged.slice(offset, offset + limit).map(({ job, score, lastError }) => {
       const waiting = state === 'delayed' || state === 'ready';
       const info = toJobInfo<T>(job, state, waiting ? score : (job.dueAt ?? score), lastError);
       if (state === 'active') info.leaseUntilAt = score;
@@ -225,24 +253,19 @@ export class Queue<T = unknown> {
       assertInteger(`boundsMs[${i}]`, bound, 1, MAX_DELAY_MS);
       if (i > 0 && bound <= (boundsMs[i - 1] as number)) throw new ValidationError('Expected `boundsMs` to increase');
     });
-    const { now, ready, counts } = await this.#store.dueHistogram(boundsMs);
+    const all = await this.#eachPartition(store => store.dueHistogram(boundsMs));
+    const sumAt = (i: number) => all.reduce((sum, part) => sum + (part.counts[i] as number), 0);
     return {
-      now,
-      ready,
-      buckets: boundsMs.map((untilMs, i) => ({ untilMs, count: counts[i] as number })),
-      later: counts[boundsMs.length] as number,
+      now: Math.max(...all.map(part => part.now)),
+      ready: all.reduce((sum, part) => sum + part.ready, 0),
+      buckets: boundsMs.map((untilMs, i) => ({ untilMs, count: sumAt(i) })),
+      later: sumAt(boundsMs.length),
     };
   }
 
   /** A page of dead letters, most recently dead first, with their last error. */
-  async listDead(options: { offset?: number; limit?: number } = {}): Promise<JobInfo<T>[]> {
-    this.#assertOpen();
-    const offset = options.offset ?? 0;
-    const limit = options.limit ?? 100;
-    assertInteger('offset', offset, 0);
-    assertInteger('limit', limit, 1, 1_000);
-    const entries = await this.#store.listDead(offset, limit);
-    return entries.map(entry => ({ ...toJobInfo<T>(entry.job, 'dead', entry.job.dueAt ?? entry.deadAt, entry.lastError || undefined), deadAt: entry.deadAt }));
+  listDead(options: { offset?: number; limit?: number } = {}): Promise<JobInfo<T>[]> {
+    return this.list('dead', options);
   }
 
   /**
@@ -252,18 +275,25 @@ export class Queue<T = unknown> {
    */
   async retryDead(ids?: string | readonly string[]): Promise<number> {
     this.#assertOpen();
-    if (ids === undefined) return this.#repeatUntilZero(() => this.#store.retryDead([], DEAD_BATCH));
+    if (ids === undefined) return sum(await this.#eachPartition(store => repeatUntilZero(() => store.retryDead([], DEAD_BATCH))));
     const list = typeof ids === 'string' ? [ids] : [...ids];
     list.forEach(assertJobId);
+    const stores = await this.#partitions.all();
+    const byPartition = stores.map(() => [] as string[]);
+    for (const id of list) byPartition[partitionOf(id, stores.length)]?.push(id);
     let moved = 0;
-    for (let start = 0; start < list.length; start += DEAD_BATCH) moved += await this.#store.retryDead(list.slice(start, start + DEAD_BATCH), DEAD_BATCH);
+    for (const [partition, partitionIds] of byPartition.entries()) {
+      for (let start = 0; start < partitionIds.length; start += DEAD_BATCH) {
+        moved += await (stores[partition] as PartitionStore).retryDead(partitionIds.slice(start, start + DEAD_BATCH), DEAD_BATCH);
+      }
+    }
     return moved;
   }
 
   /** Deletes all dead letters. @returns how many were deleted. */
   async purgeDead(): Promise<number> {
     this.#assertOpen();
-    return this.#repeatUntilZero(() => this.#store.purgeDead(DEAD_BATCH));
+    return sum(await this.#eachPartition(store => repeatUntilZero(() => store.purgeDead(DEAD_BATCH))));
   }
 
   /** Releases the connection (closed when no other Queue or Worker of the process uses it). */
@@ -289,22 +319,31 @@ export class Queue<T = unknown> {
 
   #register(): Promise<void> {
     // Remembered for admin tools (listing queues). Once per Queue object; a failure is retried next time.
-    this.#registered ??= registerQueue(this.#connection.client, this.#store.prefix, this.name).catch(error => {
+    this.#registered ??= registerQueue(this.#connection.client, this.#partitions.prefix, this.name).catch(error => {
       this.#registered = undefined;
       throw error;
     });
     return this.#registered;
   }
 
-  async #repeatUntilZero(step: () => Promise<number>): Promise<number> {
-    let total = 0;
-    for (let moved = await step(); moved > 0; moved = await step()) total += moved;
-    return total;
+  /** Runs `call` on every partition at once (they may live on different nodes). */
+  async #eachPartition<R>(call: (store: PartitionStore) => Promise<R>): Promise<R[]> {
+    return Promise.all((await this.#partitions.all()).map(call));
   }
 
   #assertOpen(): void {
     if (this.#closed) throw new ClosedError(`Queue ${this.name} is closed`);
   }
+}
+
+function sum(values: readonly number[]): number {
+  return values.reduce((total, value) => total + value, 0);
+}
+
+async function repeatUntilZero(step: () => Promise<number>): Promise<number> {
+  let total = 0;
+  for (let moved = await step(); moved > 0; moved = await step()) total += moved;
+  return total;
 }
 
 function toJobInfo<T>(job: StoredJob, state: JobInfo<T>['state'], dueAt: number, lastError: string | undefined): JobInfo<T> {

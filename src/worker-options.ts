@@ -2,6 +2,7 @@ import { DEFAULT_BACKOFF } from './backoff.js';
 import { ValidationError } from './errors.js';
 import { defaultLogger } from './logger.js';
 import type { BackoffFunction, BackoffOption, ConnectionOption, Logger } from './types.js';
+import { MAX_PARTITIONS } from './store/partitions.js';
 import { assertBackoff, assertInteger, assertQueueName } from './validate.js';
 
 /** Jobs one claim call takes at most: bounds the time a claim holds Redis. */
@@ -29,6 +30,11 @@ export interface WorkerOptions {
    * @default { type: 'exponential', delayMs: 1000, maxDelayMs: 3600000, jitter: 0.25 }
    */
   backoff?: BackoffOption | BackoffFunction;
+  /**
+   * The queues' partition count, if this worker should check it (a queue's count is fixed when it
+   * is first used; a mismatch makes `waitUntilReady()` reject with ConflictError). Default: read it.
+   */
+  partitions?: number;
   /** Hand the handler arrays of up to `size` due jobs. */
   batch?: { size: number };
   /** How long `close()` waits for running handlers before releasing their jobs. @default 10000 */
@@ -59,6 +65,7 @@ export interface ResolvedWorkerOptions {
   readonly maxAttempts: number;
   readonly backoff: BackoffOption | BackoffFunction;
   readonly batchSize: number | undefined;
+  readonly partitions: number | undefined;
   readonly closeTimeoutMs: number;
   readonly safetyIntervalMs: number;
   readonly logger: Logger;
@@ -84,6 +91,7 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   if (typeof backoff !== 'function') assertBackoff(backoff);
   if (options.batch !== undefined) assertInteger('batch.size', options.batch?.size, 1, MAX_CLAIM);
+  if (options.partitions !== undefined) assertInteger('partitions', options.partitions, 1, MAX_PARTITIONS);
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
   assertInteger('closeTimeoutMs', closeTimeoutMs, 0);
   const safetyIntervalMs = options.safetyIntervalMs ?? 5_000;
@@ -97,6 +105,7 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
     maxAttempts,
     backoff,
     batchSize: options.batch?.size,
+    partitions: options.partitions,
     closeTimeoutMs,
     safetyIntervalMs,
     logger: options.logger ?? defaultLogger,

@@ -2,9 +2,10 @@ import { EventEmitter } from 'node:events';
 import { backoffDelayMs } from './backoff.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
 import { ClaimedJob } from './claimed-job.js';
-import { LeaseLostError, UnrecoverableError } from './errors.js';
+import { ConflictError, LeaseLostError, UnrecoverableError } from './errors.js';
 import { Settler, type SettleOutcome } from './settler.js';
 import { PartitionStore, type LeaseRef } from './store/partition-store.js';
+import { QueuePartitions } from './store/partitions.js';
 import type { StoredJob } from './store/record.js';
 import type { BackoffFunction, BackoffOption, Job, Logger } from './types.js';
 import { MAX_CLAIM, resolveWorkerOptions, type WorkerOptions } from './worker-options.js';
@@ -70,7 +71,7 @@ const REAP_LIMIT = 100;
  */
 export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #handler: (arg: unknown) => unknown;
-  readonly #sources: Source[];
+  readonly #sources: Source[] = [];
   readonly #connection: ConnectionLease;
   readonly #settler: Settler;
   readonly #logger: Logger;
@@ -118,29 +119,42 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
     this.#connection = acquireConnection(resolved.connection, this.#logger);
     this.#settler = new Settler(error => this.#reportError(error));
-    this.#sources = names.map(queue => ({
-      queue,
-      store: new PartitionStore(this.#connection.client, prefix, queue, 0),
-      nextAt: 0,
-      heardAt: Number.POSITIVE_INFINITY,
-      inFlight: 0,
-      lastFull: false,
-      errorDelayMs: 0,
-    }));
-    for (const source of this.#sources) {
-      const unlisten = this.#connection.waker.listen(source.store.keys.wakeChannel, dueAt => this.#onWake(source, dueAt));
-      unlisten.catch(error => this.#reportError(error));
-      this.#unlisteners.push(unlisten);
-    }
-    // Look again once subscribed: a job added between the first claim and the subscription
-    // published its wake-up to nobody.
-    this.#ready = Promise.all(this.#unlisteners).then(() => {
-      for (const source of this.#sources) this.#onWake(source, Number.NaN);
-    });
+    this.#ready = this.#start(names, prefix, resolved.partitions);
     this.#ready.catch(() => undefined);
     this.#renewTimer = setInterval(() => void this.#renewLeases(), Math.floor(this.#leaseMs / 3));
     this.#renewTimer.unref();
+  }
+
+  /**
+   * Learns each queue's partitions (retrying while Redis is unreachable), subscribes to their wake
+   * channels, then looks at all of them: a job added before the subscription woke nobody.
+   */
+  async #start(names: readonly string[], prefix: string, partitions: number | undefined): Promise<void> {
+    for (const queue of names) {
+      const layout = new QueuePartitions(this.#connection.client, prefix, queue, partitions);
+      for (let delayMs = 100; ; delayMs = Math.min(5_000, delayMs * 2)) {
+        if (this.#closing) return;
+        try {
+          for (const store of await layout.all()) this.#sources.push(this.#newSource(queue, store));
+          break;
+        } catch (error) {
+          this.#reportError(error);
+          if (error instanceof ConflictError) throw error; // a partition count mismatch will not heal
+          await new Promise(resolve => setTimeout(resolve, delayMs));
+        }
+      }
+    }
+    for (const source of this.#sources) {
+      const unlisten = this.#connection.waker.listen(source.store.keys.wakeChannel, dueAt => this.#onWake(source, dueAt));
+      this.#unlisteners.push(unlisten);
+    }
     this.#pump();
+    await Promise.all(this.#unlisteners);
+    for (const source of this.#sources) this.#onWake(source, Number.NaN);
+  }
+
+  #newSource(queue: string, store: PartitionStore): Source {
+    return { queue, store, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, lastFull: false, errorDelayMs: 0 };
   }
 
   /** Resolves once the worker listens for wake-ups (it claims due jobs from the start). */
@@ -190,6 +204,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (this.#closing) return;
     const now = this.#serverNow();
     const count = this.#sources.length;
+    if (count === 0) return; // still learning the partitions
     const batchSize = this.#batchSize ?? 1;
     const perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil((this.#concurrency * batchSize) / MAX_CLAIMS_IN_FLIGHT)));
     let sent = true;

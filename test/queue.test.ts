@@ -159,7 +159,8 @@ describe('Queue', () => {
     const q = queue(name);
     await q.add('x', { delay: '1h' });
     const keys = await redis.raw.keys(`sg:{${name}:0}:*`);
-    assert.deepEqual(keys.sort(), [`sg:{${name}:0}:counters`, `sg:{${name}:0}:due`, `sg:{${name}:0}:jobs`]);
+    assert.deepEqual(keys.sort(), [`sg:{${name}:0}:counters`, `sg:{${name}:0}:due`, `sg:{${name}:0}:jobs`, `sg:{${name}:0}:meta`]);
+    assert.equal(await redis.raw.hget(`sg:{${name}:0}:meta`, 'partitions'), '1', 'the partition count is stored with the queue');
     assert.ok(await redis.raw.sismember('sg:queues', name));
   });
 

@@ -56,12 +56,6 @@ export interface RawStats {
   readonly counters: Record<string, number>;
 }
 
-export interface DeadEntry {
-  readonly job: StoredJob;
-  readonly deadAt: number;
-  readonly lastError: string;
-}
-
 /**
  * The storage of one queue partition: a typed call per Lua script. The only place that knows each
  * script's ARGV order and reply shape.
@@ -158,17 +152,6 @@ export class PartitionStore {
       paused: reply[5] === 1,
       counters,
     };
-  }
-
-  async listDead(offset: number, limit: number): Promise<DeadEntry[]> {
-    const reply = (await this.#run('listDead', [offset, limit])) as string[];
-    const entries: DeadEntry[] = [];
-    for (let i = 0; i < reply.length; i += 4) {
-      const record = reply[i + 1] as string;
-      if (record === '') continue; // deleted between the two reads of the script: cannot happen, but never crash a listing
-      entries.push({ job: decodeRecord(reply[i] as string, record), deadAt: Number(reply[i + 2]), lastError: reply[i + 3] as string });
-    }
-    return entries;
   }
 
   async listJobs(state: RawJobState['state'], offset: number, limit: number): Promise<{ now: number; entries: { job: StoredJob; score: number; lastError: string | undefined }[] }> {

@@ -16,12 +16,12 @@ export const SCRIPT_NAMES = [
   'reschedule',
   'getJob',
   'stats',
-  'listDead',
   'listJobs',
   'dueHistogram',
   'retryDead',
   'purgeDead',
   'setPaused',
+  'initQueue',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

@@ -1,0 +1,64 @@
+import type { Cluster, Redis } from 'ioredis';
+import { ConflictError } from '../errors.js';
+import { PartitionStore } from './partition-store.js';
+import { runScript } from './scripts.js';
+import { partitionKeys } from './keys.js';
+
+/** Partitions a queue may have at most. */
+export const MAX_PARTITIONS = 1_024;
+
+/**
+ * The partition of a job id: FNV-1a over the id's UTF-16 units, modulo the count. Stable across
+ * processes and versions (it decides where a job lives), so it must never change.
+ */
+export function partitionOf(id: string, count: number): number {
+  if (count === 1) return 0;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) {
+    hash ^= id.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % count;
+}
+
+/**
+ * A queue's partitions: their stores, once the partition count is known. The count is stored with
+ * the queue (partition 0's meta) the first time any process uses it; a process that asks for
+ * another count gets a ConflictError, because jobs placed by one count cannot be found by another.
+ */
+export class QueuePartitions {
+  #stores: Promise<PartitionStore[]> | undefined;
+
+  constructor(
+    readonly redis: Redis | Cluster,
+    readonly prefix: string,
+    readonly queue: string,
+    /** The count this process expects, or undefined to take whatever is stored (1 when none). */
+    readonly requested: number | undefined,
+  ) {}
+
+  /** The partition stores, in partition order (resolved once; a failure is retried next call). */
+  all(): Promise<PartitionStore[]> {
+    this.#stores ??= this.#resolve().catch(error => {
+      this.#stores = undefined;
+      throw error;
+    });
+    return this.#stores;
+  }
+
+  async storeFor(id: string): Promise<PartitionStore> {
+    const stores = await this.all();
+    return stores[partitionOf(id, stores.length)] as PartitionStore;
+  }
+
+  async #resolve(): Promise<PartitionStore[]> {
+    const keys = partitionKeys(this.prefix, this.queue, 0);
+    const stored = (await runScript(this.redis, 'initQueue', keys, [this.requested ?? 1])) as number;
+    if (this.requested !== undefined && stored !== this.requested) {
+      throw new ConflictError(
+        `Queue ${this.queue} has ${stored} partition(s); it cannot be opened with ${this.requested}. Open it without \`partitions\`, or migrate it (see README, "Partitions").`,
+      );
+    }
+    return Array.from({ length: stored }, (_, partition) => new PartitionStore(this.redis, this.prefix, this.queue, partition));
+  }
+}
