@@ -1,0 +1,209 @@
+// Model-based test: random sequences of operations run against the real queue on a real Redis and
+// against a plain in-memory model; after every step the states must agree and the storage
+// invariant must hold (every job in exactly one of due, active, dead).
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { PullConsumer, Queue, type PulledJob } from '../src/index.js';
+import { uniqueQueue, useRedis } from './helpers/redis.js';
+
+const redis = useRedis({ appendOnly: true });
+const MAX_ATTEMPTS = 2;
+const IDS = ['a', 'b', 'c', 'd', 'e'];
+
+type State = 'delayed' | 'ready' | 'active' | 'dead';
+interface ModelJob {
+  state: State;
+  attempts: number;
+  /** Set while active: the claim's token. */
+  token?: string;
+  /** The lease was forced to run out: reaped by the next claim. */
+  expired?: boolean;
+}
+interface Model {
+  jobs: Map<string, ModelJob>;
+  /** Tokens of claims that lost their lease or were settled: they must be refused. */
+  staleTokens: { id: string; token: string }[];
+}
+interface Real {
+  name: string;
+  queue: Queue<string>;
+  consumer: PullConsumer<string>;
+}
+
+const FAR = 3_600_000;
+
+/** Jobs whose expired lease the next claim takes back, as claim.lua does. */
+function reap(model: Model): void {
+  for (const [id, job] of model.jobs) {
+    if (job.state !== 'active' || !job.expired) continue;
+    model.staleTokens.push({ id, token: job.token as string });
+    job.state = job.attempts >= MAX_ATTEMPTS ? 'dead' : 'ready';
+    delete job.token;
+    delete job.expired;
+  }
+}
+
+const operations = [
+  fc.record({ id: fc.constantFrom(...IDS), due: fc.boolean() }).map(({ id, due }) => ({
+    check: () => true,
+    async run(model: Model, real: Real) {
+      await real.queue.add(id, { id, delay: due ? 0 : FAR });
+      if (!model.jobs.has(id)) model.jobs.set(id, { state: due ? 'ready' : 'delayed', attempts: 0 });
+    },
+    toString: () => `add(${id}, ${due ? 'now' : 'later'})`,
+  })),
+  fc.constantFrom(...IDS).map(id => ({
+    check: () => true,
+    async run(model: Model, real: Real) {
+      const answer = await real.queue.cancel(id);
+      const job = model.jobs.get(id);
+      const expected = !job ? 'not_found' : job.state === 'active' ? 'running' : 'cancelled';
+      assert.equal(answer, expected, `cancel(${id})`);
+      if (expected === 'cancelled') model.jobs.delete(id);
+    },
+    toString: () => `cancel(${id})`,
+  })),
+  fc.record({ id: fc.constantFrom(...IDS), due: fc.boolean() }).map(({ id, due }) => ({
+    check: () => true,
+    async run(model: Model, real: Real) {
+      const answer = await real.queue.reschedule(id, { delay: due ? 0 : FAR });
+      const job = model.jobs.get(id);
+      const expected = !job ? 'not_found' : job.state === 'active' ? 'running' : 'rescheduled';
+      assert.equal(answer, expected, `reschedule(${id})`);
+      if (job && expected === 'rescheduled') {
+        if (job.state === 'dead') job.attempts = 0;
+        job.state = due ? 'ready' : 'delayed';
+      }
+    },
+    toString: () => `reschedule(${id}, ${due ? 'now' : 'later'})`,
+  })),
+  fc.integer({ min: 1, max: 3 }).map(max => ({
+    check: () => true,
+    async run(model: Model, real: Real) {
+      reap(model);
+      const ready = [...model.jobs].filter(([, job]) => job.state === 'ready').map(([id]) => id);
+      const claimed: PulledJob<string>[] = await real.consumer.claim({ max, leaseMs: 60_000 });
+      assert.equal(claimed.length, Math.min(max, ready.length), `claim(${max}) with ready ${ready}`);
+      for (const job of claimed) {
+        const modelJob = model.jobs.get(job.id);
+        assert.ok(modelJob && modelJob.state === 'ready', `claimed ${job.id}, which the model has as ${modelJob?.state}`);
+        modelJob.state = 'active';
+        modelJob.attempts += 1;
+        modelJob.token = job.token;
+        assert.equal(job.attempt, modelJob.attempts);
+      }
+    },
+    toString: () => `claim(${max})`,
+  })),
+  fc.record({ index: fc.nat(), ok: fc.boolean() }).map(({ index, ok }) => ({
+    check: (model: Readonly<Model>) => [...model.jobs.values()].some(job => job.state === 'active' && !job.expired),
+    async run(model: Model, real: Real) {
+      const active = [...model.jobs].filter(([, job]) => job.state === 'active' && !job.expired);
+      const [id, job] = active[index % active.length] as [string, ModelJob];
+      const token = job.token as string;
+      if (ok) {
+        assert.equal(await real.consumer.ack(id, token), 'acked');
+        model.jobs.delete(id);
+      } else {
+        const { result } = await real.consumer.fail(id, token, { error: 'model says fail', retryDelayMs: 0 });
+        const dead = job.attempts >= MAX_ATTEMPTS;
+        assert.equal(result, dead ? 'dead' : 'retried');
+        job.state = dead ? 'dead' : 'ready';
+        delete job.token;
+      }
+      model.staleTokens.push({ id, token });
+    },
+    toString: () => `${ok ? 'ack' : 'fail'}(active #${index})`,
+  })),
+  fc.nat().map(index => ({
+    check: (model: Readonly<Model>) => [...model.jobs.values()].some(job => job.state === 'active' && !job.expired),
+    async run(model: Model, real: Real) {
+      const active = [...model.jobs].filter(([, job]) => job.state === 'active' && !job.expired);
+      const [id, job] = active[index % active.length] as [string, ModelJob];
+      // Time passes for this lease only: its deadline moves into the past.
+      await redis.raw.zadd(`sg:{${real.name}:0}:active`, 'XX', 1, id);
+      job.expired = true;
+    },
+    toString: () => `expireLease(active #${index})`,
+  })),
+  fc.nat().map(index => ({
+    check: (model: Readonly<Model>) => model.staleTokens.length > 0,
+    async run(model: Model, real: Real) {
+      const { id, token } = model.staleTokens[index % model.staleTokens.length] as { id: string; token: string };
+      assert.equal(await real.consumer.ack(id, token), 'stale', `a settled or lost token for ${id} is refused`);
+      assert.equal((await real.consumer.extend(id, token)).result, 'stale');
+    },
+    toString: () => `staleAck(#${index})`,
+  })),
+  fc.constant({
+    // Restarts are slow: only once there is something to lose.
+    check: (model: Readonly<Model>) => model.jobs.size >= 3,
+    async run(_model: Model, real: Real) {
+      // kill -9 and restart on the same AOF: nothing acknowledged may change.
+      await redis.server.kill('SIGKILL');
+      await redis.server.restart();
+      await real.queue.stats(); // reconnected
+    },
+    toString: () => 'restartRedis',
+  }),
+];
+
+/** Every operation is followed by the full comparison of model and Redis. */
+// Settling is listed three times: it only applies when a job is active, and would be rare otherwise.
+const weighted = [...operations, operations[4], operations[4]] as typeof operations;
+const commands = weighted.map(arbitrary =>
+  arbitrary.map(operation => ({
+    check: operation.check,
+    run: async (model: Model, real: Real) => {
+      if (process.env.MODEL_TRACE) console.log('op', operation.toString());
+      await operation.run(model, real);
+      await assertAgrees(model, real);
+    },
+    toString: operation.toString,
+  })),
+);
+
+async function assertAgrees(model: Model, real: Real): Promise<void> {
+  const counts = { delayed: 0, ready: 0, active: 0, dead: 0 };
+  for (const [id, job] of model.jobs) {
+    counts[job.state] += 1;
+    const info = await real.queue.get(id);
+    assert.equal(info?.state, job.state, `state of ${id}`);
+    assert.equal(info?.attempts, job.attempts, `attempts of ${id}`);
+  }
+  for (const id of IDS) if (!model.jobs.has(id)) assert.equal(await real.queue.get(id), null, `${id} should not exist`);
+  assert.deepEqual(await real.queue.stats(), { ...counts, paused: false });
+  // Storage invariant: each record in exactly one index, each index entry with a record.
+  const tag = `sg:{${real.name}:0}`;
+  const records = (await redis.raw.hkeys(`${tag}:jobs`)).sort();
+  const indexed = [
+    ...(await redis.raw.zrange(`${tag}:due`, 0, -1)),
+    ...(await redis.raw.zrange(`${tag}:active`, 0, -1)),
+    ...(await redis.raw.zrange(`${tag}:dead`, 0, -1)),
+  ].sort();
+  assert.deepEqual(indexed, records, 'every job is in exactly one of due, active, dead');
+}
+
+describe('model-based', () => {
+  it('random add / cancel / reschedule / claim / ack / fail / lease expiry / restart agree with a simple model', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: 'large' }), async cmds => {
+        const name = uniqueQueue('model');
+        const real: Real = {
+          name,
+          queue: new Queue<string>(name, { connection: redis.url }),
+          consumer: new PullConsumer<string>(name, { connection: redis.url, maxAttempts: MAX_ATTEMPTS }),
+        };
+        const model: Model = { jobs: new Map(), staleTokens: [] };
+        try {
+          await fc.asyncModelRun(() => ({ model, real }), cmds);
+        } finally {
+          await real.consumer.close();
+          await real.queue.close();
+        }
+      }),
+      { numRuns: 50 },
+    );
+  });
+});
