@@ -21,11 +21,13 @@ export async function startLocalCluster(masters = 3, replicasPerMaster = 1): Pro
   try {
     for (let i = 0; i < masters * (1 + replicasPerMaster); i++) {
       // The bus port is usually port + 10000, which may not exist above 55535: name it.
+      // Validity factor 0: a replica may take over however long ago it last heard its master
+      // (a fresh test cluster's replicas may still be in their first sync when a test kills one).
       const busPort = await freePort();
       nodes.push(
         await startLocalRedis({
           appendOnly: true,
-          args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--cluster-port', String(busPort)],
+          args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000', '--cluster-replica-validity-factor', '0', '--cluster-port', String(busPort)],
         }),
       );
     }
