@@ -72,6 +72,23 @@ export class RedisOutOfMemoryError extends SandglassError {
   }
 }
 
+/**
+ * The job was written, but fewer replicas than asked for (`waitForReplicas`) confirmed it in time:
+ * a failover now could lose it. Adding it again with the same id is safe (adds are idempotent).
+ */
+export class NotReplicatedError extends SandglassError {
+  /** Replicas that confirmed the write. */
+  readonly acknowledgedReplicas: number;
+  /** Ids written by the call (all of them, only not confirmed by enough replicas). */
+  readonly ids: string[];
+
+  constructor(acknowledgedReplicas: number, wanted: number, ids: string[]) {
+    super('ERR_NOT_REPLICATED', `Written, but ${acknowledgedReplicas} of the ${wanted} replica(s) asked for confirmed it in time`);
+    this.acknowledgedReplicas = acknowledgedReplicas;
+    this.ids = ids;
+  }
+}
+
 /** Redis answered with an error sandglass does not expect (a bug, or a foreign change to its keys). */
 export class RedisCommandError extends SandglassError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -14,6 +14,7 @@ export {
   LeaseLostError,
   ConnectionError,
   RedisOutOfMemoryError,
+  NotReplicatedError,
   RedisCommandError,
   ClosedError,
   UnrecoverableError,

@@ -1,6 +1,6 @@
 import { encodeBackoff } from './backoff.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
-import { ClosedError, ConflictError, ValidationError } from './errors.js';
+import { ClosedError, ConflictError, NotReplicatedError, ValidationError } from './errors.js';
 import { newJobId } from './ids.js';
 import { defaultLogger } from './logger.js';
 import { PartitionStore, type EncodedJob } from './store/partition-store.js';
@@ -52,6 +52,13 @@ export interface QueueOptions {
    * with another count throws ConflictError. Default: the stored count (1 for a new queue).
    */
   partitions?: number;
+  /**
+   * After each add, wait until this many replicas confirmed the write (Redis `WAIT`), at most
+   * `timeoutMs`; if fewer did, `add` throws {@link NotReplicatedError} (the job is written; adding
+   * it again with the same id is safe). Narrows, but does not close, the window in which a failover
+   * loses acknowledged jobs. Default: off.
+   */
+  waitForReplicas?: { replicas: number; timeoutMs: number };
 }
 
 /** Jobs per `add` script call in `addBulk`: large enough to amortize the round trip, small enough not to block Redis. */
@@ -73,6 +80,7 @@ export class Queue<T = unknown> {
   readonly #connection: ConnectionLease;
   readonly #partitions: QueuePartitions;
   readonly #maxPayloadBytes: number;
+  readonly #waitForReplicas: { replicas: number; timeoutMs: number } | undefined;
   #registered: Promise<void> | undefined;
   #closed = false;
 
@@ -83,6 +91,11 @@ export class Queue<T = unknown> {
     if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
     this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     assertInteger('maxPayloadBytes', this.#maxPayloadBytes, 2, 512 * 1024 * 1024);
+    if (options.waitForReplicas !== undefined) {
+      assertInteger('waitForReplicas.replicas', options.waitForReplicas?.replicas, 1, 100);
+      assertInteger('waitForReplicas.timeoutMs', options.waitForReplicas.timeoutMs, 1, 60_000);
+      this.#waitForReplicas = { ...options.waitForReplicas };
+    }
     this.name = name;
     this.#connection = acquireConnection(options.connection, options.logger ?? defaultLogger);
     if (options.partitions !== undefined) assertInteger('partitions', options.partitions, 1, MAX_PARTITIONS);
@@ -117,18 +130,24 @@ export class Queue<T = unknown> {
     const byPartition = stores.map(() => [] as EncodedJob[]);
     for (const job of encoded) byPartition[partitionOf(job.id, stores.length)]?.push(job);
     // Partitions in parallel (they may live on different nodes); chunks of one partition in order.
+    let leastAcknowledged = Number.POSITIVE_INFINITY;
     await Promise.all(
       byPartition.map(async (partitionJobs, partition) => {
         const store = stores[partition] as PartitionStore;
         for (let start = 0; start < partitionJobs.length; start += BULK_CHUNK) {
           const chunk = partitionJobs.slice(start, start + BULK_CHUNK);
-          const { statuses } = await store.add(chunk, ifExists);
+          const { statuses, acknowledged } = await store.add(chunk, ifExists, this.#waitForReplicas);
+          if (acknowledged !== undefined) leastAcknowledged = Math.min(leastAcknowledged, acknowledged);
           const running = statuses.findIndex(status => status === 3);
           if (running >= 0) throw new ConflictError(`Job ${chunk[running]?.id} is running and cannot be replaced; the other jobs of the call were written`);
         }
       }),
     );
-    return encoded.map(job => job.id);
+    const ids = encoded.map(job => job.id);
+    if (this.#waitForReplicas && leastAcknowledged < this.#waitForReplicas.replicas) {
+      throw new NotReplicatedError(leastAcknowledged, this.#waitForReplicas.replicas, ids);
+    }
+    return ids;
   }
 
   /** The job with this id, or null when it does not exist (never added, completed or cancelled). */

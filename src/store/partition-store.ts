@@ -1,7 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { decodeRecord, type StoredJob } from './record.js';
 import { partitionKeys, type PartitionKeys } from './keys.js';
-import { runScript, type ScriptName } from './scripts.js';
+import { runScript, runScriptAndWait, type ScriptName } from './scripts.js';
 import type { CancelResult, RescheduleResult } from '../types.js';
 import type { Due } from '../validate.js';
 
@@ -76,17 +76,33 @@ export class PartitionStore {
     return runScript(this.redis, name, this.keys, args);
   }
 
-  async add(jobs: readonly EncodedJob[], ifExists: 'keep' | 'replace'): Promise<{ now: number; statuses: AddStatus[] }> {
+  /**
+   * Adds jobs. With `replication`, also waits for that many replicas to confirm the write
+   * (`acknowledged` is then their count).
+   */
+  async add(
+    jobs: readonly EncodedJob[],
+    ifExists: 'keep' | 'replace',
+    replication?: { replicas: number; timeoutMs: number },
+  ): Promise<{ now: number; statuses: AddStatus[]; acknowledged?: number }> {
     const args: (string | number)[] = [ifExists];
     for (const job of jobs) {
       const delay = 'delayMs' in job.due ? job.due.delayMs : '';
       const at = 'atMs' in job.due ? job.due.atMs : '';
       args.push(job.id, delay, at, job.maxAttempts, job.backoff, job.payloadJson);
     }
-    const reply = (await this.#run('add', args)) as number[];
+    let reply: number[];
+    let acknowledged: number | undefined;
+    if (replication) {
+      const result = await runScriptAndWait(this.redis, 'add', this.keys, args, replication.replicas, replication.timeoutMs);
+      reply = result.reply as number[];
+      acknowledged = result.acknowledged;
+    } else {
+      reply = (await this.#run('add', args)) as number[];
+    }
     const statuses: AddStatus[] = [];
     for (let i = 1; i < reply.length; i += 2) statuses.push(reply[i] as AddStatus);
-    return { now: reply[0] as number, statuses };
+    return acknowledged === undefined ? { now: reply[0] as number, statuses } : { now: reply[0] as number, statuses, acknowledged };
   }
 
   async claim(limit: number, leaseMs: number, reapLimit: number, defaultMaxAttempts: number): Promise<ClaimResult> {

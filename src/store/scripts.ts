@@ -82,6 +82,46 @@ export async function runScript(
   }
 }
 
+/**
+ * Runs a script, then `WAIT replicas timeoutMs` on the same connection (one pipeline, so a Cluster
+ * client sends both to the node that owns the keys). Returns the script's reply and how many
+ * replicas acknowledged the write.
+ */
+export async function runScriptAndWait(
+  redis: Redis | Cluster,
+  name: ScriptName,
+  keys: PartitionKeys,
+  args: ReadonlyArray<string | number>,
+  replicas: number,
+  timeoutMs: number,
+): Promise<{ reply: unknown; acknowledged: number }> {
+  const script = SCRIPTS[name];
+  const keyList = PARTITION_KEY_NAMES.map(key => keys[key]);
+  const argv = [keys.wakeChannel, ...args];
+  const send = async (useSource: boolean) => {
+    const pipeline = redis.pipeline();
+    if (useSource) pipeline.eval(script.source, keyList.length, ...keyList, ...argv);
+    else pipeline.evalsha(script.sha, keyList.length, ...keyList, ...argv);
+    pipeline.call('WAIT', replicas, timeoutMs);
+    const results = (await pipeline.exec()) ?? [];
+    const [scriptError, reply] = results[0] ?? [new Error('empty pipeline reply'), undefined];
+    const [waitError, acknowledged] = results[1] ?? [new Error('empty pipeline reply'), undefined];
+    if (scriptError) throw scriptError;
+    if (waitError) throw waitError;
+    return { reply, acknowledged: Number(acknowledged) };
+  };
+  try {
+    try {
+      return await send(false);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return await send(true);
+    }
+  } catch (error) {
+    throw toSandglassError(error, name);
+  }
+}
+
 /** Maps what ioredis throws to the typed errors of `errors.ts`. */
 export function toSandglassError(error: unknown, operation: string): Error {
   if (!(error instanceof Error)) return new RedisCommandError(`${operation}: ${String(error)}`, { cause: error });
