@@ -3,6 +3,14 @@
 // commands live in src/cli/, one file per group. See docs/cli.md.
 import { run } from './cli/program.js';
 
+// `sandglass ls q | head -1`: the reader has what it wanted; end quietly instead of with a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', error => {
+    if ((error as NodeJS.ErrnoException).code === 'EPIPE') process.exit(0);
+    throw error;
+  });
+}
+
 const code = await run(process.argv);
 // Exit explicitly once the output is flushed: a connection to an unreachable Redis may still be
 // retrying in the background, and it must not keep a finished command alive.

@@ -84,7 +84,7 @@ export class PullConsumer<T = unknown> {
     assertInteger('leaseMs', leaseMs, 200, 86_400_000);
     assertInteger('waitMs', waitMs, 0, MAX_WAIT_MS);
     const deadline = Date.now() + waitMs;
-    const stores = await this.#partitions.all();
+    const stores = await this.#partitions.all({ create: true });
     for (;;) {
       const result = await this.#claimAny(stores, max, leaseMs);
       if (result.jobs.length > 0) {
@@ -112,7 +112,7 @@ export class PullConsumer<T = unknown> {
   async ack(id: string, token: string): Promise<'acked' | 'stale'> {
     this.#assertOpen();
     assertLease(id, token);
-    const stale = await (await this.#partitions.storeFor(id)).ack([{ id, token }]);
+    const stale = await (await this.#partitions.storeFor(id, { create: true })).ack([{ id, token }]);
     return stale.length > 0 ? 'stale' : 'acked';
   }
 
@@ -124,7 +124,7 @@ export class PullConsumer<T = unknown> {
     this.#assertOpen();
     assertLease(id, token);
     if (options.retryDelayMs !== undefined) assertInteger('retryDelayMs', options.retryDelayMs, 0, 10 * 365 * 86_400_000);
-    const store = await this.#partitions.storeFor(id);
+    const store = await this.#partitions.storeFor(id, { create: true });
     const current = await store.get(id);
     if (!current || current.state !== 'active' || current.job.token !== token) return { result: 'stale' };
     const maxAttempts = current.job.maxAttempts ?? this.#maxAttempts;
@@ -142,7 +142,7 @@ export class PullConsumer<T = unknown> {
     assertLease(id, token);
     assertInteger('leaseMs', leaseMs, 200, 86_400_000);
     const sentAt = Date.now();
-    const lost = await (await this.#partitions.storeFor(id)).extend(leaseMs, [{ id, token }]);
+    const lost = await (await this.#partitions.storeFor(id, { create: true })).extend(leaseMs, [{ id, token }]);
     return lost.length > 0 ? { result: 'stale' } : { result: 'extended', leaseUntilAt: sentAt + leaseMs };
   }
 

@@ -63,6 +63,9 @@ export interface QueueOptions {
 
 /** Jobs per `add` script call in `addBulk`: large enough to amortize the round trip, small enough not to block Redis. */
 const BULK_CHUNK = 500;
+/** Reads never create a queue (no key is written by a GET of an unknown name); adds and pauses do. */
+const READ = { create: false } as const;
+const CREATE = { create: true } as const;
 /** Dead letters moved or deleted per script call. */
 const DEAD_BATCH = 1_000;
 
@@ -126,7 +129,7 @@ export class Queue<T = unknown> {
     if (!Array.isArray(jobs)) throw new ValidationError('Expected `jobs` to be an array');
     if (ifExists !== 'keep' && ifExists !== 'replace') throw new ValidationError(`Expected \`ifExists\` to be 'keep' or 'replace', got ${String(ifExists)}`);
     const encoded = jobs.map(job => this.#encode(job));
-    const [stores] = await Promise.all([this.#partitions.all(), this.#register()]);
+    const [stores] = await Promise.all([this.#partitions.all({ create: true }), this.#register()]);
     const byPartition = stores.map(() => [] as EncodedJob[]);
     for (const job of encoded) byPartition[partitionOf(job.id, stores.length)]?.push(job);
     // Partitions in parallel (they may live on different nodes); chunks of one partition in order.
@@ -154,7 +157,7 @@ export class Queue<T = unknown> {
   async get(id: string): Promise<JobInfo<T> | null> {
     this.#assertOpen();
     assertJobId(id);
-    const raw = await (await this.#partitions.storeFor(id)).get(id);
+    const raw = await (await this.#partitions.storeFor(id, READ)).get(id);
     if (!raw) return null;
     // A waiting job's due time is its score; an active or dead one's is in its record.
     const waiting = raw.state === 'delayed' || raw.state === 'ready';
@@ -172,7 +175,7 @@ export class Queue<T = unknown> {
   async cancel(id: string): Promise<CancelResult> {
     this.#assertOpen();
     assertJobId(id);
-    return (await this.#partitions.storeFor(id)).cancel(id);
+    return (await this.#partitions.storeFor(id, READ)).cancel(id);
   }
 
   /**
@@ -185,7 +188,7 @@ export class Queue<T = unknown> {
     assertJobId(id);
     if (when?.delay === undefined && when?.at === undefined) throw new ValidationError('Expected `delay` or `at`');
     const due = toDue(when, Date.now());
-    const { result } = await (await this.#partitions.storeFor(id)).reschedule(id, due);
+    const { result } = await (await this.#partitions.storeFor(id, READ)).reschedule(id, due);
     return result;
   }
 
@@ -222,13 +225,13 @@ export class Queue<T = unknown> {
   /** Stops workers from claiming jobs of this queue; running jobs carry on. */
   async pause(): Promise<void> {
     this.#assertOpen();
-    await this.#eachPartition(store => store.setPaused(true));
+    await this.#eachPartition(store => store.setPaused(true), CREATE);
   }
 
   /** Lets workers claim again; they are woken at once. */
   async resume(): Promise<void> {
     this.#assertOpen();
-    await this.#eachPartition(store => store.setPaused(false));
+    await this.#eachPartition(store => store.setPaused(false), CREATE);
   }
 
   /**
@@ -297,7 +300,7 @@ export class Queue<T = unknown> {
     if (ids === undefined) return sum(await this.#eachPartition(store => repeatUntilZero(() => store.retryDead([], DEAD_BATCH))));
     const list = typeof ids === 'string' ? [ids] : [...ids];
     list.forEach(assertJobId);
-    const stores = await this.#partitions.all();
+    const stores = await this.#partitions.all(READ);
     const byPartition = stores.map(() => [] as string[]);
     for (const id of list) byPartition[partitionOf(id, stores.length)]?.push(id);
     let moved = 0;
@@ -346,8 +349,8 @@ export class Queue<T = unknown> {
   }
 
   /** Runs `call` on every partition at once (they may live on different nodes). */
-  async #eachPartition<R>(call: (store: PartitionStore) => Promise<R>): Promise<R[]> {
-    return Promise.all((await this.#partitions.all()).map(call));
+  async #eachPartition<R>(call: (store: PartitionStore) => Promise<R>, options: { create: boolean } = READ): Promise<R[]> {
+    return Promise.all((await this.#partitions.all(options)).map(call));
   }
 
   #assertOpen(): void {

@@ -135,7 +135,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       for (let delayMs = 100; ; delayMs = Math.min(5_000, delayMs * 2)) {
         if (this.#closing) return;
         try {
-          for (const store of await layout.all()) this.#sources.push(this.#newSource(queue, store));
+          for (const store of await layout.all({ create: true })) this.#sources.push(this.#newSource(queue, store));
           break;
         } catch (error) {
           this.#reportError(error);

@@ -68,3 +68,18 @@ describe('partitions on one Redis', () => {
     await assert.rejects(worker.waitUntilReady(), ConflictError);
   });
 });
+
+describe('reads write nothing', () => {
+  it('reading a queue that does not exist creates no key', async () => {
+    const name = uniqueQueue('ghost');
+    const q = redis.track(new Queue(name, { connection: redis.url }));
+    await q.stats();
+    await q.get('nope');
+    await q.list('delayed');
+    await q.dueHistogram([1_000]);
+    assert.equal(await q.cancel('nope'), 'not_found');
+    assert.deepEqual(await redis.raw.keys(`sg:{${name}:*`), []);
+    await q.add('now it exists');
+    assert.equal(await redis.raw.hget(`sg:{${name}:0}:meta`, 'partitions'), '1');
+  });
+});

@@ -37,28 +37,38 @@ export class QueuePartitions {
     readonly requested: number | undefined,
   ) {}
 
-  /** The partition stores, in partition order (resolved once; a failure is retried next call). */
-  all(): Promise<PartitionStore[]> {
-    this.#stores ??= this.#resolve().catch(error => {
-      this.#stores = undefined;
-      throw error;
+  /**
+   * The partition stores, in partition order. With `create`, a new queue gets its count stored;
+   * without it (reads), nothing is written: a read of a queue that does not exist yet answers from
+   * `requested ?? 1` partitions, and asks again next time. A known count is kept for good.
+   */
+  all(options: { create: boolean }): Promise<PartitionStore[]> {
+    if (this.#stores) return this.#stores;
+    const resolving = this.#resolve(options.create);
+    const known = resolving.then(result => {
+      if (!result.stored) this.#stores = undefined;
+      return result.stores;
     });
-    return this.#stores;
+    this.#stores = known;
+    known.catch(() => (this.#stores = undefined));
+    return known;
   }
 
-  async storeFor(id: string): Promise<PartitionStore> {
-    const stores = await this.all();
+  async storeFor(id: string, options: { create: boolean }): Promise<PartitionStore> {
+    const stores = await this.all(options);
     return stores[partitionOf(id, stores.length)] as PartitionStore;
   }
 
-  async #resolve(): Promise<PartitionStore[]> {
+  async #resolve(create: boolean): Promise<{ stores: PartitionStore[]; stored: boolean }> {
     const keys = partitionKeys(this.prefix, this.queue, 0);
-    const stored = (await runScript(this.redis, 'initQueue', keys, [this.requested ?? 1])) as number;
-    if (this.requested !== undefined && stored !== this.requested) {
+    const stored = (await runScript(this.redis, 'initQueue', keys, [create ? (this.requested ?? 1) : ''])) as number;
+    if (stored !== 0 && this.requested !== undefined && stored !== this.requested) {
       throw new ConflictError(
         `Queue ${this.queue} has ${stored} partition(s); it cannot be opened with ${this.requested}. Open it without \`partitions\`, or migrate it (see README, "Partitions").`,
       );
     }
-    return Array.from({ length: stored }, (_, partition) => new PartitionStore(this.redis, this.prefix, this.queue, partition));
+    const count = stored === 0 ? (this.requested ?? 1) : stored;
+    const stores = Array.from({ length: count }, (_, partition) => new PartitionStore(this.redis, this.prefix, this.queue, partition));
+    return { stores, stored: stored !== 0 };
   }
 }

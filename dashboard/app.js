@@ -1,0 +1,268 @@
+// The sandglass dashboard: plain DOM, ES modules, no framework, no build step.
+//
+// Safety rules every module keeps (the page shows job data written by anyone who can add a job):
+// - every queue name, job id, payload and error text reaches the page through `textContent` or a
+//   DOM property, never through `innerHTML` or an HTML string;
+// - reads are GETs; state changes are POST/DELETE calls made from a button or form, with the token;
+// - the server's CSP forbids inline scripts and styles: sizes are set through `element.style`
+//   (CSSOM, which the CSP allows), never through a `style` attribute.
+//
+// This module owns the refresh loop, the queue list and the selected queue's counts.
+import { ApiError, api, describe, hasToken, queuePath, setToken, whenUnauthorized } from './api.js';
+import { TIMELINE_BOUNDS_MS, renderActivity, renderTimeline } from './charts.js';
+import { byId, clip, clock, el, fmtCount, setIfChanged, setText, syncList } from './dom.js';
+import { connectJobPanels, renderActive, renderDead, resetJobPanels } from './jobs.js';
+
+const POLL_MS = 1500;
+const HIDDEN_POLL_MS = 5000;
+const LIST_LIMIT = 50;
+const STATES = ['delayed', 'ready', 'active', 'dead'];
+
+const state = {
+  /** @type {string | null} The selected queue, also kept in the URL as `?queue=`. */
+  queue: new URLSearchParams(location.search).get('queue'),
+  /** Set on a 401: polling stops until a token is entered. */
+  needsToken: false,
+  polling: false,
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  timer: undefined,
+  /** How far back the activity charts look, and the last activity read (to redraw at once). */
+  activityRangeMs: 60_000,
+  activity: null,
+};
+
+// Banner, live indicator, token
+
+/** Shows the banner: a headline, and optionally the server's own words under it. */
+function showBanner(headline, kind = 'error', detail = '') {
+  const banner = byId('banner');
+  banner.replaceChildren(el('strong', { textContent: headline }));
+  if (detail) banner.append(el('span', { className: 'banner-detail', textContent: clip(detail, 400) }));
+  banner.dataset.kind = kind;
+  banner.hidden = false;
+}
+
+const hideBanner = () => {
+  byId('banner').hidden = true;
+};
+
+/** The server or Redis is away: panels keep their last content, dimmed, rather than an error each. */
+const isOutage = error => error instanceof ApiError && (error.status === 0 || error.status >= 500);
+
+/** A failed read, on the banner. */
+function reportReadFailure(error) {
+  if (error instanceof ApiError && error.code === 'REDIS_UNAVAILABLE') showBanner('Redis is unavailable. The counts below are the last ones read; the dashboard keeps retrying.', 'error', error.message);
+  else if (error instanceof ApiError && error.status === 0) showBanner('The sandglass server does not answer. The dashboard keeps retrying.', 'error', error.message);
+  else showBanner(`The server answered ${error instanceof ApiError ? error.status : 'with an error'}.`, 'error', describe(error));
+}
+
+function setLive(kind, text) {
+  const live = byId('live');
+  live.dataset.state = kind;
+  live.textContent = text;
+}
+
+whenUnauthorized(() => {
+  if (state.needsToken) return;
+  state.needsToken = true;
+  byId('token-form').hidden = false;
+  showBanner(hasToken() ? 'The server refused this token: enter the right one.' : 'This server needs an API token.', 'warn');
+  setLive('error', 'token needed');
+  if (byId('queues-body').children.length === 0) setText('queues-state', 'Enter the API token to see the queues.');
+  byId('token-input').focus();
+});
+
+function saveToken(event) {
+  event.preventDefault();
+  const input = byId('token-input');
+  setToken(input.value.trim());
+  input.value = '';
+  state.needsToken = false;
+  byId('token-form').hidden = true;
+  hideBanner();
+  void refreshNow();
+}
+
+// Refresh loop
+
+function schedule() {
+  clearTimeout(state.timer);
+  state.timer = setTimeout(() => void poll(), document.hidden ? HIDDEN_POLL_MS : POLL_MS);
+}
+
+/** One refresh of everything on screen; never two at once. Stops while a token is needed. */
+async function poll() {
+  if (state.polling || state.needsToken) return;
+  state.polling = true;
+  try {
+    const queue = state.queue;
+    const reads = [api('GET', '/v1/queues')];
+    if (queue) {
+      const path = queuePath(queue);
+      reads.push(
+        api('GET', path),
+        api('GET', `${path}/timeline?bounds=${TIMELINE_BOUNDS_MS.join(',')}`),
+        api('GET', `${path}/activity`),
+        api('GET', `${path}/jobs?state=active&limit=${LIST_LIMIT}`),
+        api('GET', `${path}/jobs?state=dead&limit=${LIST_LIMIT}`),
+      );
+    }
+    const [list, ...details] = await Promise.allSettled(reads);
+    if (state.needsToken) return;
+    const failure = [list, ...details].find(result => result.status === 'rejected');
+    const outage = failure !== undefined && isOutage(failure.reason);
+    document.body.classList.toggle('stale', outage);
+    if (failure) {
+      reportReadFailure(failure.reason);
+      setLive('error', outage ? 'offline' : 'error');
+    } else {
+      hideBanner();
+      setLive('ok', `live · ${new Date().toLocaleTimeString('en-GB')}`);
+    }
+    if (list.status === 'fulfilled') renderQueues(list.value?.queues ?? []);
+    else if (byId('queues-body').children.length === 0) setText('queues-state', 'Could not load the queues (see above).');
+    if (queue && queue === state.queue) renderDetail(details);
+  } finally {
+    state.polling = false;
+    if (!state.needsToken) schedule();
+  }
+}
+
+/** Refreshes at once (after an action), waiting for a refresh in flight to finish first. */
+async function refreshNow() {
+  while (state.polling) await new Promise(resolve => setTimeout(resolve, 20));
+  await poll();
+}
+
+// Queue list
+
+function renderQueues(queues) {
+  syncList(
+    byId('queues-body'),
+    queues,
+    item => item.name,
+    item => {
+      const row = el('tr', { tabIndex: 0 });
+      row.append(el('th', { scope: 'row' }, el('span', { className: 'queue-name' }), el('span', { className: 'badge badge-paused', textContent: 'paused' })));
+      for (const name of STATES) row.append(el('td', { className: `num count-${name}` }));
+      row.addEventListener('click', () => selectQueue(item.name));
+      row.addEventListener('keydown', event => {
+        if (event.key !== 'Enter' && event.key !== ' ') return;
+        event.preventDefault();
+        selectQueue(item.name);
+      });
+      return row;
+    },
+    (row, item) => {
+      setIfChanged(row.querySelector('.queue-name'), item.name);
+      row.querySelector('.badge').hidden = !item.stats?.paused;
+      for (const name of STATES) {
+        const cell = row.querySelector(`.count-${name}`);
+        setIfChanged(cell, fmtCount(item.stats?.[name]));
+        cell.classList.toggle('zero', !item.stats?.[name]);
+      }
+      markSelected(row);
+    },
+  );
+  byId('queue-names').replaceChildren(...queues.map(item => el('option', { value: item.name })));
+  byId('queues-state').hidden = queues.length > 0;
+  if (queues.length === 0) setText('queues-state', 'No queues yet. Add a job to create one.');
+  if (!state.queue && queues.length > 0) selectQueue(queues[0].name);
+}
+
+function markSelected(row) {
+  const selected = row.dataset.key === state.queue;
+  row.classList.toggle('selected', selected);
+  row.setAttribute('aria-selected', String(selected));
+}
+
+function selectQueue(name) {
+  if (name === state.queue && !byId('detail').hidden) return;
+  state.queue = name;
+  const url = new URL(location.href);
+  url.searchParams.set('queue', name);
+  history.replaceState(null, '', url.pathname + url.search);
+  for (const row of byId('queues-body').children) markSelected(row);
+  byId('empty-detail').hidden = true;
+  byId('detail').hidden = false;
+  byId('queue-title').textContent = name;
+  setText('lookup-queue', `in ${name}`);
+  byId('add-queue').value = name;
+  for (const name of STATES) setText(`count-${name}`, '–');
+  setText('totals', '');
+  byId('timeline').replaceChildren(el('p', { className: 'state loading', textContent: 'Loading…' }));
+  byId('activity').replaceChildren(el('p', { className: 'state loading', textContent: 'Loading…' }));
+  state.activity = null;
+  resetJobPanels();
+  void refreshNow();
+}
+
+// The selected queue
+
+function renderDetail([info, timeline, activity, active, dead]) {
+  if (timeline.status === 'fulfilled' && typeof timeline.value?.now === 'number') clock.offsetMs = timeline.value.now - Date.now();
+  if (info.status === 'fulfilled') renderStats(info.value);
+  // A panel whose read failed keeps what it showed, unless it showed nothing yet or the failure is
+  // about this read (not an outage, which the banner reports once).
+  const failed = (container, what, result) => {
+    if (isOutage(result.reason) && !container.querySelector('.loading')) return;
+    container.replaceChildren(el('p', { className: 'state error', textContent: `Could not load ${what}: ${isOutage(result.reason) ? 'see above' : describe(result.reason)}.` }));
+  };
+  if (timeline.status === 'fulfilled') renderTimeline(byId('timeline'), timeline.value);
+  else failed(byId('timeline'), 'the timeline', timeline);
+  if (activity.status === 'fulfilled') {
+    state.activity = activity.value;
+    renderActivity(byId('activity'), activity.value, state.activityRangeMs);
+  } else failed(byId('activity'), 'the activity', activity);
+  if (active.status === 'fulfilled') renderActive(active.value?.jobs ?? []);
+  else if (!isOutage(active.reason)) setText('active-state', `Could not load the active jobs: ${describe(active.reason)}`);
+  if (dead.status === 'fulfilled') renderDead(dead.value?.jobs ?? [], info.status === 'fulfilled' ? info.value?.stats?.dead : undefined);
+  else if (!isOutage(dead.reason)) setText('dead-state', `Could not load the dead letters: ${describe(dead.reason)}`);
+}
+
+function renderStats(info) {
+  const stats = info?.stats ?? {};
+  for (const name of STATES) setText(`count-${name}`, fmtCount(stats[name]));
+  byId('paused-badge').hidden = !stats.paused;
+  setText('pause-button', stats.paused ? 'Resume' : 'Pause');
+  byId('pause-button').dataset.paused = String(Boolean(stats.paused));
+  const c = info?.counters;
+  setText(
+    'totals',
+    c ? `Since the queue was first used: ${fmtCount(c.added)} added · ${fmtCount(c.completed)} completed · ${fmtCount(c.retried)} retried · ${fmtCount(c.dead)} dead-lettered · ${fmtCount(c.reaped)} leases reaped` : '',
+  );
+}
+
+async function togglePause() {
+  const paused = byId('pause-button').dataset.paused === 'true';
+  try {
+    await api('POST', `${queuePath(state.queue)}/${paused ? 'resume' : 'pause'}`, {});
+  } catch (error) {
+    showBanner(`Could not ${paused ? 'resume' : 'pause'} the queue.`, 'error', describe(error));
+  }
+  void refreshNow();
+}
+
+// Start
+
+connectJobPanels({ queue: () => state.queue, refresh: () => void refreshNow(), select: selectQueue });
+byId('token-form').addEventListener('submit', saveToken);
+byId('token-button').addEventListener('click', () => {
+  const form = byId('token-form');
+  form.hidden = !form.hidden;
+  if (!form.hidden) byId('token-input').focus();
+});
+byId('pause-button').addEventListener('click', () => void togglePause());
+for (const button of document.querySelectorAll('button.range')) {
+  button.addEventListener('click', () => {
+    state.activityRangeMs = Number(button.dataset.rangeMs);
+    for (const other of document.querySelectorAll('button.range')) other.setAttribute('aria-pressed', String(other === button));
+    if (state.activity) renderActivity(byId('activity'), state.activity, state.activityRangeMs);
+  });
+}
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden) void refreshNow();
+});
+
+if (state.queue) selectQueue(state.queue);
+else void poll();

@@ -1,0 +1,247 @@
+// The job panels of one queue: active jobs, dead letters (retry, purge), job lookup (cancel,
+// reschedule) and the "add a job" form. Each state change is one POST or DELETE from a click.
+import { ApiError, api, describe, jobPath, queuePath } from './api.js';
+import { byId, clip, el, fmtCount, fmtDuration, fmtPayload, fmtRelative, fmtTime, msFromNow, report, setIfChanged, setText, syncList } from './dom.js';
+
+/** What the panels need from the page: the selected queue, a refresh, and a way to select one. */
+const page = { queue: () => /** @type {string | null} */ (null), refresh: () => undefined, select: _name => undefined };
+let lookupId = '';
+
+export function connectJobPanels(context) {
+  Object.assign(page, context);
+  byId('lookup-form').addEventListener('submit', event => {
+    event.preventDefault();
+    void lookup(byId('lookup-id').value.trim());
+  });
+  byId('lookup-cancel').addEventListener('click', () => void cancelJob());
+  byId('reschedule-form').addEventListener('submit', event => void rescheduleJob(event));
+  byId('retry-all').addEventListener('click', () => void retryDead());
+  byId('purge-all').addEventListener('click', () => void purgeAll());
+  byId('add-form').addEventListener('submit', event => void addJob(event));
+}
+
+/** Forgets what the lookup showed (another queue was selected). */
+export function resetJobPanels() {
+  lookupId = '';
+  byId('lookup-result').hidden = true;
+  byId('active-body').replaceChildren();
+  byId('dead-list').replaceChildren();
+  for (const id of ['active-state', 'dead-state']) {
+    byId(id).hidden = false;
+    setText(id, 'Loading…');
+  }
+  for (const id of ['dead-result', 'lookup-message']) setText(id, '');
+}
+
+/** A job id as a button that opens the job in the lookup panel. */
+function jobLink(id) {
+  const button = el('button', { type: 'button', className: 'link', textContent: id, title: 'Open this job' });
+  button.addEventListener('click', () => void lookup(id));
+  return button;
+}
+
+const attemptsText = job => (job.maxAttempts ? `${job.attempts} of ${job.maxAttempts}` : String(job.attempts));
+
+// Active jobs
+
+export function renderActive(jobs) {
+  byId('active-state').hidden = jobs.length > 0;
+  if (jobs.length === 0) setText('active-state', 'No job is running.');
+  syncList(
+    byId('active-body'),
+    jobs,
+    job => job.id,
+    job => el('tr', {}, el('td', {}, jobLink(job.id)), el('td', { className: 'attempt' }), el('td', { className: 'due' }), el('td', { className: 'lease' }, el('span', { className: 'lease-text' }))),
+    (row, job) => {
+      setIfChanged(row.querySelector('.attempt'), attemptsText(job));
+      const due = row.querySelector('.due');
+      setIfChanged(due, fmtRelative(job.dueAt));
+      due.title = fmtTime(job.dueAt);
+      const left = msFromNow(Number(job.leaseUntilAt ?? 0));
+      const lease = row.querySelector('.lease-text');
+      setIfChanged(lease, left > 0 ? fmtDuration(left) : 'expired: to be reaped');
+      lease.classList.toggle('warn', left < 5000);
+    },
+  );
+}
+
+// Dead letters
+
+export function renderDead(jobs, total) {
+  byId('dead-state').hidden = jobs.length > 0;
+  if (jobs.length === 0) setText('dead-state', 'No dead letters.');
+  const count = Number(total ?? jobs.length);
+  setText('retry-all', count > 0 ? `Retry all (${fmtCount(count)})` : 'Retry all');
+  byId('retry-all').disabled = count === 0;
+  if (byId('purge-all').dataset.armed !== 'true') byId('purge-all').disabled = count === 0;
+  syncList(
+    byId('dead-list'),
+    jobs,
+    job => job.id,
+    job => {
+      const retry = el('button', { type: 'button', className: 'retry', textContent: 'Retry' });
+      retry.addEventListener('click', () => void retryDead(job.id));
+      return el(
+        'li',
+        { className: 'dead-item' },
+        el('div', { className: 'dead-head' }, jobLink(job.id), el('span', { className: 'meta' }), retry),
+        el('p', { className: 'error-line' }),
+        el('p', { className: 'payload-line' }),
+        el('details', {}, el('summary', { textContent: 'error stack and full payload' }), el('pre', { className: 'error-stack' }), el('pre', { className: 'payload' })),
+      );
+    },
+    (item, job) => {
+      const died = typeof job.deadAt === 'number' ? `died ${fmtRelative(job.deadAt)}` : 'dead';
+      setIfChanged(item.querySelector('.meta'), `${died} · ${job.attempts} attempt${job.attempts === 1 ? '' : 's'}`);
+      const error = typeof job.lastError === 'string' ? job.lastError : '';
+      setIfChanged(item.querySelector('.error-line'), error ? clip(error.split('\n')[0] ?? '', 300) : '(no error recorded)');
+      setIfChanged(item.querySelector('.error-stack'), error || '(no error recorded)');
+      setIfChanged(item.querySelector('.payload-line'), `payload ${clip(fmtPayload(job.payload, 0), 160)}`);
+      setIfChanged(item.querySelector('.payload'), fmtPayload(job.payload));
+    },
+  );
+}
+
+/** Retries one dead letter, or all of them when `id` is undefined. */
+async function retryDead(id) {
+  try {
+    const result = await api('POST', `${queuePath(page.queue())}/dead/retry`, id === undefined ? {} : { ids: [id] });
+    if (id === undefined) report('dead-result', `${fmtCount(result?.moved)} dead letter(s) are due again.`);
+    else report('dead-result', result?.moved ? `Job ${id} is due again.` : `Job ${id} was not dead any more.`, result?.moved ? 'ok' : 'warn');
+  } catch (error) {
+    report('dead-result', `Retry failed: ${describe(error)}`, 'error');
+  }
+  page.refresh();
+}
+
+/** Purge asks twice: the first click arms the button for a few seconds (no modal dialog). */
+async function purgeAll() {
+  const button = byId('purge-all');
+  if (button.dataset.armed !== 'true') {
+    button.dataset.armed = 'true';
+    button.textContent = 'Click again to delete all dead letters';
+    setTimeout(() => disarm(button), 4000);
+    return;
+  }
+  disarm(button);
+  try {
+    const result = await api('DELETE', `${queuePath(page.queue())}/dead`);
+    report('dead-result', `${fmtCount(result?.deleted)} dead letter(s) deleted.`);
+  } catch (error) {
+    report('dead-result', `Purge failed: ${describe(error)}`, 'error');
+  }
+  page.refresh();
+}
+
+function disarm(button) {
+  button.dataset.armed = 'false';
+  button.textContent = 'Purge all';
+}
+
+// Job lookup, cancel, reschedule
+
+async function lookup(id) {
+  const queue = page.queue();
+  if (!id) return;
+  if (!queue) {
+    report('lookup-message', 'Select a queue first.', 'warn');
+    return;
+  }
+  byId('lookup-id').value = id;
+  lookupId = id;
+  setText('lookup-message', '');
+  try {
+    showJob(await api('GET', jobPath(queue, id)));
+  } catch (error) {
+    byId('lookup-result').hidden = true;
+    if (error instanceof ApiError && error.status === 404) report('lookup-message', `No job with id ${id} in this queue (it completed, was cancelled, or never existed).`, 'warn');
+    else report('lookup-message', `Lookup failed: ${describe(error)}`, 'error');
+  }
+  byId('lookup-title').scrollIntoView({ block: 'nearest' });
+}
+
+function showJob(job) {
+  const rows = [
+    ['Id', job.id],
+    ['State', job.state],
+    ['Due', `${fmtTime(job.dueAt)} (${fmtRelative(job.dueAt)})`],
+    ['Attempts', attemptsText(job)],
+  ];
+  if (typeof job.leaseUntilAt === 'number') rows.push(['Lease until', `${fmtTime(job.leaseUntilAt)} (${fmtRelative(job.leaseUntilAt)})`]);
+  if (typeof job.deadAt === 'number') rows.push(['Died', `${fmtTime(job.deadAt)} (${fmtRelative(job.deadAt)})`]);
+  const fields = byId('lookup-fields');
+  fields.replaceChildren();
+  for (const [label, value] of rows) fields.append(el('dt', { textContent: label }), el('dd', { textContent: value, className: label === 'State' ? `state-${value}` : '' }));
+  if (typeof job.lastError === 'string' && job.lastError) fields.append(el('dt', { textContent: 'Last error' }), el('dd', {}, el('pre', { className: 'error-stack', textContent: job.lastError })));
+  fields.append(el('dt', { textContent: 'Payload' }), el('dd', {}, el('pre', { className: 'payload', textContent: fmtPayload(job.payload) })));
+  byId('lookup-cancel').textContent = job.state === 'dead' ? 'Delete dead letter' : 'Cancel job';
+  byId('lookup-result').hidden = false;
+}
+
+async function cancelJob() {
+  const id = lookupId;
+  if (!id) return;
+  try {
+    await api('DELETE', jobPath(page.queue(), id));
+    byId('lookup-result').hidden = true;
+    report('lookup-message', `Job ${id} was cancelled.`);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'JOB_RUNNING') report('lookup-message', `Job ${id} is running: it cannot be cancelled now.`, 'warn');
+    else if (error instanceof ApiError && error.status === 404) report('lookup-message', `Job ${id} no longer exists.`, 'warn');
+    else report('lookup-message', `Cancel failed: ${describe(error)}`, 'error');
+  }
+  page.refresh();
+}
+
+async function rescheduleJob(event) {
+  event.preventDefault();
+  const id = lookupId;
+  if (!id) return;
+  try {
+    await api('POST', `${jobPath(page.queue(), id)}/reschedule`, { delay: parseDelay(byId('reschedule-delay').value) });
+    byId('reschedule-delay').value = '';
+    await lookup(id);
+    report('lookup-message', `Job ${id} was rescheduled.`);
+  } catch (error) {
+    if (error instanceof ApiError && error.code === 'JOB_RUNNING') report('lookup-message', `Job ${id} is running: it cannot be rescheduled now.`, 'warn');
+    else report('lookup-message', `Reschedule failed: ${describe(error)}`, 'error');
+  }
+  page.refresh();
+}
+
+/** '1500' -> 1500 (ms); '30s', '1h30m' -> as typed (the server parses durations). */
+function parseDelay(text) {
+  const trimmed = text.trim();
+  return /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
+// Add a job
+
+async function addJob(event) {
+  event.preventDefault();
+  const queue = byId('add-queue').value.trim();
+  let payload;
+  try {
+    payload = JSON.parse(byId('add-payload').value);
+  } catch (error) {
+    report('add-result', `The payload is not valid JSON: ${describe(error)}`, 'error');
+    return;
+  }
+  const body = { payload };
+  const delay = byId('add-delay').value.trim();
+  if (delay) body.delay = parseDelay(delay);
+  const id = byId('add-id').value.trim();
+  if (id) body.id = id;
+  try {
+    const result = await api('POST', `${queuePath(queue)}/jobs`, body);
+    const node = byId('add-result');
+    node.dataset.kind = 'ok';
+    node.replaceChildren(`Added to ${queue}: `, queue === page.queue() ? jobLink(result.id) : el('code', { textContent: result.id }));
+    byId('add-id').value = '';
+  } catch (error) {
+    report('add-result', `Not added: ${describe(error)}`, 'error');
+    return;
+  }
+  if (!page.queue()) page.select(queue);
+  else page.refresh();
+}

@@ -1,0 +1,145 @@
+// What every command shares: the global options, the exit codes, the output (human text or one JSON
+// document), and opening queues with a bounded first contact with Redis.
+import type { Command } from 'commander';
+import { ConflictError, ConnectionError, NotFoundError, PayloadTooLargeError, Queue, SandglassError, ValidationError, listQueues, type Logger } from '../index.js';
+import { printable } from './format.js';
+
+/** Exit codes a script can rely on. Listed in `sandglass --help` and docs/cli.md. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, notFound: 3, conflict: 4, partial: 5 } as const;
+
+/** Used when neither `--redis` nor REDIS_URL is given (except by `serve`, which then runs its own Redis). */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+export interface GlobalOptions {
+  redis?: string;
+  prefix: string;
+  json?: boolean;
+  connectTimeout: number;
+}
+
+/** Ends a command with an exit code other than 0 after it printed what it had to say. */
+export class ExitCode extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+/** Warnings of the library (e.g. an eviction policy that can lose jobs) go to stderr, once, plainly. */
+const stderrLogger: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: message => process.stderr.write(`sandglass: warning: ${message.replace(/^sandglass: /, '')}\n`),
+  error: message => process.stderr.write(`sandglass: ${message.replace(/^sandglass: /, '')}\n`),
+};
+
+/** The state of one invocation, handed to every command group. */
+export class Cli {
+  constructor(readonly program: Command) {}
+
+  get options(): GlobalOptions {
+    return this.program.opts<GlobalOptions>();
+  }
+
+  /** `--json` was given (also when parsing failed before the option was read). */
+  get json(): boolean {
+    return this.options.json === true || process.argv.includes('--json');
+  }
+
+  get redisUrl(): string {
+    return this.options.redis ?? DEFAULT_REDIS_URL;
+  }
+
+  get logger(): Logger {
+    return stderrLogger;
+  }
+
+  /**
+   * Prints a command's result: `value` as one JSON document with --json, else `human` (if any).
+   * Human text may carry job data: it is stripped of terminal control characters.
+   */
+  result(value: unknown, human: string | string[] | undefined): void {
+    if (this.json) process.stdout.write(`${JSON.stringify(value)}\n`);
+    else if (human !== undefined) process.stdout.write(`${printable(Array.isArray(human) ? human.join('\n') : human)}\n`);
+  }
+
+  /** Progress and notes for a person: stderr, so stdout stays the result. */
+  note(message: string): void {
+    process.stderr.write(`${printable(message)}\n`);
+  }
+
+  /** A queue on the global --redis and --prefix. Queues of one process share one connection. */
+  openQueue(name: string): Queue {
+    return new Queue(name, { connection: this.redisUrl, prefix: this.options.prefix, logger: this.logger });
+  }
+
+  /** Opens the queue, checks that Redis answers, runs `work`, closes the queue. */
+  async withQueue<R>(name: string, work: (queue: Queue) => Promise<R>): Promise<R> {
+    const queue = this.openQueue(name);
+    try {
+      // The probe shares the queue's connection (same URL), so the queue's first call finds it open.
+      await this.queueNames();
+      return await work(queue);
+    } finally {
+      await closeWithin(queue, 1_000);
+    }
+  }
+
+  /**
+   * The queue names under the prefix, and the first contact with Redis: bounded by --connect-timeout,
+   * because a Redis behind a firewall that drops packets would otherwise hang the call for minutes.
+   */
+  async queueNames(): Promise<string[]> {
+    const url = redactUrl(this.redisUrl);
+    const timeoutMs = this.options.connectTimeout;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ConnectionError(`Cannot reach Redis at ${url}: no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+    });
+    try {
+      return await Promise.race([listQueues({ connection: this.redisUrl, prefix: this.options.prefix, logger: this.logger }), deadline]);
+    } catch (error) {
+      if (error instanceof ConnectionError && !error.message.startsWith('Cannot reach')) {
+        const reason = error.message
+          .replace(/^listQueues: /, '')
+          .replace(/Reached the max retries per request limit \(which is (\d+)\)\..*\)$/, 'gave up after $1 connection attempts)');
+        throw new ConnectionError(`Cannot reach Redis at ${url}: ${reason}`, { cause: error });
+      }
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Closes a queue, but never waits on an unreachable Redis for long: the process exits anyway. */
+export async function closeWithin(item: { close(): Promise<unknown> }, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([item.close().catch(() => undefined), new Promise(resolve => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/** A Redis URL fit for messages: the password is replaced by `***`. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString().replace(/\/$/, '');
+  } catch {
+    return '(an invalid URL)';
+  }
+}
+
+/** The exit code for an error thrown by a command. */
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof ExitCode) return error.code;
+  if (error instanceof ValidationError || error instanceof PayloadTooLargeError) return EXIT.usage;
+  if (error instanceof NotFoundError) return EXIT.notFound;
+  if (error instanceof ConflictError) return EXIT.conflict;
+  return EXIT.failure;
+}
+
+/** `{ code, message }` of an error, as printed in `{ "error": ... }`. */
+export function describeError(error: unknown): { code: string; message: string } {
+  if (error instanceof SandglassError) return { code: error.code, message: error.message };
+  return { code: 'ERR_UNEXPECTED', message: error instanceof Error ? error.message : String(error) };
+}

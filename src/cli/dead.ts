@@ -1,0 +1,40 @@
+// Dead letters: list, retry, purge.
+import type { Command } from 'commander';
+import { NotFoundError, ValidationError } from '../index.js';
+import type { Cli } from './context.js';
+import { integerArgument } from './input.js';
+import { formatJobList } from './queues.js';
+
+export function registerDeadCommands(program: Command, cli: Cli): void {
+  const dead = program.command('dead').description('dead letters: jobs out of attempts (ls, retry, purge)');
+
+  dead
+    .command('ls <queue>')
+    .description('list dead letters, newest first, with their last error')
+    .option('--limit <n>', 'how many (1-1000)', integerArgument(1, 1_000), 20)
+    .option('--offset <n>', 'skip this many', integerArgument(0, Number.MAX_SAFE_INTEGER), 0)
+    .action(async (name: string, flags: { limit: number; offset: number }) => {
+      const jobs = await cli.withQueue(name, queue => queue.listDead(flags));
+      cli.result({ jobs }, formatJobList(jobs, { state: 'dead', ...flags }, Date.now()));
+    });
+
+  dead
+    .command('retry <queue> [ids...]')
+    .description('run dead letters again now, with fresh attempts: the given ids, or all (exit 3: none of the ids is dead)')
+    .action(async (name: string, ids: string[]) => {
+      const moved = await cli.withQueue(name, queue => queue.retryDead(ids.length > 0 ? ids : undefined));
+      if (ids.length > 0 && moved === 0) throw new NotFoundError(`None of the ${ids.length} id(s) is a dead letter of queue '${name}'`);
+      const human = ids.length > 0 && moved < ids.length ? `moved ${moved} of ${ids.length} back (the others are not dead letters)` : `moved ${moved} back`;
+      cli.result({ moved }, human);
+    });
+
+  dead
+    .command('purge <queue>')
+    .description('delete all dead letters of the queue, for good (needs --yes)')
+    .option('--yes', 'yes, delete them')
+    .action(async (name: string, flags: { yes?: boolean }) => {
+      if (!flags.yes) throw new ValidationError(`'dead purge' deletes every dead letter of '${name}' for good; add --yes to do it`);
+      const deleted = await cli.withQueue(name, queue => queue.purgeDead());
+      cli.result({ deleted }, `deleted ${deleted} dead letter(s)`);
+    });
+}

@@ -1,0 +1,107 @@
+// Human output: durations a person reads at a glance, aligned tables, one job as key-value lines.
+// Pure functions, so they are unit-tested without Redis.
+import type { JobInfo } from '../index.js';
+
+const UNITS: [name: string, ms: number][] = [
+  ['w', 604_800_000],
+  ['d', 86_400_000],
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1_000],
+];
+
+/**
+ * A duration with its two largest units, rounded down: `29m 59s`, `1h 30m`, `3d 4h`, `45s`, `350ms`.
+ * Rounded down so that a job added with `--delay 30m` shows `29m 59s` a moment later, never `30m`.
+ */
+export function formatDuration(ms: number): string {
+  const abs = Math.abs(Math.trunc(ms));
+  if (abs < 1_000) return `${abs}ms`;
+  const parts: string[] = [];
+  let rest = abs;
+  for (const [name, size] of UNITS) {
+    if (parts.length === 2) break;
+    const count = Math.floor(rest / size);
+    rest -= count * size;
+    if (count > 0) parts.push(`${count}${name}`);
+    else if (parts.length === 1) break; // '2h', not '2h 0m'
+  }
+  return parts.join(' ');
+}
+
+/** `in 29m 59s` for a future instant, `3m 2s ago` for a past one, `now` within a millisecond. */
+export function formatRelative(atMs: number, nowMs: number): string {
+  const delta = atMs - nowMs;
+  if (Math.abs(delta) < 1) return 'now';
+  return delta > 0 ? `in ${formatDuration(delta)}` : `${formatDuration(-delta)} ago`;
+}
+
+export interface Column {
+  header: string;
+  /** Numbers read best right-aligned. @default 'left' */
+  align?: 'left' | 'right';
+}
+
+/** Rows under headers, each column as wide as its widest cell, two spaces apart, no trailing blanks. */
+export function formatTable(columns: readonly Column[], rows: readonly (readonly string[])[]): string {
+  const widths = columns.map((column, i) => Math.max(column.header.length, ...rows.map(row => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    columns
+      .map((column, i) => {
+        const cell = cells[i] ?? '';
+        const width = widths[i] as number;
+        return column.align === 'right' ? cell.padStart(width) : cell.padEnd(width);
+      })
+      .join('  ')
+      .trimEnd();
+  return [line(columns.map(column => column.header)), ...rows.map(line)].join('\n');
+}
+
+// Job data and errors are written to a terminal: control characters (ESC starts a terminal command,
+// so does the C1 character U+009B) must never reach it as they are.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+// eslint-disable-next-line no-control-regex
+const CONTROL_OR_NEWLINE = /[\u0000-\u001f\u007f-\u009f]+/g;
+
+/** Text safe to print: control characters other than newline and tab become `?`. */
+export function printable(text: string): string {
+  return text.replace(CONTROL, '?');
+}
+
+/** Text on one line and at most `max` characters: control characters become spaces, the rest is cut with `...`. */
+export function oneLine(text: string, max: number): string {
+  const flat = text.replace(CONTROL_OR_NEWLINE, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, Math.max(0, max - 3))}...` : flat;
+}
+
+/** Where a job stands, in words: `due in 29m 59s`, `due 2s ago`, `lease ends in 25s`, `dead since 3m ago`. */
+export function describeTiming(job: JobInfo<unknown>, nowMs: number): string {
+  if (job.state === 'active' && job.leaseUntilAt !== undefined) return `lease ends ${formatRelative(job.leaseUntilAt, nowMs)}`;
+  if (job.state === 'dead' && job.deadAt !== undefined) return `died ${formatRelative(job.deadAt, nowMs)}`;
+  return `due ${formatRelative(job.dueAt, nowMs)}`;
+}
+
+/** One job as aligned `key  value` lines (the full payload, pretty-printed). */
+export function formatJob(queue: string, job: JobInfo<unknown>, nowMs: number): string {
+  const attempts = job.maxAttempts === undefined ? String(job.attempts) : `${job.attempts} of ${job.maxAttempts}`;
+  const rows: [string, string][] = [
+    ['id', job.id],
+    ['queue', queue],
+    ['state', `${job.state} (${describeTiming(job, nowMs)})`],
+    ['due at', new Date(job.dueAt).toISOString()],
+    ['attempts', attempts],
+  ];
+  if (job.leaseUntilAt !== undefined) rows.push(['lease until', new Date(job.leaseUntilAt).toISOString()]);
+  if (job.deadAt !== undefined) rows.push(['dead since', new Date(job.deadAt).toISOString()]);
+  rows.push(['payload', indent(printable(JSON.stringify(job.payload, null, 2)))]);
+  if (job.lastError !== undefined) rows.push(['last error', indent(printable(job.lastError))]);
+  return rows.map(([key, value]) => `${key.padEnd(KEY_WIDTH)}  ${value}`).join('\n');
+}
+
+/** The longest key of {@link formatJob} ('lease until'). */
+const KEY_WIDTH = 11;
+
+function indent(text: string): string {
+  return text.split('\n').join(`\n${' '.repeat(KEY_WIDTH + 2)}`);
+}

@@ -1,0 +1,79 @@
+// The `sandglass` program: global options, the command groups, and how errors become exit codes.
+import { readFileSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { registerBenchCommand } from './bench.js';
+import { Cli, DEFAULT_REDIS_URL, EXIT, ExitCode, describeError, exitCodeOf } from './context.js';
+import { registerDeadCommands } from './dead.js';
+import { registerImportCommand } from './import.js';
+import { printable } from './format.js';
+import { durationArgument } from './input.js';
+import { registerJobCommands } from './jobs.js';
+import { registerQueueCommands } from './queues.js';
+import { registerServeCommand } from './serve.js';
+
+const EPILOG = `
+Environment: REDIS_URL (--redis), SANDGLASS_PREFIX (--prefix).
+
+Exit codes:
+    0  ok
+    1  failure: Redis unreachable (after --connect-timeout at most), a Redis error
+    2  usage or validation: unknown option, bad JSON, bad delay or id; nothing was written
+    3  not found: get, cancel, reschedule, dead retry <ids>
+    4  conflict: the job is running (cancel, reschedule, add --replace)
+    5  partial import: some lines were skipped
+  130  import interrupted by Ctrl-C (after printing how far it got)
+
+With --json, stdout holds one JSON document: the result, or {"error":{"code","message"}}.
+Durations: milliseconds, or units ms s m h d w combined ('30m', '1h30m', '5d').`;
+
+function version(): string {
+  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
+
+export function createProgram(): { program: Command; cli: Cli } {
+  const program = new Command('sandglass');
+  const cli = new Cli(program);
+  // Settings first: subcommands copy them when they are created.
+  program
+    .description('Operate sandglass delay queues on Redis.')
+    .version(version(), '-V, --version')
+    .addOption(new Option('--redis <url>', `Redis URL (default: ${DEFAULT_REDIS_URL}; serve: a private redis-server)`).env('REDIS_URL'))
+    .addOption(new Option('--prefix <prefix>', 'key prefix').env('SANDGLASS_PREFIX').default('sg'))
+    .option('--json', 'print one JSON document on stdout, errors included')
+    .addOption(new Option('--connect-timeout <duration>', 'give up on an unreachable Redis after this long').argParser(durationArgument(100, 600_000)).default(5_000, '5s'))
+    .exitOverride()
+    .configureOutput({ writeErr: text => void (cli.json || process.stderr.write(text)) })
+    .showHelpAfterError('(add --help for usage)')
+    .configureHelp({ showGlobalOptions: true })
+    .addHelpText('after', EPILOG);
+  registerJobCommands(program, cli);
+  registerQueueCommands(program, cli);
+  registerDeadCommands(program, cli);
+  registerImportCommand(program, cli);
+  registerBenchCommand(program, cli);
+  registerServeCommand(program);
+  return { program, cli };
+}
+
+/** Runs the command line and returns the exit code; everything is printed by then. */
+export async function run(argv: readonly string[]): Promise<number> {
+  const { program, cli } = createProgram();
+  try {
+    await program.parseAsync(argv);
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof ExitCode) return error.code;
+    if (error instanceof CommanderError) {
+      if (error.exitCode === 0) return EXIT.ok; // --help, --version
+      const message = error.code === 'commander.help' ? 'Missing command; see sandglass --help' : error.message.replace(/^error: /, '');
+      if (cli.json) process.stdout.write(`${JSON.stringify({ error: { code: 'ERR_USAGE', message } })}\n`);
+      else if (error.code === 'commander.help') process.stderr.write(`${message}\n`);
+      return EXIT.usage;
+    }
+    const described = describeError(error);
+    if (cli.json) process.stdout.write(`${JSON.stringify({ error: described })}\n`);
+    else process.stderr.write(`sandglass: ${printable(described.message)}\n`);
+    return exitCodeOf(error);
+  }
+}

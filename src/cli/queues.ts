@@ -1,0 +1,122 @@
+// Whole queues: stats (one or all), ls by state, pause, resume.
+import type { Command } from 'commander';
+import type { JobInfo, JobState, QueueCounters, QueueStats } from '../index.js';
+import { closeWithin, type Cli } from './context.js';
+import { formatRelative, formatTable, oneLine, type Column } from './format.js';
+import { choiceArgument, integerArgument } from './input.js';
+
+const STATES: readonly JobState[] = ['delayed', 'ready', 'active', 'dead'];
+/** Widest payload or error cell in a list, so that a row fits a wide terminal. */
+const CELL_WIDTH = 60;
+
+const STATS_COLUMNS: Column[] = [
+  { header: 'QUEUE' },
+  { header: 'DELAYED', align: 'right' },
+  { header: 'READY', align: 'right' },
+  { header: 'ACTIVE', align: 'right' },
+  { header: 'DEAD', align: 'right' },
+  { header: 'PAUSED' },
+];
+
+export function registerQueueCommands(program: Command, cli: Cli): void {
+  program
+    .command('stats [queue]')
+    .description('job counts by state; with a queue also its running totals and next due time; without, every queue')
+    .action(async (name: string | undefined) => {
+      if (name === undefined) await statsOfAll(cli);
+      else await statsOfOne(cli, name);
+    });
+
+  program
+    .command('ls <queue>')
+    .description('list jobs in one state: delayed and ready soonest first, active by lease end, dead newest first')
+    .option('--state <state>', `one of ${STATES.join(', ')}`, choiceArgument(STATES), 'delayed')
+    .option('--limit <n>', 'how many (1-1000)', integerArgument(1, 1_000), 20)
+    .option('--offset <n>', 'skip this many', integerArgument(0, Number.MAX_SAFE_INTEGER), 0)
+    .action(async (name: string, flags: { state: JobState; limit: number; offset: number }) => {
+      const jobs = await cli.withQueue(name, queue => queue.list(flags.state, { limit: flags.limit, offset: flags.offset }));
+      cli.result({ jobs }, formatJobList(jobs, flags, Date.now()));
+    });
+
+  for (const [verb, paused] of [['pause', true], ['resume', false]] as const) {
+    program
+      .command(`${verb} <queue>`)
+      .description(paused ? 'stop workers from claiming jobs of the queue (running jobs carry on)' : 'let workers claim again; they are woken at once')
+      .action(async (name: string) => {
+        await cli.withQueue(name, queue => (paused ? queue.pause() : queue.resume()));
+        cli.result({ name, paused }, paused ? `paused ${name}: workers claim nothing until 'sandglass resume ${name}'` : `resumed ${name}`);
+      });
+  }
+}
+
+async function statsOfAll(cli: Cli): Promise<void> {
+  const names = await cli.queueNames();
+  const queues = names.map(name => cli.openQueue(name));
+  try {
+    const all = await Promise.all(queues.map(async queue => ({ name: queue.name, stats: await queue.stats() })));
+    const human = all.length === 0 ? `(no queues under prefix '${cli.options.prefix}')` : formatTable(STATS_COLUMNS, all.map(({ name, stats }) => statsRow(name, stats)));
+    cli.result({ queues: all }, human);
+  } finally {
+    await Promise.all(queues.map(queue => closeWithin(queue, 1_000)));
+  }
+}
+
+async function statsOfOne(cli: Cli, name: string): Promise<void> {
+  const { stats, counters, nextDueAt } = await cli.withQueue(name, async queue => {
+    const [stats, counters, next] = await Promise.all([queue.stats(), queue.counters(), queue.list('ready', { limit: 1 })]);
+    const first = next[0] ?? (stats.delayed > 0 ? (await queue.list('delayed', { limit: 1 }))[0] : undefined);
+    return { stats, counters, nextDueAt: first?.dueAt ?? null };
+  });
+  const totals = Object.keys(counters) as (keyof QueueCounters)[];
+  const human = [
+    formatTable(STATS_COLUMNS, [statsRow(name, stats)]),
+    '',
+    `next due: ${nextDueAt === null ? 'nothing waiting' : formatRelative(nextDueAt, Date.now())}`,
+    '',
+    formatTable(
+      totals.map(key => ({ header: key.toUpperCase(), align: 'right' })),
+      [totals.map(key => String(counters[key]))],
+    ),
+  ];
+  cli.result({ name, stats, counters, nextDueAt }, human);
+}
+
+function statsRow(name: string, stats: QueueStats): string[] {
+  return [name, String(stats.delayed), String(stats.ready), String(stats.active), String(stats.dead), stats.paused ? 'yes' : 'no'];
+}
+
+/** A table whose columns suit the state: due time for waiting jobs, lease end for active ones, death and error for dead ones. */
+export function formatJobList(jobs: readonly JobInfo<unknown>[], page: { state: JobState; limit: number; offset: number }, nowMs: number): string {
+  if (jobs.length === 0) return page.offset === 0 ? `(no ${page.state} jobs)` : `(no ${page.state} jobs from offset ${page.offset})`;
+  const { columns, row } = LIST_LAYOUTS[page.state];
+  const lines = [formatTable(columns, jobs.map(job => row(job, nowMs)))];
+  if (jobs.length === page.limit) lines.push(`(${page.offset + 1}-${page.offset + jobs.length}; more with --offset ${page.offset + jobs.length})`);
+  return lines.join('\n');
+}
+
+interface ListLayout {
+  columns: Column[];
+  row(job: JobInfo<unknown>, nowMs: number): string[];
+}
+
+const attempts = (job: JobInfo<unknown>) => (job.maxAttempts === undefined ? String(job.attempts) : `${job.attempts}/${job.maxAttempts}`);
+const payload = (job: JobInfo<unknown>) => oneLine(JSON.stringify(job.payload), CELL_WIDTH);
+const firstLine = (text: string | undefined) => oneLine((text ?? '').split('\n')[0] ?? '', CELL_WIDTH);
+
+const WAITING: ListLayout = {
+  columns: [{ header: 'ID' }, { header: 'DUE' }, { header: 'ATTEMPTS', align: 'right' }, { header: 'PAYLOAD' }],
+  row: (job, nowMs) => [job.id, formatRelative(job.dueAt, nowMs), attempts(job), payload(job)],
+};
+
+const LIST_LAYOUTS: Record<JobState, ListLayout> = {
+  delayed: WAITING,
+  ready: WAITING,
+  active: {
+    columns: [{ header: 'ID' }, { header: 'LEASE ENDS' }, { header: 'ATTEMPT', align: 'right' }, { header: 'PAYLOAD' }],
+    row: (job, nowMs) => [job.id, formatRelative(job.leaseUntilAt ?? job.dueAt, nowMs), attempts(job), payload(job)],
+  },
+  dead: {
+    columns: [{ header: 'ID' }, { header: 'DIED' }, { header: 'ATTEMPTS', align: 'right' }, { header: 'ERROR' }],
+    row: (job, nowMs) => [job.id, formatRelative(job.deadAt ?? job.dueAt, nowMs), attempts(job), firstLine(job.lastError)],
+  },
+};

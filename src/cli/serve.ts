@@ -1,0 +1,75 @@
+// `sandglass serve`: the HTTP service and dashboard. The service lives in src/server and is loaded
+// only when this command runs, so every other command works (and starts fast) without it. Its
+// settings are declared once, in src/server/config.ts: they become this command's options when the
+// command is dispatched, and the server's own resolver applies environment variables and defaults.
+import { Option, type Command } from 'commander';
+import { SandglassError, ValidationError } from '../index.js';
+
+export function registerServeCommand(program: Command): void {
+  const serve = program
+    .command('serve')
+    .description('run the HTTP API and the dashboard; without --redis / REDIS_URL it starts and manages a private redis-server')
+    .action(async (flags: Record<string, string | undefined>) => {
+      const { resolveServeConfig, ConfigError } = await loadServer('config');
+      const given: Record<string, string> = {};
+      for (const [name, value] of Object.entries(flags)) if (typeof value === 'string') given[name] = value;
+      // --redis and --prefix are global options: take them only when given (else the server reads env and its defaults).
+      for (const name of ['redis', 'prefix'] as const) {
+        if (program.getOptionValueSource(name) === 'cli') given[name] = program.getOptionValue(name) as string;
+      }
+      let config;
+      try {
+        config = resolveServeConfig(given);
+      } catch (error) {
+        throw error instanceof ConfigError ? new ValidationError(error.message) : error;
+      }
+      const { startServer } = await loadServer('start');
+      const running = await startServer(config);
+      await untilSignal();
+      await running.close();
+    });
+
+  // Mirror the server's settings as options, only when `serve` is the command being run.
+  program.hook('preSubcommand', async (_program, subcommand) => {
+    if (subcommand !== serve) return;
+    const { SERVE_OPTIONS } = await loadServer('config');
+    const envOnly: string[] = [];
+    for (const setting of SERVE_OPTIONS) {
+      const fallback = setting.default === undefined ? '' : `, default: ${setting.default}`;
+      if (setting.flag === undefined) {
+        envOnly.push(`  ${setting.env.padEnd(24)} ${setting.description}`);
+      } else if (!program.options.some(option => option.long === setting.flag)) {
+        serve.addOption(new Option(`${setting.flag} ${setting.value}`, `${setting.description} (env: ${setting.env}${fallback})`));
+      }
+    }
+    if (envOnly.length > 0) serve.addHelpText('after', `\nEnvironment only (secrets, which a flag would show in ps):\n${envOnly.join('\n')}`);
+  });
+}
+
+type ServerModules = { config: typeof import('../server/config.js'); start: typeof import('../server/start.js') };
+
+async function loadServer<K extends keyof ServerModules>(name: K): Promise<ServerModules[K]> {
+  try {
+    return (await (name === 'config' ? import('../server/config.js') : import('../server/start.js'))) as ServerModules[K];
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes(`server/${name}`)) {
+      throw new SandglassError('ERR_UNAVAILABLE', `'serve' is not available in this build: the HTTP service (src/server/${name}) is missing`);
+    }
+    throw error;
+  }
+}
+
+/** Resolves on the first SIGINT or SIGTERM, for a graceful shutdown; a second one exits at once. */
+function untilSignal(): Promise<void> {
+  return new Promise(resolve => {
+    const first = () => {
+      process.removeListener('SIGINT', first);
+      process.removeListener('SIGTERM', first);
+      process.once('SIGINT', () => process.exit(130));
+      process.once('SIGTERM', () => process.exit(143));
+      resolve();
+    };
+    process.once('SIGINT', first);
+    process.once('SIGTERM', first);
+  });
+}

@@ -1,0 +1,178 @@
+/**
+ * The HTTP service: a fastify instance with every route of the route table (openapi.ts), the JSON
+ * body parser, the security hooks, one error format, metrics and activity. It uses the library's
+ * public API only, and does not listen: `startServer` (start.ts) or a test calls `listen`.
+ */
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import { listQueues, Queue, ValidationError, type ConnectionOption, type Logger } from '../index.js';
+import { Activity } from './activity.js';
+import type { Handlers, ServiceContext } from './context.js';
+import { DEFAULT_DASHBOARD_DIR } from './dashboard-files.js';
+import { formatSchemaErrors, HttpError, toHttpError } from './errors.js';
+import { installJsonParser } from './json-body.js';
+import { toLibraryLogger } from './logger.js';
+import { ServiceMetrics, type QueueSnapshot } from './metrics.js';
+import { buildOpenApiDocument, fastifyUrl, ROUTES, routeSchema } from './openapi.js';
+import { QueuePool } from './pool.js';
+import { adminRoutes, mapLimit } from './routes/admin.js';
+import { consumerRoutes } from './routes/consumers.js';
+import { operationRoutes } from './routes/operations.js';
+import { producerRoutes } from './routes/producers.js';
+import { applySecurityHeaders, installSecurity } from './security.js';
+import type { WebhookDelivery } from './webhooks.js';
+
+/** Options of {@link buildApp}. */
+export interface AppOptions {
+  /** Where Redis is: a URL, ioredis options or an ioredis instance (never closed by the app). */
+  connection: ConnectionOption;
+  /** @default 'sg' */
+  prefix?: string;
+  /** Bearer token required on every route but /healthz, /readyz and the dashboard's files. Without one, only loopback Host names are served. */
+  token?: string;
+  /** Largest request body in bytes, refused before parsing. @default 1048576 (1 MiB) */
+  bodyLimit?: number;
+  /** A pino logger (or any fastify-compatible one). Default: no logs. */
+  logger?: FastifyBaseLogger;
+  /** Folder of the dashboard's files. Default: `dashboard/` of the repository. */
+  dashboardDir?: string;
+  /** Webhook deliveries whose events feed /activity and the lateness histogram. */
+  webhooks?: WebhookDelivery;
+}
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/** Longest path parameter: a 200-character id of 4-byte characters, percent-encoded. */
+const MAX_PARAM_LENGTH = 2_400;
+/** A queue that is never added to: /readyz reads its counts to see that Redis runs scripts. */
+const PROBE_QUEUE = 'sandglass-readyz';
+
+/** Builds the service (routes registered, not listening). Close it with `app.close()`. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const prefix = options.prefix ?? 'sg';
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1_024) throw new ValidationError(`Expected \`bodyLimit\` to be an integer >= 1024 bytes, got ${bodyLimit}`);
+  if (options.token !== undefined && options.token.length === 0) throw new ValidationError('Expected `token` to be a non-empty string');
+
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    // One debug line per answer (onResponse below) instead of fastify's two info lines per request.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: false,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Bad types are refused, never coerced; unknown fields are refused, never dropped silently.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, allowUnionTypes: true } },
+    schemaErrorFormatter: formatSchemaErrors,
+    // Errors met before routing (a bad URL) skip the hooks: the headers are set here.
+    frameworkErrors: (error, _request, reply) => {
+      const http = toHttpError(error);
+      applySecurityHeaders(reply as FastifyReply);
+      void (reply as FastifyReply).code(http.statusCode).send(http.toJSON());
+    },
+  }) as unknown as FastifyInstance;
+
+  const logger = toLibraryLogger(app.log);
+  const pool = new QueuePool({ connection: options.connection, prefix, logger });
+  const probeQueue = new Queue(PROBE_QUEUE, { connection: options.connection, prefix, logger });
+  const activity = new Activity();
+  const metrics = new ServiceMetrics(() => snapshot(options.connection, prefix, pool, logger));
+  const closing = new AbortController();
+  const context: ServiceContext = {
+    connection: options.connection,
+    prefix,
+    pool,
+    activity,
+    metrics,
+    logger,
+    dashboardDir: options.dashboardDir ?? DEFAULT_DASHBOARD_DIR,
+    openApiJson: `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`,
+    probe: async () => {
+      await probeQueue.stats();
+    },
+    closing: closing.signal,
+  };
+
+  app.addHook('onRequest', async () => {
+    if (closing.signal.aborted) throw new HttpError('SHUTTING_DOWN', 'The service is shutting down');
+  });
+  // While closing, answers end their keep-alive connection, so that close does not wait for the
+  // clients' idle connections to time out (72 s in fastify).
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing.signal.aborted) reply.header('connection', 'close');
+  });
+  installSecurity(app, { token: options.token });
+  installJsonParser(app);
+
+  app.setErrorHandler((error, request, reply) => {
+    const http = toHttpError(error);
+    const route = request.routeOptions.url;
+    if (http.statusCode >= 500) request.log.error({ err: error, route }, `request failed: ${http.code}`);
+    else if (http.statusCode === 401 || http.statusCode === 403) request.log.info({ code: http.code, route, ip: request.ip }, `refused: ${http.message}`);
+    else request.log.debug({ code: http.code, route }, http.message);
+    return reply.code(http.statusCode).send(http.toJSON());
+  });
+  app.setNotFoundHandler(request => {
+    const path = request.url.split('?')[0]?.slice(0, 200) ?? '';
+    throw new HttpError('ROUTE_NOT_FOUND', `No route ${request.method} ${path}`);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.countRequest(request.method, route, reply.statusCode);
+    request.log.debug({ method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'answered');
+  });
+
+  const handlers: Handlers = { ...producerRoutes(context), ...consumerRoutes(context), ...adminRoutes(context), ...operationRoutes(context) };
+  for (const spec of ROUTES) {
+    const handler = handlers[spec.operationId];
+    if (!handler) throw new Error(`No handler for operation ${spec.operationId}`);
+    app.route({
+      method: spec.method,
+      url: fastifyUrl(spec.path),
+      schema: routeSchema(spec),
+      config: { public: spec.public === true },
+      // An optional body left out is the empty object, so the schema applies the same way.
+      ...(spec.bodyOptional ? { preValidation: async request => void (request.body ??= {}) } : {}),
+      handler,
+    });
+  }
+
+  const webhooks = options.webhooks;
+  const onDelivered = (queue: string, _job: unknown, latenessMs: number) => {
+    activity.delivered(queue, [Math.max(0, latenessMs)]);
+    metrics.observeLateness(queue, 'webhook', latenessMs);
+  };
+  const onFailed = (queue: string) => activity.failed(queue);
+  webhooks?.on('delivered', onDelivered);
+  webhooks?.on('failed', onFailed);
+
+  // Closing: refuse new requests, end pending long polls (they answer what they have), let
+  // requests in flight finish (an ack in flight still lands), then release the queues.
+  app.addHook('preClose', async () => {
+    closing.abort();
+  });
+  app.addHook('onClose', async () => {
+    webhooks?.off('delivered', onDelivered);
+    webhooks?.off('failed', onFailed);
+    await Promise.all([pool.close(), probeQueue.close()]);
+  });
+
+  try {
+    await app.ready();
+  } catch (error) {
+    await Promise.all([pool.close(), probeQueue.close()]);
+    throw error;
+  }
+  return app;
+}
+
+/** Every queue's counts and totals, for one metrics scrape. */
+async function snapshot(connection: ConnectionOption, prefix: string, pool: QueuePool, logger: Logger): Promise<QueueSnapshot[]> {
+  const names = await listQueues({ connection, prefix, logger });
+  return mapLimit(names, 32, name =>
+    pool.queue(name, async queue => {
+      const [stats, counters] = await Promise.all([queue.stats(), queue.counters()]);
+      return { name, stats, counters };
+    }),
+  );
+}

@@ -1,0 +1,176 @@
+/**
+ * Configuration of `sandglass serve`, from flags, then environment variables, then defaults.
+ * {@link SERVE_OPTIONS} lists every setting (for `--help`); {@link parseServeConfig} reads argv and
+ * env; {@link resolveServeConfig} takes values a CLI parser already collected. Secrets (the token,
+ * webhook secrets) come from the environment or a file, never from a flag, which `ps` would show.
+ */
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseWebhookBindings, type WebhookBinding } from './webhooks.js';
+
+/** The settled configuration. */
+export interface ServeConfig {
+  /** Redis URL; undefined: start and manage a private redis-server in `dataDir`. */
+  redisUrl: string | undefined;
+  port: number;
+  host: string;
+  /** Bearer token; undefined: no auth, loopback only. */
+  token: string | undefined;
+  prefix: string;
+  /** Absolute path of the managed Redis's data folder. */
+  dataDir: string;
+  bodyLimit: number;
+  webhooks: WebhookBinding[];
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Things worth a warning in the start log (never fatal). */
+  warnings: string[];
+}
+
+export type ServeOptionName = 'redis' | 'port' | 'host' | 'token' | 'tokenFile' | 'prefix' | 'dataDir' | 'bodyLimit' | 'webhooks' | 'webhooksFile' | 'logLevel';
+
+/** One setting: its flag (none for secrets), environment variable, default and meaning. */
+export interface ServeOption {
+  name: ServeOptionName;
+  flag: string | undefined;
+  /** Placeholder of the flag's value in help, e.g. `<url>`. */
+  value: string;
+  env: string;
+  default: string | undefined;
+  description: string;
+}
+
+export const SERVE_OPTIONS: readonly ServeOption[] = [
+  { name: 'redis', flag: '--redis', value: '<url>', env: 'REDIS_URL', default: undefined, description: 'Redis to use. Without it, a private redis-server (AOF on) is started in the data folder and stopped on exit' },
+  { name: 'port', flag: '--port', value: '<port>', env: 'PORT', default: '8080', description: 'TCP port to listen on (0: any free port)' },
+  { name: 'host', flag: '--host', value: '<address>', env: 'HOST', default: '127.0.0.1', description: 'Address to listen on. Other than loopback only with a token' },
+  { name: 'token', flag: undefined, value: '<token>', env: 'SANDGLASS_TOKEN', default: undefined, description: 'Bearer token required by the API (not a flag: ps would show it). Without one the service is open and listens on loopback only' },
+  { name: 'tokenFile', flag: '--token-file', value: '<path>', env: 'SANDGLASS_TOKEN_FILE', default: undefined, description: 'Read the token from this file instead' },
+  { name: 'prefix', flag: '--prefix', value: '<prefix>', env: 'SANDGLASS_PREFIX', default: 'sg', description: 'Prefix of the Redis keys (the same as your producers and workers)' },
+  { name: 'dataDir', flag: '--data-dir', value: '<path>', env: 'SANDGLASS_DATA_DIR', default: './.sandglass-data', description: 'Data folder of the private redis-server (created when missing)' },
+  { name: 'bodyLimit', flag: '--body-limit', value: '<bytes>', env: 'SANDGLASS_BODY_LIMIT', default: '1048576', description: "Largest request body, refused before parsing: bytes, or '512kb', '2mb'" },
+  { name: 'webhooks', flag: undefined, value: '<json>', env: 'SANDGLASS_WEBHOOKS', default: undefined, description: 'Webhook bindings: a JSON array of { queue, url, secret, concurrency?, timeoutMs?, maxAttempts? } (not a flag: it holds secrets)' },
+  { name: 'webhooksFile', flag: '--webhooks-file', value: '<path>', env: 'SANDGLASS_WEBHOOKS_FILE', default: undefined, description: 'Read the webhook bindings (JSON array) from this file instead' },
+  { name: 'logLevel', flag: '--log-level', value: '<level>', env: 'LOG_LEVEL', default: 'info', description: 'fatal, error, warn, info, debug, trace or silent' },
+];
+
+/** A setting is wrong: the message says which and how to fix it. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const PREFIX = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const TOKEN = /^[\x21-\x7e]+$/;
+const MIN_TOKEN_LENGTH = 16;
+
+/** Whether `host` is a loopback address or name (listening there reaches this machine only). */
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** Reads `sandglass serve` flags from `argv` (without the command words) and settings from `env`. */
+export function parseServeConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): ServeConfig {
+  const flagged = SERVE_OPTIONS.filter(option => option.flag !== undefined);
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: Object.fromEntries(flagged.map(option => [(option.flag as string).slice(2), { type: 'string' as const }])),
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (error) {
+    throw new ConfigError(`${(error as Error).message}. Run with --help for the settings`);
+  }
+  const byName: Partial<Record<ServeOptionName, string>> = {};
+  for (const option of flagged) {
+    const value = values[(option.flag as string).slice(2)];
+    if (typeof value === 'string') byName[option.name] = value;
+  }
+  return resolveServeConfig(byName, env);
+}
+
+/** Settles the configuration from flag values (by option name) and the environment. */
+export function resolveServeConfig(flags: Partial<Record<ServeOptionName, string>>, env: NodeJS.ProcessEnv = process.env): ServeConfig {
+  const read = (name: ServeOptionName): string | undefined => {
+    const option = SERVE_OPTIONS.find(candidate => candidate.name === name) as ServeOption;
+    const value = flags[name] ?? env[option.env];
+    return value === undefined || value === '' ? option.default : value;
+  };
+  const warnings: string[] = [];
+
+  const port = Number(read('port'));
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError(`Expected PORT / --port to be a port number 0-65535, got '${read('port')}'`);
+
+  const token = readSecret(read('token'), read('tokenFile'), 'SANDGLASS_TOKEN', 'SANDGLASS_TOKEN_FILE / --token-file');
+  if (token !== undefined && !TOKEN.test(token)) throw new ConfigError('Expected SANDGLASS_TOKEN to be printable ASCII without spaces');
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) warnings.push(`SANDGLASS_TOKEN has fewer than ${MIN_TOKEN_LENGTH} characters: use a long random one (openssl rand -hex 32)`);
+
+  const host = read('host') as string;
+  if (token === undefined && !isLoopback(host)) {
+    throw new ConfigError(`Refusing to listen on ${host} without a token: anyone who can reach it could read and change every queue. Set SANDGLASS_TOKEN (or --token-file), or listen on 127.0.0.1`);
+  }
+
+  const prefix = read('prefix') as string;
+  if (!PREFIX.test(prefix)) throw new ConfigError(`Expected SANDGLASS_PREFIX / --prefix to be 1-100 characters from A-Z a-z 0-9 . _ -, got '${prefix.slice(0, 100)}'`);
+
+  const logLevel = read('logLevel') as ServeConfig['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`Expected LOG_LEVEL / --log-level to be one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`);
+
+  const webhooksJson = readSecret(read('webhooks'), read('webhooksFile'), 'SANDGLASS_WEBHOOKS', 'SANDGLASS_WEBHOOKS_FILE / --webhooks-file');
+  let webhooks: WebhookBinding[];
+  try {
+    webhooks = parseWebhookBindings(webhooksJson);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+
+  return {
+    redisUrl: read('redis'),
+    port,
+    host,
+    token,
+    prefix,
+    dataDir: resolve(read('dataDir') as string),
+    bodyLimit: parseBytes(read('bodyLimit') as string),
+    webhooks,
+    logLevel,
+    warnings,
+  };
+}
+
+/** A value given directly or in a file (trailing newline dropped), not both. */
+function readSecret(direct: string | undefined, file: string | undefined, directName: string, fileName: string): string | undefined {
+  if (direct !== undefined && file !== undefined) throw new ConfigError(`Give ${directName} or ${fileName}, not both`);
+  if (file === undefined) return direct;
+  try {
+    return readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+  } catch (error) {
+    throw new ConfigError(`Cannot read ${fileName} '${file}': ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+}
+
+/** '1048576', '512kb', '2mb' (binary units) to bytes, from 1 KiB to 64 MiB. */
+export function parseBytes(text: string): number {
+  const match = /^(\d+)\s*(b|kb|k|mb|m)?$/i.exec(text.trim());
+  const unit = (match?.[2] ?? 'b').toLowerCase();
+  const bytes = match ? Number(match[1]) * (unit.startsWith('m') ? 1024 * 1024 : unit.startsWith('k') ? 1024 : 1) : Number.NaN;
+  if (!Number.isSafeInteger(bytes) || bytes < 1024 || bytes > 64 * 1024 * 1024) {
+    throw new ConfigError(`Expected SANDGLASS_BODY_LIMIT / --body-limit to be from 1kb to 64mb (bytes, or '512kb', '2mb'), got '${text}'`);
+  }
+  return bytes;
+}
+
+/** The settings as help text: one line per flag or variable. */
+export function serveHelp(): string {
+  const rows = SERVE_OPTIONS.map(option => {
+    const left = option.flag ? `${option.flag} ${option.value}` : `(env only)`;
+    const fallback = option.default === undefined ? '' : ` (default: ${option.default})`;
+    return `  ${left.padEnd(26)} ${option.env.padEnd(24)} ${option.description}${fallback}`;
+  });
+  return ['Settings (flag, environment variable; a flag wins over the variable):', ...rows].join('\n');
+}

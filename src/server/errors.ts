@@ -1,0 +1,117 @@
+/**
+ * Every error the HTTP API answers is `{ error: { code, message } }` with one of the stable codes
+ * below. Library errors, fastify's own errors and the routes' refusals are mapped to a status and
+ * a code in ONE place, {@link toHttpError}; nothing else decides a status for an error.
+ */
+import {
+  ClosedError,
+  ConflictError,
+  ConnectionError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RedisOutOfMemoryError,
+  ValidationError,
+} from '../index.js';
+
+/** The stable error codes, their status and when they are answered (docs/http-api.md lists them too). */
+export const ERROR_CODES = {
+  VALIDATION: { status: 400, when: 'a parameter, query or body field is missing, of the wrong type or out of range' },
+  INVALID_JSON: { status: 400, when: 'the body is not valid JSON' },
+  JSON_TOO_DEEP: { status: 400, when: 'the body nests objects or arrays deeper than 64 levels' },
+  FORBIDDEN_KEY: { status: 400, when: 'the body has a `__proto__` key, or a `constructor` key holding `prototype`' },
+  BAD_REQUEST: { status: 400, when: 'the request is malformed otherwise (bad URL encoding, bad Content-Length)' },
+  UNAUTHORIZED: { status: 401, when: 'a token is configured and the request has no `Authorization: Bearer <token>` with it' },
+  FORBIDDEN_HOST: { status: 403, when: 'no token is configured and the Host header is not a loopback name (DNS rebinding)' },
+  CROSS_ORIGIN: { status: 403, when: 'a POST/PUT/DELETE carries an Origin header of another origin' },
+  NOT_FOUND: { status: 404, when: 'no job with this id in this queue' },
+  ROUTE_NOT_FOUND: { status: 404, when: 'no route for this method and path' },
+  DASHBOARD_NOT_FOUND: { status: 404, when: 'the dashboard file (or the whole dashboard folder) does not exist' },
+  JOB_RUNNING: { status: 409, when: 'cancel or reschedule of a job that a consumer holds (it is not interrupted)' },
+  CONFLICT: { status: 409, when: "`ifExists: 'replace'` of a running job, or a partition count mismatch" },
+  STALE_TOKEN: { status: 409, when: 'ack, fail or extend with a token that no longer holds the lease' },
+  BODY_TOO_LARGE: { status: 413, when: 'the request body is over the body limit (checked before parsing)' },
+  PAYLOAD_TOO_LARGE: { status: 413, when: "a job's payload is over the queue's maxPayloadBytes (256 KiB)" },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'a body that is not `Content-Type: application/json`' },
+  INTERNAL: { status: 500, when: 'an unexpected error (a bug); the log has the details' },
+  REDIS_UNAVAILABLE: { status: 503, when: 'Redis cannot be reached, is loading or busy; retry later' },
+  SHUTTING_DOWN: { status: 503, when: 'the service is closing' },
+  NOT_READY: { status: 503, when: '/readyz: Redis did not answer in time' },
+  REDIS_FULL: { status: 507, when: 'Redis reached maxmemory; nothing was written' },
+} as const satisfies Record<string, { status: number; when: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** An error with its HTTP status and stable code, ready to be answered. */
+export class HttpError extends Error {
+  readonly statusCode: number;
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'HttpError';
+    this.code = code;
+    this.statusCode = ERROR_CODES[code].status;
+  }
+
+  toJSON(): { error: { code: ErrorCode; message: string } } {
+    return { error: { code: this.code, message: this.message } };
+  }
+}
+
+/** Fastify's error codes for bad requests, and what each becomes. */
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
+  FST_ERR_BAD_URL: 'BAD_REQUEST',
+  FST_ERR_MAX_PARAM_LENGTH: 'BAD_REQUEST',
+  FST_ERR_VALIDATION: 'VALIDATION',
+};
+
+/**
+ * The one mapping from anything thrown while serving a request to what the client is told.
+ * Unknown errors become 500 INTERNAL with a generic message (details go to the log, not the client);
+ * any error fastify marks as the client's fault stays a 4xx.
+ */
+export function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (error instanceof ValidationError) return new HttpError('VALIDATION', error.message);
+  if (error instanceof PayloadTooLargeError) return new HttpError('PAYLOAD_TOO_LARGE', error.message);
+  if (error instanceof ConflictError) return new HttpError('CONFLICT', error.message);
+  if (error instanceof NotFoundError) return new HttpError('NOT_FOUND', error.message);
+  if (error instanceof ConnectionError) return new HttpError('REDIS_UNAVAILABLE', `Redis is unavailable: ${error.message}`);
+  if (error instanceof RedisOutOfMemoryError) return new HttpError('REDIS_FULL', 'Redis is out of memory (maxmemory reached); nothing was written');
+  if (error instanceof ClosedError) return new HttpError('SHUTTING_DOWN', 'The service is shutting down');
+  const fastify = error as { code?: unknown; statusCode?: unknown; message?: unknown; validation?: unknown; validationContext?: unknown };
+  const mapped = typeof fastify?.code === 'string' ? FASTIFY_CODES[fastify.code] : undefined;
+  if (fastify?.validation !== undefined || mapped === 'VALIDATION') return new HttpError('VALIDATION', String(fastify.message));
+  if (mapped === 'BODY_TOO_LARGE') return new HttpError(mapped, 'The request body is over the body limit of the service (SANDGLASS_BODY_LIMIT)');
+  if (mapped === 'UNSUPPORTED_MEDIA_TYPE') return new HttpError(mapped, 'Send the body as JSON, with `Content-Type: application/json`');
+  if (mapped) return new HttpError(mapped, String(fastify.message));
+  const status = typeof fastify?.statusCode === 'number' ? fastify.statusCode : 500;
+  if (status >= 400 && status < 500) return new HttpError('BAD_REQUEST', String(fastify.message));
+  return new HttpError('INTERNAL', 'Internal error; the service log has the details');
+}
+
+/** One schema violation as ajv reports it (the fields used here). */
+interface SchemaViolation {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/**
+ * Fastify's `schemaErrorFormatter`: a message that names the field, e.g. "body.delay must be >= 0"
+ * or "body has an unknown field `delayy`". The status and code come from {@link toHttpError}.
+ */
+export function formatSchemaErrors(errors: readonly SchemaViolation[], part: string): Error {
+  const messages = errors.slice(0, 3).map(error => {
+    const where = `${part}${error.instancePath.replaceAll('/', '.')}`;
+    if (error.keyword === 'additionalProperties') return `${where} has an unknown field \`${String(error.params.additionalProperty).slice(0, 60)}\``;
+    return `${where} ${error.message ?? 'is not valid'}`;
+  });
+  return new Error(messages.join('; '));
+}

@@ -1,0 +1,125 @@
+/**
+ * Prometheus metrics of the service (prom-client, a registry of its own). Counts and totals are
+ * read from Redis at scrape time (`queue.stats()` and `queue.counters()` of every queue), so they
+ * are the queue's totals across all processes; the lateness histogram and the HTTP counters are
+ * this process's own observations.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { QueueCounters, QueueStats } from '../index.js';
+
+export interface QueueSnapshot {
+  name: string;
+  stats: QueueStats;
+  counters: QueueCounters;
+}
+
+/** Totals of `queue.counters()` exported as Prometheus counters: metric suffix, field, help. */
+const TOTALS: [string, keyof QueueCounters, string][] = [
+  ['added', 'added', 'Jobs added (an add of an existing id does not count)'],
+  ['delivered', 'claimed', 'Deliveries started: jobs claimed by workers, pull consumers and webhooks (redeliveries count again)'],
+  ['completed', 'completed', 'Jobs acked'],
+  ['failed', 'retried', 'Failed attempts scheduled for a retry (failures that dead-letter count in sandglass_jobs_dead_total)'],
+  ['dead', 'dead', 'Jobs dead-lettered'],
+  ['reaped', 'reaped', 'Leases that ran out and were taken back (a consumer died or froze)'],
+  ['stale', 'stale', 'Acks or fails refused because the sender had lost the lease'],
+];
+
+const STATES = ['delayed', 'ready', 'active', 'dead'] as const;
+
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly #lateness: Histogram<'queue' | 'source'>;
+  readonly #requests: Counter<'method' | 'route' | 'status'>;
+  readonly #load: () => Promise<QueueSnapshot[]>;
+  #inflight: Promise<QueueSnapshot[] | null> | undefined;
+
+  /** @param load reads every queue's counts and totals; called once per scrape. */
+  constructor(load: () => Promise<QueueSnapshot[]>) {
+    this.#load = load;
+    const registers = [this.registry];
+    const snapshot = () => this.#snapshot();
+
+    for (const [suffix, field, help] of TOTALS) {
+      new Counter({
+        name: `sandglass_jobs_${suffix}_total`,
+        help,
+        labelNames: ['queue'],
+        registers,
+        async collect() {
+          const queues = await snapshot();
+          this.reset();
+          for (const queue of queues ?? []) this.inc({ queue: queue.name }, queue.counters[field]);
+        },
+      });
+    }
+    new Gauge({
+      name: 'sandglass_queue_jobs',
+      help: 'Jobs in the queue by state: delayed (waiting for their due time), ready (due, not claimed), active (claimed), dead',
+      labelNames: ['queue', 'state'],
+      registers,
+      async collect() {
+        const queues = await snapshot();
+        this.reset();
+        for (const queue of queues ?? []) for (const state of STATES) this.set({ queue: queue.name, state }, queue.stats[state]);
+      },
+    });
+    new Gauge({
+      name: 'sandglass_queue_paused',
+      help: '1 when the queue is paused',
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        const queues = await snapshot();
+        this.reset();
+        for (const queue of queues ?? []) this.set({ queue: queue.name }, queue.stats.paused ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'sandglass_redis_up',
+      help: '1 when Redis answered this scrape; 0 when it did not (the queue metrics are then left out)',
+      registers,
+      async collect() {
+        this.set((await snapshot()) === null ? 0 : 1);
+      },
+    });
+    this.#lateness = new Histogram({
+      name: 'sandglass_lateness_seconds',
+      help: "Start minus due time of jobs delivered by this process: pull claims (Redis server clock) and webhook deliveries",
+      labelNames: ['queue', 'source'],
+      buckets: [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers,
+    });
+    this.#requests = new Counter({
+      name: 'sandglass_http_requests_total',
+      help: 'HTTP requests answered, by route pattern and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    });
+  }
+
+  observeLateness(queue: string, source: 'pull' | 'webhook', latenessMs: number): void {
+    this.#lateness.observe({ queue, source }, Math.max(0, latenessMs) / 1000);
+  }
+
+  countRequest(method: string, route: string, status: number): void {
+    this.#requests.inc({ method, route, status: String(status) });
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** One load per scrape, shared by every metric's collect; null when Redis failed. */
+  #snapshot(): Promise<QueueSnapshot[] | null> {
+    this.#inflight ??= this.#load()
+      .catch(() => null)
+      .finally(() => {
+        this.#inflight = undefined;
+      });
+    return this.#inflight;
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The route table of the HTTP API: method, path, schemas, answers and errors of every operation.
+ * Both the OpenAPI 3.1 document (served at /openapi.json, checked in as docs/openapi.json) and the
+ * fastify route schemas are built from it, so the validation and the contract cannot drift apart.
+ */
+import { ERROR_CODES, type ErrorCode } from './errors.js';
+import * as s from './schemas.js';
+import type { JsonSchema } from './schemas.js';
+
+export type OperationId =
+  | 'addJob' | 'addJobs' | 'getJob' | 'cancelJob' | 'rescheduleJob'
+  | 'claimJobs' | 'ackJob' | 'failJob' | 'extendLease'
+  | 'listQueues' | 'getQueue' | 'listJobs' | 'getTimeline' | 'getActivity' | 'retryDead' | 'purgeDead' | 'pauseQueue' | 'resumeQueue'
+  | 'metrics' | 'healthz' | 'readyz' | 'openapi' | 'dashboardIndex' | 'dashboardFile';
+
+export interface RouteSpec {
+  readonly operationId: OperationId;
+  readonly method: 'GET' | 'POST' | 'DELETE';
+  /** OpenAPI form: `/v1/queues/{queue}/jobs/{id}`. */
+  readonly path: string;
+  readonly tag: 'producers' | 'pull consumers' | 'admin' | 'operations' | 'dashboard';
+  readonly summary: string;
+  readonly query?: { properties: Record<string, JsonSchema>; required?: string[] };
+  readonly body?: JsonSchema;
+  /** A POST whose body may be left out (same as `{}`). */
+  readonly bodyOptional?: boolean;
+  readonly ok: { status: 200 | 201; description: string; schema?: JsonSchema; contentType?: string };
+  /** Errors particular to this route; the common ones are added from the route's shape. */
+  readonly errors?: readonly ErrorCode[];
+  /** Open without a token (health checks and the dashboard's static files). */
+  readonly public?: boolean;
+  /** Does not touch Redis. */
+  readonly local?: boolean;
+}
+
+/** The contract's version: changes only when the API does (not with every release). */
+export const API_VERSION = '1.0.0';
+
+const Q = '/v1/queues/{queue}';
+const J = `${Q}/jobs/{id}`;
+
+export const ROUTES: readonly RouteSpec[] = [
+  // producers
+  { operationId: 'addJob', method: 'POST', path: `${Q}/jobs`, tag: 'producers', summary: 'Add a job (idempotent by id)', body: s.addBody, ok: { status: 201, description: 'The job id (an existing id is returned unchanged).', schema: s.answers.id }, errors: ['PAYLOAD_TOO_LARGE', 'CONFLICT', 'REDIS_FULL'] },
+  { operationId: 'addJobs', method: 'POST', path: `${Q}/jobs:bulk`, tag: 'producers', summary: 'Add up to 1,000 jobs; every entry is validated before any is written', body: s.bulkBody, ok: { status: 201, description: 'The ids, in the order of `jobs`.', schema: s.answers.ids }, errors: ['PAYLOAD_TOO_LARGE', 'CONFLICT', 'REDIS_FULL'] },
+  { operationId: 'getJob', method: 'GET', path: J, tag: 'producers', summary: 'Look a job up', ok: { status: 200, description: 'The job.', schema: s.answers.job }, errors: ['NOT_FOUND'] },
+  { operationId: 'cancelJob', method: 'DELETE', path: J, tag: 'producers', summary: 'Cancel a waiting or dead job', ok: { status: 200, description: 'Cancelled (deleted).', schema: s.answers.result('cancelled') }, errors: ['NOT_FOUND', 'JOB_RUNNING'] },
+  { operationId: 'rescheduleJob', method: 'POST', path: `${J}/reschedule`, tag: 'producers', summary: 'Move a waiting job (or revive a dead one) to a new due time, atomically', body: s.rescheduleBody, ok: { status: 200, description: 'Rescheduled.', schema: s.answers.result('rescheduled') }, errors: ['NOT_FOUND', 'JOB_RUNNING'] },
+  // pull consumers
+  { operationId: 'claimJobs', method: 'POST', path: `${Q}/claim`, tag: 'pull consumers', summary: 'Claim up to `max` due jobs under a lease, waiting up to `waitMs` for one to fall due', body: s.claimBody, bodyOptional: true, ok: { status: 200, description: 'The claimed jobs (empty when none fell due in time).', schema: s.answers.claimed } },
+  { operationId: 'ackJob', method: 'POST', path: `${J}/ack`, tag: 'pull consumers', summary: 'Complete a claimed job', body: s.ackBody, ok: { status: 200, description: 'Acked: the job is gone.', schema: s.answers.result('acked') }, errors: ['STALE_TOKEN'] },
+  { operationId: 'failJob', method: 'POST', path: `${J}/fail`, tag: 'pull consumers', summary: 'Fail a claimed job: retried with backoff, or dead-lettered when out of attempts', body: s.failBody, ok: { status: 200, description: 'Retried (with `retryAt`) or dead.', schema: s.answers.failed }, errors: ['STALE_TOKEN'] },
+  { operationId: 'extendLease', method: 'POST', path: `${J}/extend`, tag: 'pull consumers', summary: "Renew a claimed job's lease", body: s.extendBody, ok: { status: 200, description: 'Extended.', schema: s.answers.extended }, errors: ['STALE_TOKEN'] },
+  // admin
+  { operationId: 'listQueues', method: 'GET', path: '/v1/queues', tag: 'admin', summary: 'Queues with their counts', ok: { status: 200, description: 'Every queue ever added to under the prefix, sorted by name.', schema: s.answers.queues } },
+  { operationId: 'getQueue', method: 'GET', path: Q, tag: 'admin', summary: 'Counts and running totals of a queue', ok: { status: 200, description: 'Counts by state and totals (zeros for a queue never used).', schema: s.answers.queue } },
+  { operationId: 'listJobs', method: 'GET', path: `${Q}/jobs`, tag: 'admin', summary: 'A page of jobs in one state', query: s.listQuery, ok: { status: 200, description: 'delayed/ready: soonest due first; active: soonest lease end first; dead: most recent first.', schema: s.answers.jobs } },
+  { operationId: 'getTimeline', method: 'GET', path: `${Q}/timeline`, tag: 'admin', summary: 'When waiting jobs fall due: a count per window', query: s.timelineQuery, ok: { status: 200, description: 'Ready now, a count per window, and later.', schema: s.answers.timeline } },
+  { operationId: 'getActivity', method: 'GET', path: `${Q}/activity`, tag: 'admin', summary: 'Deliveries, failures and lateness per second over the last 5 minutes, seen by this process', local: true, ok: { status: 200, description: 'One point per second, oldest first.', schema: s.answers.activity } },
+  { operationId: 'retryDead', method: 'POST', path: `${Q}/dead/retry`, tag: 'admin', summary: 'Send dead letters back to run now with fresh attempts', body: s.retryDeadBody, bodyOptional: true, ok: { status: 200, description: 'How many were moved.', schema: s.answers.moved } },
+  { operationId: 'purgeDead', method: 'DELETE', path: `${Q}/dead`, tag: 'admin', summary: 'Delete all dead letters', ok: { status: 200, description: 'How many were deleted.', schema: s.answers.deleted } },
+  { operationId: 'pauseQueue', method: 'POST', path: `${Q}/pause`, tag: 'admin', summary: 'Stop consumers from claiming (running jobs carry on)', bodyOptional: true, body: { type: 'object', additionalProperties: false, properties: {} }, ok: { status: 200, description: 'Paused.', schema: s.answers.paused } },
+  { operationId: 'resumeQueue', method: 'POST', path: `${Q}/resume`, tag: 'admin', summary: 'Let consumers claim again', bodyOptional: true, body: { type: 'object', additionalProperties: false, properties: {} }, ok: { status: 200, description: 'Resumed.', schema: s.answers.paused } },
+  // operations
+  { operationId: 'metrics', method: 'GET', path: '/metrics', tag: 'operations', summary: 'Prometheus metrics', ok: { status: 200, description: 'Prometheus text format 0.0.4.', contentType: 'text/plain' } },
+  { operationId: 'healthz', method: 'GET', path: '/healthz', tag: 'operations', summary: 'The process is alive', public: true, local: true, ok: { status: 200, description: 'Alive.', schema: s.answers.status } },
+  { operationId: 'readyz', method: 'GET', path: '/readyz', tag: 'operations', summary: 'Redis answers a script call within 1 s', public: true, errors: ['NOT_READY'], ok: { status: 200, description: 'Ready.', schema: s.answers.status } },
+  { operationId: 'openapi', method: 'GET', path: '/openapi.json', tag: 'operations', summary: 'This document', local: true, ok: { status: 200, description: 'OpenAPI 3.1.', contentType: 'application/json' } },
+  { operationId: 'dashboardIndex', method: 'GET', path: '/', tag: 'dashboard', summary: 'The dashboard', public: true, local: true, errors: ['DASHBOARD_NOT_FOUND'], ok: { status: 200, description: 'index.html', contentType: 'text/html' } },
+  { operationId: 'dashboardFile', method: 'GET', path: '/{file}', tag: 'dashboard', summary: "The dashboard's scripts and styles", public: true, local: true, errors: ['DASHBOARD_NOT_FOUND'], ok: { status: 200, description: 'The file.', contentType: 'application/octet-stream' } },
+];
+
+const PATH_PARAMS: Record<string, JsonSchema> = { queue: s.queueName, id: s.jobId, file: s.dashboardFile };
+
+/** The names of the `{param}`s of a path, in order. */
+function pathParams(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map(match => match[1] as string);
+}
+
+/** find-my-way's form of a path: `{x}` becomes `:x`, and a literal `:` is doubled. */
+export function fastifyUrl(path: string): string {
+  return path.replaceAll(':', '::').replace(/\{(\w+)\}/g, ':$1');
+}
+
+/** The schemas fastify validates a route's request against. */
+export function routeSchema(spec: RouteSpec): Record<string, JsonSchema> {
+  const schema: Record<string, JsonSchema> = {};
+  const params = pathParams(spec.path);
+  if (params.length > 0) {
+    schema.params = { type: 'object', required: params, properties: Object.fromEntries(params.map(name => [name, PATH_PARAMS[name]])) };
+  }
+  if (spec.query) schema.querystring = { type: 'object', properties: spec.query.properties, ...(spec.query.required ? { required: spec.query.required } : {}) };
+  if (spec.body) schema.body = spec.body;
+  return schema;
+}
+
+/** Every error a route can answer: its own, and those that follow from its shape. */
+export function routeErrors(spec: RouteSpec): ErrorCode[] {
+  const codes = new Set<ErrorCode>();
+  if (spec.body) ['INVALID_JSON', 'JSON_TOO_DEEP', 'FORBIDDEN_KEY', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'].forEach(code => codes.add(code as ErrorCode));
+  if (spec.body || spec.query || pathParams(spec.path).length > 0) codes.add('VALIDATION');
+  if (spec.method !== 'GET') codes.add('CROSS_ORIGIN');
+  if (!spec.public) codes.add('UNAUTHORIZED');
+  codes.add('FORBIDDEN_HOST');
+  for (const code of spec.errors ?? []) codes.add(code);
+  if (!spec.local && spec.operationId !== 'readyz') ['REDIS_UNAVAILABLE', 'REDIS_FULL', 'SHUTTING_DOWN'].forEach(code => codes.add(code as ErrorCode));
+  return [...codes];
+}
+
+/** The OpenAPI 3.1 document of the API (deterministic: the same input gives the same bytes). */
+export function buildOpenApiDocument(): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const spec of ROUTES) {
+    const parameters = [
+      ...pathParams(spec.path).map(name => ({ name, in: 'path', required: true, schema: PATH_PARAMS[name] })),
+      ...Object.entries(spec.query?.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: spec.query?.required?.includes(name) ?? false, schema })),
+    ];
+    const responses: Record<string, unknown> = {
+      [spec.ok.status]: { description: spec.ok.description, content: { [spec.ok.contentType ?? 'application/json']: { schema: spec.ok.schema ?? {} } } },
+    };
+    const byStatus = new Map<number, ErrorCode[]>();
+    for (const code of routeErrors(spec)) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
+    for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+      responses[status] = {
+        description: codes.join(', '),
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      };
+    }
+    paths[spec.path] ??= {};
+    (paths[spec.path] as Record<string, unknown>)[spec.method.toLowerCase()] = {
+      operationId: spec.operationId,
+      tags: [spec.tag],
+      summary: spec.summary,
+      ...(spec.public ? { security: [] } : {}),
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...(spec.body ? { requestBody: { required: !spec.bodyOptional, content: { 'application/json': { schema: spec.body } } } } : {}),
+      responses,
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'sandglass HTTP API',
+      version: API_VERSION,
+      description: 'A delay queue on Redis as a service. Every error is `{ "error": { "code", "message" } }`; docs/http-api.md explains each code.',
+    },
+    security: [{ bearer: [] }],
+    tags: ['producers', 'pull consumers', 'admin', 'operations', 'dashboard'].map(name => ({ name })),
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'SANDGLASS_TOKEN, when the service has one.' } },
+      schemas: {
+        ...s.components,
+        Error: {
+          ...s.components.Error,
+          description: `Every error answer. Codes: ${Object.entries(ERROR_CODES)
+            .map(([code, { status, when }]) => `${code} (${status}): ${when}`)
+            .join('; ')}.`,
+        },
+      },
+    },
+  };
+}

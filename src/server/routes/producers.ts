@@ -1,0 +1,70 @@
+/** Producer routes: add, bulk add, get, cancel, reschedule. */
+import { ValidationError, type AddOptions, type BackoffOption } from '../../index.js';
+import { params, type Handlers, type ServiceContext } from '../context.js';
+import { HttpError } from '../errors.js';
+
+interface JobBody {
+  payload: unknown;
+  delay?: number | string;
+  at?: number | string;
+  id?: string;
+  maxAttempts?: number;
+  backoff?: BackoffOption;
+}
+
+/** `at` arrives as epoch ms or an RFC 3339 string (checked by the schema). */
+function toAt(at: number | string | undefined): number | undefined {
+  if (typeof at !== 'string') return at;
+  const ms = Date.parse(at);
+  if (Number.isNaN(ms)) throw new ValidationError(`Expected \`at\` to be epoch ms or an RFC 3339 date-time, got '${at.slice(0, 64)}'`);
+  return ms;
+}
+
+function addOptions(body: JobBody): AddOptions {
+  return { delay: body.delay, at: toAt(body.at), id: body.id, maxAttempts: body.maxAttempts, backoff: body.backoff };
+}
+
+export function producerRoutes({ pool }: ServiceContext): Handlers {
+  return {
+    async addJob(request, reply) {
+      const body = request.body as JobBody & { ifExists?: 'keep' | 'replace' };
+      const id = await pool.queue(params(request).queue, queue => queue.add(body.payload, { ...addOptions(body), ifExists: body.ifExists }));
+      return reply.code(201).send({ id });
+    },
+
+    async addJobs(request, reply) {
+      const body = request.body as { jobs: JobBody[]; ifExists?: 'keep' | 'replace' };
+      const jobs = body.jobs.map(job => ({ payload: job.payload, ...addOptions(job) }));
+      const ids = await pool.queue(params(request).queue, queue => queue.addBulk(jobs, body.ifExists));
+      return reply.code(201).send({ ids });
+    },
+
+    async getJob(request) {
+      const { queue: name, id } = params(request);
+      const job = await pool.queue(name, queue => queue.get(id));
+      if (!job) throw notFound(name, id);
+      return job;
+    },
+
+    async cancelJob(request) {
+      const { queue: name, id } = params(request);
+      const result = await pool.queue(name, queue => queue.cancel(id));
+      if (result === 'not_found') throw notFound(name, id);
+      if (result === 'running') throw new HttpError('JOB_RUNNING', `Job ${id} is running: a consumer holds it; it was not cancelled`);
+      return { result };
+    },
+
+    async rescheduleJob(request) {
+      const { queue: name, id } = params(request);
+      const body = request.body as { delay?: number | string; at?: number | string };
+      const result = await pool.queue(name, queue => queue.reschedule(id, { delay: body.delay, at: toAt(body.at) }));
+      if (result === 'not_found') throw notFound(name, id);
+      if (result === 'running') throw new HttpError('JOB_RUNNING', `Job ${id} is running: a consumer holds it; it was not rescheduled`);
+      return { result };
+    },
+  };
+}
+
+function notFound(queue: string, id: string): HttpError {
+  return new HttpError('NOT_FOUND', `No job ${id} in queue ${queue} (never added, or completed or cancelled)`);
+}

@@ -1,0 +1,287 @@
+/**
+ * The JSON schemas of the HTTP API: request parts (validated by fastify's ajv on every route) and
+ * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
+ * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
+ */
+import { MAX_DELAY_MS } from '../index.js';
+import { ERROR_CODES } from './errors.js';
+
+export type JsonSchema = { readonly [keyword: string]: unknown };
+
+const integer = (minimum: number, maximum: number, description?: string): JsonSchema => ({ type: 'integer', minimum, maximum, ...(description ? { description } : {}) });
+
+export const queueName: JsonSchema = {
+  type: 'string',
+  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$',
+  description: 'Queue name: 1-100 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit.',
+};
+
+export const jobId: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+  description: 'Job id: 1-200 characters without control characters (URL-encoded in paths).',
+};
+
+export const dashboardFile: JsonSchema = { type: 'string', maxLength: 200, description: 'A file of the dashboard folder (anything else is 404).' };
+
+const token: JsonSchema = { type: 'string', pattern: '^[0-9]{1,20}$', description: 'The fencing token of the claim.' };
+
+const delay: JsonSchema = {
+  type: ['integer', 'string'],
+  minimum: 0,
+  maximum: MAX_DELAY_MS,
+  minLength: 1,
+  maxLength: 64,
+  description: "How long from now (Redis server clock) the job falls due: ms, or a duration such as '30m', '1h30m' (units ms s m h d w). At most 10 years.",
+};
+
+const at: JsonSchema = {
+  type: ['integer', 'string'],
+  minimum: 0,
+  format: 'date-time',
+  maxLength: 64,
+  description: 'When the job falls due: epoch ms, or an RFC 3339 date-time with a time zone (2030-01-01T00:00:00Z).',
+};
+
+const backoff: JsonSchema = {
+  oneOf: [
+    {
+      type: 'object',
+      required: ['type', 'delayMs'],
+      additionalProperties: false,
+      properties: { type: { const: 'fixed' }, delayMs: integer(0, MAX_DELAY_MS) },
+    },
+    {
+      type: 'object',
+      required: ['type', 'delayMs'],
+      additionalProperties: false,
+      properties: {
+        type: { const: 'exponential' },
+        delayMs: integer(0, MAX_DELAY_MS),
+        maxDelayMs: integer(0, MAX_DELAY_MS),
+        jitter: { type: 'number', minimum: 0, maximum: 1 },
+      },
+    },
+  ],
+  description: 'Backoff between attempts; default: the consumer\'s (exponential from 1 s).',
+};
+
+const jobFields = {
+  payload: { description: 'Any JSON value; at most 256 KiB of JSON.' },
+  delay,
+  at,
+  id: jobId,
+  maxAttempts: integer(1, 1_000_000, "Deliveries before the job is dead-lettered; default: the consumer's."),
+  backoff,
+};
+
+const ifExists: JsonSchema = {
+  enum: ['keep', 'replace'],
+  description: "Adding an id that exists: 'keep' changes nothing (idempotent producers), 'replace' overwrites a waiting or dead job. Default 'keep'.",
+};
+
+export const addBody: JsonSchema = {
+  type: 'object',
+  required: ['payload'],
+  additionalProperties: false,
+  properties: { ...jobFields, ifExists },
+};
+
+export const bulkBody: JsonSchema = {
+  type: 'object',
+  required: ['jobs'],
+  additionalProperties: false,
+  properties: {
+    jobs: { type: 'array', maxItems: 1_000, items: { type: 'object', required: ['payload'], additionalProperties: false, properties: jobFields } },
+    ifExists,
+  },
+};
+
+export const rescheduleBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  maxProperties: 1,
+  properties: { delay, at },
+  description: 'Exactly one of `delay` and `at`.',
+};
+
+export const claimBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    max: integer(1, 1_000, 'Jobs to claim at most. Default 1.'),
+    leaseMs: integer(200, 86_400_000, 'How long the claim holds the jobs. Default 30000.'),
+    waitMs: integer(0, 60_000, 'Long poll: wait up to this long for a job to fall due. Default 0.'),
+  },
+};
+
+export const ackBody: JsonSchema = { type: 'object', required: ['token'], additionalProperties: false, properties: { token } };
+
+export const failBody: JsonSchema = {
+  type: 'object',
+  required: ['token'],
+  additionalProperties: false,
+  properties: {
+    token,
+    error: { type: 'string', maxLength: 4_096, description: 'Why it failed; kept as the job\'s lastError.' },
+    retryDelayMs: integer(0, MAX_DELAY_MS, 'Retry after this long instead of the backoff.'),
+    dead: { type: 'boolean', description: 'Dead-letter now, skipping the remaining attempts.' },
+  },
+};
+
+export const extendBody: JsonSchema = {
+  type: 'object',
+  required: ['token'],
+  additionalProperties: false,
+  properties: { token, leaseMs: integer(200, 86_400_000, 'The new lease, from now. Default 30000.') },
+};
+
+export const retryDeadBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: { ids: { type: 'array', maxItems: 1_000, items: jobId, description: 'Dead letters to retry; all of them when absent.' } },
+};
+
+export const listQuery = {
+  properties: {
+    state: { enum: ['delayed', 'ready', 'active', 'dead'] },
+    offset: { type: 'string', pattern: '^[0-9]{1,9}$', description: 'Jobs to skip. Default 0.' },
+    limit: { type: 'string', pattern: '^[0-9]{1,4}$', description: 'Page size, 1-1000. Default 100.' },
+  },
+  required: ['state'],
+};
+
+export const timelineQuery = {
+  properties: {
+    bounds: {
+      type: 'string',
+      pattern: '^[0-9]{1,12}(,[0-9]{1,12}){0,99}$',
+      description: 'Increasing window ends in ms from now, comma-separated. Default 60000,3600000,86400000.',
+    },
+  },
+};
+
+// --- answers (documentation; the tests check the answers against them) ---------------------------
+
+const epochMs = { type: 'integer', description: 'Epoch milliseconds (Redis server clock).' };
+
+export const components: Record<string, JsonSchema> = {
+  Error: {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: { code: { enum: Object.keys(ERROR_CODES) }, message: { type: 'string' } },
+      },
+    },
+  },
+  JobInfo: {
+    type: 'object',
+    required: ['id', 'payload', 'state', 'dueAt', 'attempts'],
+    properties: {
+      id: { type: 'string' },
+      payload: {},
+      state: { enum: ['delayed', 'ready', 'active', 'dead'] },
+      dueAt: epochMs,
+      attempts: { type: 'integer' },
+      maxAttempts: { type: 'integer' },
+      leaseUntilAt: epochMs,
+      deadAt: epochMs,
+      lastError: { type: 'string' },
+    },
+  },
+  PulledJob: {
+    type: 'object',
+    required: ['id', 'queue', 'payload', 'dueAt', 'attempt', 'maxAttempts', 'token', 'leaseUntilAt'],
+    properties: {
+      id: { type: 'string' },
+      queue: { type: 'string' },
+      payload: {},
+      dueAt: epochMs,
+      attempt: { type: 'integer', description: 'Which delivery this is, 1-based.' },
+      maxAttempts: { type: 'integer' },
+      token,
+      leaseUntilAt: epochMs,
+    },
+  },
+  QueueStats: {
+    type: 'object',
+    required: ['delayed', 'ready', 'active', 'dead', 'paused'],
+    properties: {
+      delayed: { type: 'integer' },
+      ready: { type: 'integer' },
+      active: { type: 'integer' },
+      dead: { type: 'integer' },
+      paused: { type: 'boolean' },
+    },
+  },
+  QueueCounters: {
+    type: 'object',
+    required: ['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale'],
+    properties: Object.fromEntries(['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale'].map(name => [name, { type: 'integer' }])),
+  },
+};
+
+const ref = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+export const answers = {
+  id: { type: 'object', required: ['id'], properties: { id: jobId } },
+  ids: { type: 'object', required: ['ids'], properties: { ids: { type: 'array', items: jobId } } },
+  job: ref('JobInfo'),
+  jobs: { type: 'object', required: ['jobs'], properties: { jobs: { type: 'array', items: ref('JobInfo') } } },
+  claimed: { type: 'object', required: ['jobs'], properties: { jobs: { type: 'array', items: ref('PulledJob') } } },
+  result: (...values: string[]): JsonSchema => ({ type: 'object', required: ['result'], properties: { result: { enum: values } } }),
+  failed: {
+    type: 'object',
+    required: ['result'],
+    properties: { result: { enum: ['retried', 'dead'] }, retryAt: { ...epochMs, description: 'When the next attempt falls due (when retried).' } },
+  },
+  extended: { type: 'object', required: ['result', 'leaseUntilAt'], properties: { result: { const: 'extended' }, leaseUntilAt: epochMs } },
+  queues: {
+    type: 'object',
+    required: ['queues'],
+    properties: { queues: { type: 'array', items: { type: 'object', required: ['name', 'stats'], properties: { name: queueName, stats: ref('QueueStats') } } } },
+  },
+  queue: { type: 'object', required: ['name', 'stats', 'counters'], properties: { name: queueName, stats: ref('QueueStats'), counters: ref('QueueCounters') } },
+  timeline: {
+    type: 'object',
+    required: ['now', 'ready', 'buckets', 'later'],
+    properties: {
+      now: epochMs,
+      ready: { type: 'integer', description: 'Due now, not yet claimed.' },
+      buckets: { type: 'array', items: { type: 'object', required: ['untilMs', 'count'], properties: { untilMs: { type: 'integer' }, count: { type: 'integer' } } } },
+      later: { type: 'integer', description: 'Due after the last bound.' },
+    },
+  },
+  activity: {
+    type: 'object',
+    required: ['windowMs', 'stepMs', 'points'],
+    properties: {
+      windowMs: { type: 'integer' },
+      stepMs: { type: 'integer' },
+      points: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['at', 'delivered', 'failed', 'latenessP50Ms', 'latenessP99Ms'],
+          properties: {
+            at: { type: 'integer', description: 'Start of the second, epoch ms (this process\'s clock).' },
+            delivered: { type: 'integer', description: 'Jobs claimed by pull consumers or delivered by webhooks.' },
+            failed: { type: 'integer', description: 'Attempts failed (pull fail, webhook failure).' },
+            latenessP50Ms: { type: ['number', 'null'] },
+            latenessP99Ms: { type: ['number', 'null'] },
+          },
+        },
+      },
+    },
+  },
+  moved: { type: 'object', required: ['moved'], properties: { moved: { type: 'integer' } } },
+  deleted: { type: 'object', required: ['deleted'], properties: { deleted: { type: 'integer' } } },
+  paused: { type: 'object', required: ['paused'], properties: { paused: { type: 'boolean' } } },
+  status: { type: 'object', required: ['status'], properties: { status: { type: 'string' } } },
+} satisfies Record<string, JsonSchema | ((...values: string[]) => JsonSchema)>;

@@ -1,0 +1,381 @@
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
+import { describe, it } from 'node:test';
+import { Queue, ValidationError, type Job } from '../src/index.js';
+import { parseWebhookBindings, signPayload, verifySignature, WebhookDelivery, type WebhookBinding } from '../src/server/webhooks.js';
+import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
+
+const redis = useRedis({ appendOnly: false });
+const SECRET = 'test-secret-0123456789abcdef';
+
+interface Delivery {
+  /** Local time the request's headers arrived. */
+  at: number;
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  raw: string;
+  body: { id: string; queue: string; payload: unknown; dueAt: number; attempt: number };
+}
+
+interface Reply {
+  status?: number;
+  body?: string;
+  /** Answer after this long, or never if the client gives up first. */
+  delayMs?: number;
+  /** A Location header. */
+  location?: string;
+}
+
+/** A real HTTP receiver on 127.0.0.1 that records every request and answers as `reply` says. */
+async function receiver(reply: (request: Delivery, index: number) => Reply = () => ({})) {
+  const received: Delivery[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  let hungUp = 0;
+  const server = createServer((req, res) => {
+    const at = Date.now();
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const request: Delivery = { at, method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw, body: raw ? JSON.parse(raw) : undefined };
+      received.push(request);
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      const answer = reply(request, received.length - 1);
+      void answerLater(res, answer.delayMs ?? 0).then(() => {
+        inFlight -= 1;
+        if (res.destroyed) hungUp += 1;
+        const headers = { 'Content-Type': 'text/plain', ...(answer.location ? { Location: answer.location } : {}) };
+        if (!res.destroyed) res.writeHead(answer.status ?? 200, headers).end(answer.body ?? 'ok');
+      });
+    });
+  });
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return redis.track({
+    url: `http://127.0.0.1:${port}/hooks/token-in-path`,
+    received,
+    get maxInFlight() {
+      return maxInFlight;
+    },
+    /** Requests whose client hung up before the answer. */
+    get hungUp() {
+      return hungUp;
+    },
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>(resolve => server.close(() => resolve()));
+    },
+  });
+}
+
+/** Waits `ms`, or less if the client hangs up first (no timer outlives the test). */
+function answerLater(res: ServerResponse, ms: number): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise(resolve => {
+    const timer = setTimeout(resolve, ms);
+    res.once('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+interface Recorded {
+  delivered: { job: Job<unknown>; latenessMs: number }[];
+  failed: { job: Job<unknown>; error: Error; retryAt: number | undefined }[];
+  dead: { job: Job<unknown>; error: Error }[];
+}
+
+function deliveryFor(bindings: (Omit<WebhookBinding, 'secret'> & { secret?: string })[], closeTimeoutMs?: number) {
+  const delivery = redis.track(
+    new WebhookDelivery({ connection: redis.url, bindings: bindings.map(binding => ({ secret: SECRET, ...binding })), closeTimeoutMs }),
+  );
+  const events: Recorded = { delivered: [], failed: [], dead: [] };
+  delivery.on('delivered', (_queue, job, latenessMs) => events.delivered.push({ job, latenessMs }));
+  delivery.on('failed', (_queue, job, error, retryAt) => events.failed.push({ job, error, retryAt }));
+  delivery.on('dead', (_queue, job, error) => events.dead.push({ job, error }));
+  return { delivery, events };
+}
+
+function queue(name: string): Queue<unknown> {
+  return redis.track(new Queue<unknown>(name, { connection: redis.url }));
+}
+
+/** Fast retries for the tests: the job's own backoff wins over the Worker's default. */
+const fast = { backoff: { type: 'fixed', delayMs: 50 } } as const;
+
+describe('webhook delivery', () => {
+  it('POSTs a due job as signed JSON with the documented headers, and acks it on 2xx', async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver();
+    const { delivery, events } = deliveryFor([{ queue: name, url: target.url }]);
+    await delivery.start();
+    const id = await queue(name).add({ orderId: 42, note: 'café' }, { id: 'order:42', delay: 150 });
+    await waitFor(() => events.delivered.length === 1, 5_000, 'the delivery');
+
+    const [request] = target.received;
+    assert.ok(request);
+    assert.equal(request.method, 'POST');
+    assert.equal(request.path, '/hooks/token-in-path');
+    assert.equal(request.headers['content-type'], 'application/json');
+    assert.equal(request.headers['sandglass-id'], 'order:42');
+    assert.equal(request.headers['sandglass-attempt'], '1');
+    const dueAt = events.delivered[0]?.job.dueAt as number;
+    assert.deepEqual(request.body, { id, queue: name, payload: { orderId: 42, note: 'café' }, dueAt, attempt: 1 });
+    assert.ok(request.at >= dueAt, `arrived ${dueAt - request.at} ms early`);
+
+    const timestamp = String(request.headers['sandglass-timestamp']);
+    const signature = String(request.headers['sandglass-signature']);
+    assert.ok(Math.abs(Number(timestamp) - request.at / 1000) <= 2, 'the timestamp is unix seconds at send time');
+    assert.equal(signature, `v1=${createHmac('sha256', SECRET).update(`${timestamp}.${request.raw}`).digest('hex')}`);
+    assert.equal(signature, signPayload(SECRET, Number(timestamp), request.raw));
+    assert.equal(verifySignature(SECRET, timestamp, request.raw, signature), true);
+    assert.equal(verifySignature(SECRET, timestamp, Buffer.from(request.raw), signature), true, 'a raw Buffer body verifies too');
+    assert.equal(verifySignature(`${SECRET}x`, timestamp, request.raw, signature), false, 'another secret');
+    assert.equal(verifySignature(SECRET, timestamp, request.raw.replace('42', '43'), signature), false, 'a changed body');
+    assert.equal(verifySignature(SECRET, Number(timestamp) + 1, request.raw, signature), false, 'a changed timestamp');
+
+    const { latenessMs } = events.delivered[0] as { latenessMs: number };
+    assert.ok(latenessMs >= 0 && latenessMs < 1_000, `lateness ${latenessMs} ms`);
+    assert.equal(await queue(name).get(id), null, 'acked: the job is gone');
+    assert.equal(events.failed.length, 0);
+  });
+
+  it('delivers nothing before its due time', async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver();
+    const { delivery } = deliveryFor([{ queue: name, url: target.url, concurrency: 20 }]);
+    await delivery.start();
+    await queue(name).addBulk(Array.from({ length: 40 }, (_, i) => ({ payload: i, delay: 100 + i * 20 })));
+    await waitFor(() => target.received.length === 40, 5_000, '40 deliveries');
+    for (const request of target.received) {
+      assert.ok(request.at >= request.body.dueAt, `job ${request.body.payload} arrived ${request.body.dueAt - request.at} ms early`);
+      assert.ok(request.at - request.body.dueAt < 500, `job ${request.body.payload} arrived ${request.at - request.body.dueAt} ms late`);
+    }
+  });
+
+  it('retries after a 500 and acks the 2xx that follows, signing each attempt afresh', async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver((_request, index) => (index < 2 ? { status: 500, body: 'database down' } : {}));
+    const { delivery, events } = deliveryFor([{ queue: name, url: target.url }]);
+    await delivery.start();
+    const id = await queue(name).add({ n: 1 }, fast);
+    await waitFor(() => events.delivered.length === 1, 5_000, 'the third attempt to be acked');
+
+    assert.deepEqual(target.received.map(request => request.headers['sandglass-attempt']), ['1', '2', '3']);
+    assert.deepEqual(target.received.map(request => request.body.attempt), [1, 2, 3]);
+    const dueAts = target.received.map(request => request.body.dueAt);
+    assert.ok(dueAts[0]! < dueAts[1]! && dueAts[1]! < dueAts[2]!, 'a retry carries the due time of its own attempt');
+    for (const request of target.received) {
+      assert.ok(verifySignature(SECRET, request.headers['sandglass-timestamp'] as string, request.raw, request.headers['sandglass-signature'] as string));
+    }
+    assert.equal(events.failed.length, 2);
+    for (const { error, retryAt } of events.failed) {
+      assert.match(error.message, /answered 500 Internal Server Error: database down/);
+      assert.equal(typeof retryAt, 'number');
+    }
+    assert.equal(events.delivered[0]?.job.attempt, 3);
+    assert.equal(events.dead.length, 0);
+    assert.equal(await queue(name).get(id), null);
+  });
+
+  it('dead-letters after the last attempt, keeping the status and the first 200 characters of the answer', async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver(() => ({ status: 503, body: `${'A'.repeat(200)}${'B'.repeat(300)}` }));
+    const { delivery, events } = deliveryFor([{ queue: name, url: target.url, maxAttempts: 3 }]);
+    await delivery.start();
+    const id = await queue(name).add({ n: 1 }, fast);
+    await waitFor(() => events.dead.length === 1, 5_000, 'the job to die');
+
+    assert.equal(target.received.length, 3);
+    assert.deepEqual(events.failed.map(event => event.retryAt === undefined), [false, false, true], 'the last failure has no retry');
+    assert.match(events.dead[0]?.error.message ?? '', /answered 503 Service Unavailable/);
+    const dead = await queue(name).get(id);
+    assert.equal(dead?.state, 'dead');
+    assert.equal(dead?.attempts, 3);
+    assert.match(dead?.lastError ?? '', new RegExp(`answered 503 Service Unavailable: A{200}(\\s|$)`));
+    assert.doesNotMatch(dead?.lastError ?? '', /B/, 'only the first 200 characters of the answer are kept');
+    assert.doesNotMatch(dead?.lastError ?? '', /token-in-path/, 'the error names the origin, not the path');
+  });
+
+  it('410 Gone dead-letters at once; other 4xx and 3xx are retried, and redirects are not followed', async () => {
+    const gone = uniqueQueue('gone');
+    const missing = uniqueQueue('missing');
+    const moved = uniqueQueue('moved');
+    const target = await receiver((request, _index) => {
+      if (request.body?.queue === gone) return { status: 410 };
+      if (request.body?.queue === missing) return request.body.attempt === 1 ? { status: 404 } : {};
+      // A followed redirect would arrive here as a bodiless GET, and its 200 would ack the job.
+      return request.path === '/moved-here' ? {} : { status: 301, location: '/moved-here' };
+    });
+    const { delivery, events } = deliveryFor([
+      { queue: gone, url: target.url },
+      { queue: missing, url: target.url },
+      { queue: moved, url: target.url, maxAttempts: 2 },
+    ]);
+    await delivery.start();
+    const goneId = await queue(gone).add('x', fast);
+    await queue(missing).add('x', fast);
+    const movedId = await queue(moved).add('x', fast);
+    await waitFor(() => events.dead.length === 2 && events.delivered.length === 1, 5_000, 'all three outcomes');
+
+    const sent = (name: string) => target.received.filter(request => request.body?.queue === name).length;
+    assert.equal(sent(gone), 1, '410: no second attempt');
+    assert.equal((await queue(gone).get(goneId))?.attempts, 1);
+    assert.match((await queue(gone).get(goneId))?.lastError ?? '', /UnrecoverableError: .*answered 410 Gone/);
+    assert.equal(sent(missing), 2, '404: retried, then delivered');
+    assert.equal(sent(moved), 2, '301: retried up to maxAttempts');
+    assert.ok(target.received.every(request => request.method === 'POST'), 'a redirect never turns into a GET');
+    assert.match((await queue(moved).get(movedId))?.lastError ?? '', /answered 301 Moved Permanently \(redirects are not followed/);
+  });
+
+  it('a receiver slower than timeoutMs fails the attempt; the next attempt is delivered', async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver((_request, index) => (index === 0 ? { delayMs: 5_000 } : {}));
+    const { delivery, events } = deliveryFor([{ queue: name, url: target.url, timeoutMs: 200 }]);
+    await delivery.start();
+    await queue(name).add('x', fast);
+    await waitFor(() => events.delivered.length === 1, 5_000, 'the second attempt');
+    assert.equal(events.failed.length, 1);
+    assert.match(events.failed[0]?.error.message ?? '', /did not answer within 200 ms/);
+    const [first, second] = target.received;
+    assert.ok((second?.at ?? 0) - (first?.at ?? 0) >= 200, 'the first attempt was given its 200 ms');
+    assert.equal(events.delivered[0]?.job.attempt, 2);
+  });
+
+  it('an unreachable receiver fails the attempt with the network error', async () => {
+    const name = uniqueQueue('hook');
+    const closed = await receiver();
+    await closed.close();
+    const { delivery, events } = deliveryFor([{ queue: name, url: closed.url, maxAttempts: 1 }]);
+    await delivery.start();
+    const id = await queue(name).add('x');
+    await waitFor(() => events.dead.length === 1, 5_000, 'the job to die');
+    assert.match((await queue(name).get(id))?.lastError ?? '', /request failed: connect ECONNREFUSED 127\.0\.0\.1/);
+  });
+
+  it("never has more requests in flight to a target than the binding's concurrency", async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver(() => ({ delayMs: 100 }));
+    const { delivery, events } = deliveryFor([{ queue: name, url: target.url, concurrency: 3 }]);
+    await delivery.start();
+    await queue(name).addBulk(Array.from({ length: 15 }, (_, i) => ({ payload: i })));
+    await waitFor(() => events.delivered.length === 15, 5_000, '15 deliveries');
+    assert.equal(target.maxInFlight, 3);
+  });
+
+  it('sends an id beyond printable ASCII percent-encoded in Sandglass-Id (as is in the body), and URL credentials as Basic auth', async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver();
+    const { delivery, events } = deliveryFor([{ queue: name, url: target.url.replace('http://', 'http://hook:p%40ss@') }]);
+    await delivery.start();
+    await queue(name).add('x', { id: 'commande:été-✓' });
+    await waitFor(() => events.delivered.length === 1, 5_000, 'the delivery');
+    assert.equal(target.received[0]?.headers['sandglass-id'], encodeURIComponent('commande:été-✓'));
+    assert.equal(target.received[0]?.body.id, 'commande:été-✓');
+    assert.equal(target.received[0]?.headers.authorization, `Basic ${Buffer.from('hook:p@ss').toString('base64')}`);
+  });
+
+  it('close() lets a delivery in flight finish and acks it', async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver(() => ({ delayMs: 300 }));
+    const { delivery, events } = deliveryFor([{ queue: name, url: target.url }], 5_000);
+    await delivery.start();
+    const id = await queue(name).add('x');
+    await waitFor(() => target.received.length === 1, 5_000, 'the request');
+    await delivery.close();
+    assert.equal(events.delivered.length, 1);
+    assert.equal(await queue(name).get(id), null);
+  });
+
+  it('close() during a slow delivery hands the job back; a restarted delivery sends it again', async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver((_request, index) => (index === 0 ? { delayMs: 10_000 } : {}));
+    const first = deliveryFor([{ queue: name, url: target.url }], 100);
+    await first.delivery.start();
+    const id = await queue(name).add({ order: 7 });
+    await waitFor(() => target.received.length === 1, 5_000, 'the first request');
+    const closing = Date.now();
+    await first.delivery.close();
+    assert.ok(Date.now() - closing < 2_000, 'close() waited closeTimeoutMs, not for the receiver');
+    await waitFor(() => target.hungUp === 1, 2_000, 'the abandoned request to be aborted');
+    assert.deepEqual([first.events.delivered.length, first.events.failed.length, first.events.dead.length], [0, 0, 0]);
+    const handedBack = await queue(name).get(id);
+    assert.equal(handedBack?.state, 'ready', 'the job is waiting again, due at once');
+    assert.equal(handedBack?.attempts, 0, 'the interrupted attempt does not count');
+
+    const second = deliveryFor([{ queue: name, url: target.url }]);
+    await second.delivery.start();
+    await waitFor(() => second.events.delivered.length === 1, 5_000, 'the delivery after the restart');
+    assert.equal(target.received.length, 2);
+    assert.equal(target.received[1]?.headers['sandglass-attempt'], '1');
+    assert.deepEqual(target.received[1]?.body.payload, { order: 7 });
+    assert.equal(await queue(name).get(id), null);
+    await assert.rejects(first.delivery.start(), { code: 'ERR_CLOSED' });
+  });
+});
+
+describe('webhook bindings', () => {
+  const good = { queue: 'orders', url: 'https://shop.example/hooks?token=t0ps3cret', secret: SECRET };
+  const make = (binding: Record<string, unknown>) => new WebhookDelivery({ connection: 'redis://127.0.0.1:1', bindings: [binding as unknown as WebhookBinding] });
+
+  it('refuses a bad binding with a ValidationError that quotes neither the secret nor the URL', () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ ...good, url: 'ftp://shop.example/hooks' }, /http\(s\) URL, got protocol 'ftp:'/],
+      [{ ...good, url: '/hooks/relative' }, /absolute http\(s\) URL/],
+      [{ ...good, url: 'mailto:t0ps3cret@shop.example' }, /got protocol 'mailto:'/],
+      [{ ...good, url: 42 }, /absolute http\(s\) URL, got number/],
+      [{ ...good, secret: '' }, /at least 16 characters, got 0 characters/],
+      [{ ...good, secret: 'short-secret' }, /at least 16 characters, got 12 characters/],
+      [{ ...good, secret: undefined }, /at least 16 characters, got undefined/],
+      [{ ...good, queue: 'bad:name' }, /queue name/],
+      [{ ...good, concurrency: 0 }, /`bindings\[0\]\.concurrency` to be an integer from 1/],
+      [{ ...good, timeoutMs: 1.5 }, /`bindings\[0\]\.timeoutMs`/],
+      [{ ...good, maxAttempts: '5' }, /`bindings\[0\]\.maxAttempts`/],
+      [{ ...good, timeout: 5_000 }, /unknown field `timeout`/],
+    ];
+    for (const [binding, message] of cases) {
+      assert.throws(() => make(binding), (error: unknown) => {
+        assert.ok(error instanceof ValidationError, `${String(message)}: ${String(error)}`);
+        assert.match(error.message, message);
+        assert.doesNotMatch(error.message, /t0ps3cret|test-secret/);
+        return true;
+      });
+    }
+    assert.throws(() => new WebhookDelivery({ connection: 'redis://127.0.0.1:1', bindings: [good, { ...good, url: 'https://other.example/' }] }), /bound twice/);
+    assert.ok(make(good) instanceof WebhookDelivery);
+  });
+
+  it('parses SANDGLASS_WEBHOOKS: a JSON array of bindings', () => {
+    assert.deepEqual(parseWebhookBindings(JSON.stringify([good])), [good]);
+    assert.deepEqual(parseWebhookBindings(undefined), []);
+    assert.deepEqual(parseWebhookBindings('  '), []);
+    assert.throws(() => parseWebhookBindings(`[${JSON.stringify(good)}`), (error: unknown) => error instanceof ValidationError && !error.message.includes('t0ps3cret'));
+    assert.throws(() => parseWebhookBindings(JSON.stringify(good)), /JSON array/);
+    assert.throws(() => parseWebhookBindings(JSON.stringify([{ ...good, secret: 'x' }])), /bindings\[0\]\.secret/);
+  });
+
+  it('verifySignature refuses stale, future and malformed requests, and an unset secret', () => {
+    const body = '{"id":"a"}';
+    const nowMs = 1_767_225_600_000;
+    const at = nowMs / 1000;
+    const signature = signPayload(SECRET, at, body);
+    assert.equal(verifySignature(SECRET, at, body, signature, { nowMs }), true);
+    assert.equal(verifySignature(SECRET, at, body, signature, { nowMs: nowMs + 300_000 }), true, 'exactly 5 minutes old');
+    assert.equal(verifySignature(SECRET, at, body, signature, { nowMs: nowMs + 301_000 }), false, 'older than 5 minutes: a replay');
+    assert.equal(verifySignature(SECRET, at, body, signature, { nowMs: nowMs - 301_000 }), false, 'more than 5 minutes ahead');
+    assert.equal(verifySignature(SECRET, at, body, signature.toUpperCase().replace('V1=', 'v1='), { nowMs }), true, 'hex in capitals');
+    for (const bad of [undefined, null, '', 'v1=', signature.slice(3), `v0=${signature.slice(3)}`, `${signature}00`, `v1=${'z'.repeat(64)}`]) {
+      assert.equal(verifySignature(SECRET, at, body, bad, { nowMs }), false, String(bad));
+    }
+    for (const bad of [undefined, null, '', '1e9', ' 1767225600', '-1767225600', '1767225600.5']) {
+      assert.equal(verifySignature(SECRET, bad, body, signature, { nowMs }), false, String(bad));
+    }
+    assert.throws(() => verifySignature('', at, body, signature, { nowMs }), TypeError);
+    assert.throws(() => signPayload('short', at, body), TypeError);
+  });
+});
