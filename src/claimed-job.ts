@@ -5,22 +5,17 @@ import type { Job } from './types.js';
  * handlers never do, and an AbortController per job is a measurable share of a worker's CPU.
  */
 export class ClaimedJob<T> implements Job<T> {
-  readonly id: string;
-  readonly queue: string;
-  readonly payload: T;
-  readonly dueAt: number;
-  readonly attempt: number;
-  readonly maxAttempts: number;
+  readonly id!: string;
+  readonly queue!: string;
+  readonly payload!: T;
+  readonly dueAt!: number;
+  readonly attempt!: number;
+  readonly maxAttempts!: number;
   #controller: AbortController | undefined;
   #abortReason: unknown;
 
   constructor(fields: Omit<Job<T>, 'signal'>) {
-    this.id = fields.id;
-    this.queue = fields.queue;
-    this.payload = fields.payload;
-    this.dueAt = fields.dueAt;
-    this.attempt = fields.attempt;
-    this.maxAttempts = fields.maxAttempts;
+    Object.assign(this, fields);
   }
 
   get signal(): AbortSignal {

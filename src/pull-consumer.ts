@@ -4,7 +4,7 @@ import { ClosedError, ValidationError } from './errors.js';
 import { defaultLogger } from './logger.js';
 import type { ClaimResult, PartitionStore } from './store/partition-store.js';
 import { MAX_PARTITIONS, QueuePartitions } from './store/partitions.js';
-import type { BackoffOption, ConnectionOption, Logger } from './types.js';
+import type { BackoffOption, ConnectionOption, Job, Logger } from './types.js';
 import { assertBackoff, assertInteger, assertJobId, assertQueueName } from './validate.js';
 
 /** Options of `new PullConsumer`. */
@@ -23,13 +23,7 @@ export interface PullConsumerOptions {
 }
 
 /** A job taken by `PullConsumer.claim`: settle it with its `id` and `token` before `leaseUntilAt`. */
-export interface PulledJob<T> {
-  readonly id: string;
-  readonly queue: string;
-  readonly payload: T;
-  readonly dueAt: number;
-  readonly attempt: number;
-  readonly maxAttempts: number;
+export interface PulledJob<T> extends Omit<Job<T>, 'signal'> {
   /** The fencing token of this claim: ack, fail and extend need it. */
   readonly token: string;
   /** When the lease runs out (server clock, epoch ms) unless extended. */
