@@ -102,11 +102,15 @@ export class PullConsumer<T = unknown> {
     }
   }
 
-  /** Completes a claimed job. `'stale'` when the token no longer holds the lease (nothing changed). */
+  /**
+   * Completes a claimed job. `'stale'` when another claim holds the job now (nothing changed).
+   * Acking a job that no longer exists answers `'acked'`: it is complete, and a client that resends
+   * an ack after a lost reply must not be told otherwise.
+   */
   async ack(id: string, token: string): Promise<'acked' | 'stale'> {
     this.#assertOpen();
     assertLease(id, token);
-    const stale = await (await this.#partitions.storeFor(id, { create: true })).ack([{ id, token }]);
+    const { stale } = await (await this.#partitions.storeFor(id, { create: true })).ack([{ id, token }]);
     return stale.length > 0 ? 'stale' : 'acked';
   }
 

@@ -1,7 +1,11 @@
 import type { FailEntry, LeaseRef, PartitionStore } from './store/partition-store.js';
 
-/** What became of an ack or fail: applied, rejected as stale (lease lost), or given up after the lease ran out. */
-export type SettleOutcome = 'applied' | 'stale' | 'gave-up';
+/**
+ * What became of an ack or fail: applied; `gone` (an ack of a job that no longer exists: it was
+ * completed, most often by this same ack resent after a lost reply); rejected as stale (lease lost);
+ * or given up after the lease ran out.
+ */
+export type SettleOutcome = 'applied' | 'gone' | 'stale' | 'gave-up';
 
 interface Pending<E> {
   readonly entry: E;
@@ -96,7 +100,7 @@ export class Settler {
       const acks = queue.acks.splice(0, MAX_PER_CALL);
       const fails = queue.fails.splice(0, MAX_PER_CALL);
       if (acks.length > 0) this.#track(this.#send(acks, () => store.ack(acks.map(p => p.entry)), queue.acks));
-      if (fails.length > 0) this.#track(this.#send(fails, async () => (await store.fail(fails.map(p => p.entry))).stale, queue.fails));
+      if (fails.length > 0) this.#track(this.#send(fails, async () => ({ stale: (await store.fail(fails.map(p => p.entry))).stale, gone: [] }), queue.fails));
       if (queue.acks.length > 0 || queue.fails.length > 0) this.#schedule();
     }
   }
@@ -106,11 +110,13 @@ export class Settler {
     void promise.finally(() => this.#inFlight.delete(promise));
   }
 
-  async #send<E extends LeaseRef>(batch: Pending<E>[], call: () => Promise<number[]>, requeue: Pending<E>[]): Promise<void> {
+  async #send<E extends LeaseRef>(batch: Pending<E>[], call: () => Promise<{ stale: number[]; gone: number[] }>, requeue: Pending<E>[]): Promise<void> {
     try {
-      const stale = new Set(await call());
+      const result = await call();
+      const stale = new Set(result.stale);
+      const gone = new Set(result.gone);
       this.#retryDelayMs = 0;
-      batch.forEach((pending, index) => pending.resolve(stale.has(index) ? 'stale' : 'applied'));
+      batch.forEach((pending, index) => pending.resolve(stale.has(index) ? 'stale' : gone.has(index) ? 'gone' : 'applied'));
     } catch (error) {
       this.#onError(error);
       const now = Date.now();

@@ -261,7 +261,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       return;
     }
     const size = this.#batchSize ?? 1;
-    for (let i = 0; i < result.jobs.length; i += size) void this.#run(source, result.jobs.slice(i, i + size), receivedAt);
+    // The lease began on the server after `sentAt`: counting from `sentAt` errs on the early side.
+    for (let i = 0; i < result.jobs.length; i += size) void this.#run(source, result.jobs.slice(i, i + size), sentAt);
     this.#pump();
   }
 
@@ -309,11 +310,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   async #complete(entry: Running<T>, result: unknown): Promise<void> {
     if (entry.released) return; // handed back by close(): the next delivery owns the outcome
+    const sentWhileHeld = this.#clock() < entry.leaseUntilLocal;
     const settled = this.#settler.ack(entry.source.store, entry.stored, entry.leaseUntilLocal);
     this.#pump(); // the slot is free: claim more while the ack travels
     const outcome = await settled;
-    if (outcome === 'applied') this.#emitSafely('completed', entry.job, result);
-    else if (outcome === 'stale') this.#emitSafely('stale', entry.job);
+    // 'gone': the job no longer exists. While this worker held the lease nobody else could complete
+    // it, so this very ack did (resent by the client after a lost reply). After the lease, another
+    // delivery may have: that is the stale case.
+    if (outcome === 'applied' || (outcome === 'gone' && sentWhileHeld)) this.#emitSafely('completed', entry.job, result);
+    else if (outcome === 'stale' || outcome === 'gone') this.#emitSafely('stale', entry.job);
   }
 
   async #fail(entry: Running<T>, error: unknown): Promise<void> {

@@ -20,7 +20,8 @@ describe('PullConsumer', () => {
     assert.deepEqual(jobs.map(job => job.payload.n), [1, 2]);
     assert.ok(jobs.every(job => /^\d+$/.test(job.token) && job.attempt === 1 && job.leaseUntilAt > Date.now()));
     assert.equal(await consumer.ack(jobs[0]!.id, jobs[0]!.token), 'acked');
-    assert.equal(await consumer.ack(jobs[0]!.id, jobs[0]!.token), 'stale', 'a repeated ack is a no-op');
+    assert.equal(await consumer.ack(jobs[0]!.id, jobs[0]!.token), 'acked', 'a repeated ack (resent after a lost reply) is a no-op that answers acked');
+    assert.equal((await queue.counters()).completed, 1);
     assert.equal(await consumer.ack(jobs[1]!.id, '999999'), 'stale', 'a wrong token changes nothing');
     assert.equal((await queue.get(jobs[1]!.id))?.state, 'active');
   });

@@ -112,10 +112,15 @@ export class PartitionStore {
     return { now: reply[0], nextAt: reply[1], jobs };
   }
 
-  /** Returns the positions in `leases` whose ack was rejected (stale token). */
-  async ack(leases: readonly LeaseRef[]): Promise<number[]> {
+  /**
+   * Returns the positions in `leases` whose ack was refused because another claim holds the job
+   * (`stale`), and those whose job no longer exists (`gone`: completed, most often by this very ack
+   * resent after a lost reply).
+   */
+  async ack(leases: readonly LeaseRef[]): Promise<{ stale: number[]; gone: number[] }> {
     const reply = (await this.#run('ack', leases.flatMap(lease => [lease.id, lease.token]))) as number[];
-    return reply.slice(1);
+    const split = reply.indexOf(-1, 1);
+    return split === -1 ? { stale: reply.slice(1), gone: [] } : { stale: reply.slice(1, split), gone: reply.slice(split + 1) };
   }
 
   /** Returns the positions in `entries` whose fail was rejected (stale token). */
