@@ -12,6 +12,11 @@ const COUNTER_SPACE = 36 ** 4;
 let lastMs = 0;
 let counter = 0;
 
+/** A unique id for one claim call (the key of its resend memo): 11 URL-safe characters. */
+export function newClaimId(): string {
+  return randomBytes(8).toString('base64url');
+}
+
 /**
  * A new unique, time-ordered job id such as `0mifxk2b400a1x7k2qz`. Strictly increasing within the
  * process: in a millisecond that already had ids the counter goes on, and if it ever ran out the id

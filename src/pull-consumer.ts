@@ -1,4 +1,5 @@
 import { DEFAULT_BACKOFF, backoffDelayMs } from './backoff.js';
+import { newClaimId } from './ids.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
 import { ClosedError, ValidationError } from './errors.js';
 import { defaultLogger } from './logger.js';
@@ -44,6 +45,8 @@ export class PullConsumer<T = unknown> {
   readonly #connection: ConnectionLease;
   readonly #partitions: QueuePartitions;
   #cursor = 0;
+  /** Per partition, the last claim whose reply arrived: its resend memo can go. */
+  readonly #answered = new Map<PartitionStore, string>();
   readonly #maxAttempts: number;
   readonly #backoff: BackoffOption;
   readonly #sleepers = new Set<() => void>();
@@ -162,7 +165,10 @@ export class PullConsumer<T = unknown> {
     let earliest: ClaimResult | undefined;
     for (let k = 0; k < stores.length; k++) {
       this.#cursor = (this.#cursor + 1) % stores.length;
-      const result = await (stores[this.#cursor] as PartitionStore).claim(max, leaseMs, REAP_LIMIT, this.#maxAttempts);
+      const store = stores[this.#cursor] as PartitionStore;
+      const claimId = newClaimId();
+      const result = await store.claim(max, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId: this.#answered.get(store) });
+      this.#answered.set(store, claimId);
       if (result.jobs.length > 0) return result;
       if (!earliest || (result.nextAt !== -1 && (earliest.nextAt === -1 || result.nextAt < earliest.nextAt))) earliest = result;
     }

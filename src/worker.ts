@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { backoffDelayMs } from './backoff.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
 import { ClaimedJob } from './claimed-job.js';
+import { newClaimId } from './ids.js';
 import { ConflictError, LeaseLostError, UnrecoverableError } from './errors.js';
 import { Settler, type SettleOutcome } from './settler.js';
 import { PartitionStore, type LeaseRef } from './store/partition-store.js';
@@ -42,6 +43,8 @@ interface Source {
   inFlight: number;
   /** Whether the last claim came back with all it asked for (more is likely due). */
   lastFull: boolean;
+  /** The last claim whose reply arrived: its resend memo can go. */
+  answeredClaimId: string | undefined;
   errorDelayMs: number;
 }
 
@@ -154,7 +157,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #newSource(queue: string, store: PartitionStore): Source {
-    return { queue, store, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, lastFull: false, errorDelayMs: 0 };
+    return { queue, store, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, lastFull: false, answeredClaimId: undefined, errorDelayMs: 0 };
   }
 
   /** Resolves once the worker listens for wake-ups (it claims due jobs from the start). */
@@ -228,13 +231,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   async #claim(source: Source, limit: number): Promise<void> {
     const sentAt = this.#clock();
+    const claimId = newClaimId();
     source.heardAt = Number.POSITIVE_INFINITY;
     source.inFlight += 1;
     this.#claimsInFlight += 1;
     this.#reservedJobs += limit;
     let result;
     try {
-      result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts);
+      result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId: source.answeredClaimId });
     } catch (error) {
       this.#reportError(error);
       source.errorDelayMs = Math.min(5_000, source.errorDelayMs === 0 ? 100 : source.errorDelayMs * 2);
@@ -248,6 +252,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       this.#reservedJobs -= limit;
     }
     const receivedAt = this.#clock();
+    source.answeredClaimId = claimId;
     source.errorDelayMs = 0;
     source.lastFull = result.jobs.length === limit;
     // The server's clock, seen from here: its `now` was read about halfway through the round trip.

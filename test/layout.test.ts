@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { partitionKeys, queueRegistryKey, PARTITION_KEY_NAMES } from '../src/store/keys.js';
+import { claimMemoKey, partitionKeys, queueRegistryKey, PARTITION_KEY_NAMES } from '../src/store/keys.js';
 import { SCRIPT_NAMES, scriptSource } from '../src/store/scripts.js';
 import { useRedis } from './helpers/redis.js';
 
@@ -15,7 +15,7 @@ describe('documented layout', () => {
     const section = readme.slice(readme.indexOf('## Redis keys'), readme.indexOf('## Redis settings'));
     const documented = [...section.matchAll(/^\| `([^`]+)` \|/gm)].map(match => match[1]).sort();
     const keys = partitionKeys('sg', '<queue>', '<p>' as unknown as number);
-    const built = [...Object.values(keys), queueRegistryKey('sg')].sort();
+    const built = [...Object.values(keys), claimMemoKey('sg', '<queue>', '<p>' as unknown as number, '<claim id>'), queueRegistryKey('sg')].sort();
     assert.deepEqual(documented, built);
   });
 

@@ -41,6 +41,14 @@ export function partitionKeys(prefix: string, queue: string, partition: number):
   };
 }
 
+/**
+ * STRING, expires with the lease: the jobs one claim call took ("id\ntoken\n..."), so that a claim
+ * resent after a lost reply answers with the same jobs instead of leaving them to run out their lease.
+ */
+export function claimMemoKey(prefix: string, queue: string, partition: number, claimId: string): string {
+  return `${prefix}:{${queue}:${partition}}:claim:${claimId}`;
+}
+
 /** SET of queue names that have been used under this prefix (for admin tools). */
 export function queueRegistryKey(prefix: string): string {
   return `${prefix}:queues`;

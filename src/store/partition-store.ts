@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { decodeRecord, type StoredJob } from './record.js';
-import { partitionKeys, type PartitionKeys } from './keys.js';
+import { claimMemoKey, partitionKeys, type PartitionKeys } from './keys.js';
 import { runScript, runScriptAndWait, type ScriptName } from './scripts.js';
 import type { CancelResult, RescheduleResult } from '../types.js';
 import type { Due } from '../validate.js';
@@ -105,8 +105,26 @@ export class PartitionStore {
     return acknowledged === undefined ? { now: reply[0] as number, statuses } : { now: reply[0] as number, statuses, acknowledged };
   }
 
-  async claim(limit: number, leaseMs: number, reapLimit: number, defaultMaxAttempts: number): Promise<ClaimResult> {
-    const reply = (await this.#run('claim', [limit, leaseMs, reapLimit, defaultMaxAttempts])) as [number, number, ...string[]];
+  /**
+   * Reaps, then claims. `claimId` (unique per call) makes the call safe to resend: a resend after a
+   * lost reply answers with the jobs the first run took, if they are still held under its tokens.
+   * `answeredClaimId` names this caller's last claim whose reply arrived; its memo is deleted.
+   */
+  async claim(
+    limit: number,
+    leaseMs: number,
+    reapLimit: number,
+    defaultMaxAttempts: number,
+    ids: { claimId: string; answeredClaimId: string | undefined },
+  ): Promise<ClaimResult> {
+    const memoKey = claimMemoKey(this.prefix, this.queue, this.partition, ids.claimId);
+    // The memo of a claim whose reply already arrived is no longer needed: drop it now.
+    const answeredKey = claimMemoKey(this.prefix, this.queue, this.partition, ids.answeredClaimId ?? '-');
+    const reply = (await runScript(this.redis, 'claim', this.keys, [limit, leaseMs, reapLimit, defaultMaxAttempts], [memoKey, answeredKey])) as [
+      number,
+      number,
+      ...string[],
+    ];
     const jobs: StoredJob[] = [];
     for (let i = 2; i < reply.length; i += 2) jobs.push(decodeRecord(reply[i] as string, reply[i + 1] as string));
     return { now: reply[0], nextAt: reply[1], jobs };

@@ -66,9 +66,10 @@ export async function runScript(
   name: ScriptName,
   keys: PartitionKeys,
   args: ReadonlyArray<string | number>,
+  extraKeys: readonly string[] = [],
 ): Promise<unknown> {
   const script = SCRIPTS[name];
-  const keyList = PARTITION_KEY_NAMES.map(key => keys[key]);
+  const keyList = [...PARTITION_KEY_NAMES.map(key => keys[key]), ...extraKeys];
   const argv = [keys.wakeChannel, ...args];
   try {
     try {

@@ -7,6 +7,12 @@
   ARGV[3] leaseMs             ms       lease length
   ARGV[4] reapLimit           integer  expired leases to take back at most in this call
   ARGV[5] defaultMaxAttempts  integer  for jobs without their own maxAttempts (reaping counts as an attempt)
+  KEYS[8] memo                STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
+                                       "id\ntoken\n..." of the jobs this call took, kept at most leaseMs:
+                                       a resend of the call (after a lost reply) answers with them
+                                       instead of leaving them to run out their lease
+  KEYS[9] answered            STRING   the memo of the caller's previous claim, whose reply arrived:
+                                       deleted (so one memo per caller lives, not one per call)
 
   Returns: { now, nextAt, id1, record1, id2, record2, ... }
     now     the server time (ms) the call used
@@ -19,7 +25,29 @@ local limit = tonumber(ARGV[2])
 local leaseMs = tonumber(ARGV[3])
 local reapLimit = tonumber(ARGV[4])
 local defaultMaxAttempts = tonumber(ARGV[5])
+local memoKey, answeredKey = KEYS[8], KEYS[9]
 local now = nowMs()
+rcall('DEL', answeredKey)
+
+-- A resend of a call that already ran (its reply was lost): the same jobs, if still held by it.
+local memo = rcall('GET', memoKey)
+if memo then
+  local again = { now, now }
+  local id = nil
+  for field in string.gmatch(memo, '[^\n]+') do
+    if id == nil then
+      id = field
+    else
+      local rec = rcall('HGET', jobsKey, id)
+      if rec and tokenOf(rec) == field then
+        again[#again + 1] = id
+        again[#again + 1] = rec
+      end
+      id = nil
+    end
+  end
+  return again
+end
 
 -- An idle call (nothing due, no lease run out) reads the two heads and returns: a sleeping worker's
 -- safety re-check costs Redis three commands.
@@ -96,6 +124,12 @@ if limit > 0 and dueHead ~= nil and dueHead <= now then
     if claimed > 0 then
       zaddMany(activeKey, leases)
       rcall('HINCRBY', countersKey, 'claimed', claimed)
+      local taken = {}
+      for i = 3, #out, 2 do
+        taken[#taken + 1] = out[i]
+        taken[#taken + 1] = tokenOf(out[i + 1])
+      end
+      rcall('SET', memoKey, table.concat(taken, '\n'), 'PX', leaseMs)
       leaseHead = head(activeKey)
       dueHead = head(dueKey)
     end

@@ -10,7 +10,7 @@
     KEYS[5] errors    HASH  id -> last error message
     KEYS[6] counters  HASH  running totals, and `seq`, the fencing-token sequence
     KEYS[7] meta      HASH  `paused` = '1' while paused
-  and ARGV[1] is always the partition's wake channel.
+  and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[8], its memo key.)
 
   A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>\n<payload JSON>". JSON.stringify
   never writes a raw newline, so the first one ends the header. `token` is '0' unless the job is
