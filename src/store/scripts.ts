@@ -71,16 +71,45 @@ export async function runScript(
   const script = SCRIPTS[name];
   const keyList = [...PARTITION_KEY_NAMES.map(key => keys[key]), ...extraKeys];
   const argv = [keys.wakeChannel, ...args];
-  try {
+  const once = async () => {
     try {
       return await redis.evalsha(script.sha, keyList.length, ...keyList, ...argv);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
       return await redis.eval(script.source, keyList.length, ...keyList, ...argv);
     }
+  };
+  try {
+    return await retryWhileMigrating(once);
   } catch (error) {
     throw toSandglassError(error, name);
   }
+}
+
+/** How long a call waits out a slot migration (TRYAGAIN) before giving up. */
+const MIGRATION_PATIENCE_MS = 5_000;
+
+/**
+ * While a Cluster slot moves, a script naming keys of which some are missing gets TRYAGAIN for as
+ * long as the move lasts (every sandglass script names all of a partition's keys). Nothing ran, so
+ * the call is retried with backoff for a few seconds; adds are idempotent by id and settles are
+ * fenced, so a retry can never double an effect.
+ */
+async function retryWhileMigrating<R>(call: () => Promise<R>): Promise<R> {
+  const giveUpAt = Date.now() + MIGRATION_PATIENCE_MS;
+  for (let delayMs = 20; ; delayMs = Math.min(500, delayMs * 2)) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isMigrating(error) || Date.now() + delayMs > giveUpAt) throw error;
+      await new Promise(resolve => setTimeout(resolve, delayMs));
+    }
+  }
+}
+
+/** TRYAGAIN, or ioredis giving up after redirections (ASK, MOVED, TRYAGAIN): none of them ran the script. */
+function isMigrating(error: unknown): boolean {
+  return error instanceof Error && (error.message.startsWith('TRYAGAIN') || error.message.startsWith('Too many Cluster redirections'));
 }
 
 /**
@@ -130,7 +159,14 @@ export function toSandglassError(error: unknown, operation: string): Error {
   if (message.startsWith('OOM')) {
     return new RedisOutOfMemoryError(`${operation}: Redis is out of memory (maxmemory reached); nothing was written`, { cause: error });
   }
-  if (message.startsWith('BUSY') || message.startsWith('LOADING') || message.startsWith('MASTERDOWN') || message.startsWith('TRYAGAIN')) {
+  if (
+    message.startsWith('BUSY') ||
+    message.startsWith('LOADING') ||
+    message.startsWith('MASTERDOWN') ||
+    message.startsWith('TRYAGAIN') ||
+    message.startsWith('CLUSTERDOWN') ||
+    message.startsWith('Too many Cluster redirections')
+  ) {
     return new ConnectionError(`${operation}: Redis is not serving commands right now (${message.split('\n')[0]})`, { cause: error });
   }
   if (error.name === 'ReplyError') return new RedisCommandError(`${operation}: ${message}`, { cause: error });

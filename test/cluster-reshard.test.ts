@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import type { Cluster } from 'ioredis';
+import { after, before, describe, it } from 'node:test';
+import { Queue, Worker } from '../src/index.js';
+import { partitionKeys } from '../src/store/keys.js';
+import { partitionOf } from '../src/store/partitions.js';
+import { startLocalCluster, type ClusterNode, type LocalCluster, type MigrateReport } from './helpers/cluster.js';
+import { sleep, waitFor } from './helpers/redis.js';
+
+// Resharding moves a hash slot, and with it one partition, from one master to another while
+// producers and workers use it. During the move Redis answers ASK (the key has moved), MOVED (the
+// slot has moved) and, for every multi-key command whose keys are split between the two nodes or
+// partly absent, TRYAGAIN. Every sandglass script names all seven keys of its partition and some
+// (dead, errors) are usually absent, so a partition answers TRYAGAIN for the whole migration window.
+
+const PARTITIONS = 6;
+const LEASE_MS = 5_000;
+
+let cluster: LocalCluster;
+let client: Cluster;
+
+before(async () => {
+  // No replicas and no AOF: this file is about slots moving, not about durability; three servers
+  // leave the two cores to the load.
+  cluster = await startLocalCluster(3, 0, { appendOnly: false });
+  client = cluster.connect();
+});
+
+after(async () => {
+  client?.disconnect();
+  await cluster?.stop();
+});
+
+describe('resharding under load', () => {
+  it('moves a partition to another master and back with producers and a worker running: 0 lost, 0 duplicates without a lease expiry, 0 early, queue empty', async () => {
+    const outcome = await underLoad('reshard', client, async ({ slot, source, target, progressOnMoved }) => {
+      // 1. A slow move: two keys per MIGRATE and a pause after each, so the partition stays split
+      //    between the nodes for a while and clients meet ASK and TRYAGAIN many times.
+      const reports = [await cluster.migrateSlot(slot, target, { batchKeys: 2, pauseMs: 100 })];
+      assert.equal(await cluster.ownerOf(slot), target, 'the slot is served by the new master');
+      await progressOnMoved('the moved partition to work on its new master');
+      // 2. The same slot back as redis-cli does it (one batch, no pause): the usual window.
+      reports.push(await cluster.migrateSlot(slot, source, { batchKeys: 100 }));
+      await progressOnMoved('the partition to work again after moving back');
+      // 3. Once more to the target, where the keys must end.
+      reports.push(await cluster.migrateSlot(slot, target, { batchKeys: 3, pauseMs: 50 }));
+      await progressOnMoved('the partition to work after the last move');
+      return reports;
+    });
+    assert.ok(outcome.redirections.TRYAGAIN + outcome.redirections.ASK > 0, 'the clients did meet the migration (ASK or TRYAGAIN)');
+    // Windows of a few hundred ms fit in ioredis's own TRYAGAIN retries: no caller saw an error.
+    assert.equal(outcome.failedAdds, 0, 'no add failed');
+  });
+
+  it('a 3 s migration window: calls wait it out (TRYAGAIN retried by sandglass), nothing fails, nothing is lost', async () => {
+    const longMove = async ({ slot, target, progressOnMoved }: MoveContext) => {
+      // Two batches with 1.5 s after each: a 3 s window, as when a partition's jobs hash is large.
+      const reports = [await cluster.migrateSlot(slot, target, { batchKeys: 3, pauseMs: 1_500 })];
+      await progressOnMoved('the partition to work on its new master');
+      return reports;
+    };
+    // ioredis alone gives up on TRYAGAIN after about 1 s ("Too many Cluster redirections"); sandglass
+    // retries such calls for up to 5 s, so a default client rides through a 3 s window.
+    const plain = await underLoad('long-default', client, longMove);
+    assert.equal(plain.failedAdds, 0, 'no add failed during a 3 s window');
+    assert.equal(plain.workerErrors, 0, 'the worker saw no error');
+  });
+});
+
+interface MoveContext {
+  readonly slot: number;
+  readonly source: ClusterNode;
+  readonly target: ClusterNode;
+  /** Waits until 200 more jobs of the moved partition have run. */
+  progressOnMoved(what: string): Promise<void>;
+}
+
+interface Outcome {
+  readonly failedAdds: number;
+  readonly workerErrors: number;
+  /** Error replies the servers sent while the load ran (INFO errorstats deltas). */
+  readonly redirections: { ASK: number; MOVED: number; TRYAGAIN: number };
+}
+
+/**
+ * Runs two producers and a worker on a 6-partition queue, calls `moves` once the load runs (it
+ * moves partition 0's slot), stops the producers and checks the ledger: every acknowledged add ran,
+ * nothing ran twice unless a lease expired, nothing ran early, the queue is empty, and partition 0's
+ * keys are on the master that owns its slot now, and only there.
+ */
+async function underLoad(name: string, connection: Cluster, moves: (context: MoveContext) => Promise<MigrateReport[]>): Promise<Outcome> {
+  const moved = 0;
+  const slot = await cluster.slotOf(partitionKeys('sg', name, moved).due);
+  const source = await cluster.ownerOf(slot);
+  const target = (await cluster.masters()).find(node => node !== source) as ClusterNode;
+  const errorsBefore = await errorStats();
+
+  const queue = new Queue<number>(name, { connection, partitions: PARTITIONS });
+  const deliveries = new Map<number, number>();
+  let early = 0;
+  let doneInMoved = 0;
+  const worker = new Worker<number>(
+    name,
+    job => {
+      if (Date.now() < job.dueAt) early += 1;
+      deliveries.set(job.payload, (deliveries.get(job.payload) ?? 0) + 1);
+      if (partitionOf(job.id, PARTITIONS) === moved) doneInMoved += 1;
+    },
+    { connection, concurrency: 50, partitions: PARTITIONS, leaseMs: LEASE_MS },
+  );
+  let workerErrors = 0;
+  let stale = 0;
+  worker.on('error', () => (workerErrors += 1));
+  worker.on('stale', () => (stale += 1));
+
+  // Each add has its own id, so an add that failed during the move is retried with the same id and
+  // cannot create a second job (an add whose reply was lost may well have been applied).
+  const acknowledged = new Set<number>();
+  let failedAdds = 0;
+  let next = 0;
+  let adding = true;
+  const produce = async () => {
+    while (adding) {
+      const i = next++;
+      for (;;) {
+        try {
+          await queue.add(i, { id: `job-${i}`, delay: i % 300 });
+          acknowledged.add(i);
+          break;
+        } catch {
+          failedAdds += 1;
+          await sleep(20);
+        }
+      }
+    }
+  };
+  const producers = [produce(), produce()];
+  try {
+    await worker.waitUntilReady();
+    await waitFor(() => deliveries.size > 1_000, 15_000, 'load before the move');
+    const progressOnMoved = async (what: string) => {
+      const from = doneInMoved;
+      await waitFor(() => doneInMoved > from + 200, 15_000, what);
+    };
+    const reports = await moves({ slot, source, target, progressOnMoved });
+
+    adding = false;
+    await Promise.all(producers);
+    await waitFor(() => [...acknowledged].every(i => deliveries.has(i)), 20_000, 'every acknowledged job to run');
+    await waitFor(async () => {
+      const stats = await queue.stats();
+      return stats.delayed + stats.ready + stats.active === 0;
+    }, 10_000, 'the queue to be empty');
+
+    const lost = [...acknowledged].filter(i => !deliveries.has(i)).length;
+    const duplicates = [...deliveries.values()].reduce((sum, count) => sum + count - 1, 0);
+    const unknown = [...deliveries.keys()].filter(i => !acknowledged.has(i)).length;
+    const { reaped } = await queue.counters();
+    const errorsAfter = await errorStats();
+    const redirections = {
+      ASK: errorsAfter.ASK - errorsBefore.ASK,
+      MOVED: errorsAfter.MOVED - errorsBefore.MOVED,
+      TRYAGAIN: errorsAfter.TRYAGAIN - errorsBefore.TRYAGAIN,
+    };
+    const windows = reports.map(report => `${report.keys} keys in ${report.batches} batch(es), window ${report.windowMs} ms`).join('; ');
+    console.log(
+      `${name}: ${acknowledged.size} adds acknowledged (${failedAdds} add calls failed and were retried with the same id), ` +
+        `${deliveries.size} run, ${lost} lost, ${duplicates} duplicates, ${reaped} lease expiries, ${stale} stale acks, ${early} early, ` +
+        `${workerErrors} worker errors; servers answered ASK ${redirections.ASK}, MOVED ${redirections.MOVED}, TRYAGAIN ${redirections.TRYAGAIN}; moves: ${windows}`,
+    );
+    assert.equal(lost, 0, 'no acknowledged job is lost');
+    assert.ok(unknown <= failedAdds, 'a job nobody saw acknowledged can only come from a failed add that was applied');
+    assert.ok(duplicates <= reaped, `${duplicates} duplicates but only ${reaped} lease expiries`);
+    assert.equal(early, 0, 'no job ran before its due time');
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+
+    // The partition's keys are on the master that owns the slot now, and nowhere else.
+    const owner = await cluster.ownerOf(slot);
+    for (const node of await cluster.masters()) {
+      const raw = cluster.nodeClient(node);
+      try {
+        const count = Number(await raw.call('CLUSTER', 'COUNTKEYSINSLOT', slot));
+        if (node === owner) assert.ok(count > 0, 'the partition has keys on its new master');
+        else assert.equal(count, 0, `master ${node.port} kept keys of the moved slot`);
+        if (node === owner) assert.equal(await raw.exists(partitionKeys('sg', name, moved).counters), 1, "the partition's counters moved with it");
+      } finally {
+        raw.disconnect();
+      }
+    }
+    assert.equal(owner, reports.at(-1)?.to === target.port ? target : source, 'the slot ends where the last move put it');
+    return { failedAdds, workerErrors, redirections };
+  } finally {
+    adding = false;
+    await Promise.all(producers);
+    await worker.close();
+    await queue.close();
+  }
+}
+
+/** ASK, MOVED and TRYAGAIN replies sent by all nodes so far (INFO errorstats). */
+async function errorStats(): Promise<{ ASK: number; MOVED: number; TRYAGAIN: number }> {
+  const total = { ASK: 0, MOVED: 0, TRYAGAIN: 0 };
+  for (const node of cluster.nodes) {
+    const raw = cluster.nodeClient(node);
+    try {
+      const info = await raw.info('errorstats');
+      for (const kind of ['ASK', 'MOVED', 'TRYAGAIN'] as const) total[kind] += Number(new RegExp(`errorstat_${kind}:count=(\\d+)`).exec(info)?.[1] ?? 0);
+    } finally {
+      raw.disconnect();
+    }
+  }
+  return total;
+}
