@@ -7,11 +7,17 @@ import type { FailEntry, LeaseRef, PartitionStore } from './store/partition-stor
  */
 export type SettleOutcome = 'applied' | 'gone' | 'stale' | 'gave-up';
 
+/** An outcome, and when (the caller's clock) the call that decided it was sent. */
+export interface Settled {
+  readonly outcome: SettleOutcome;
+  readonly sentAt: number;
+}
+
 interface Pending<E> {
   readonly entry: E;
-  /** Local time after which retrying is pointless: the lease is gone and the job will be redelivered. */
+  /** Time (the caller's clock) after which retrying is pointless: the lease is gone and the job will be redelivered. */
   readonly giveUpAt: number;
-  readonly resolve: (outcome: SettleOutcome) => void;
+  readonly resolve: (settled: Settled) => void;
 }
 
 interface StoreQueue {
@@ -31,22 +37,25 @@ export class Settler {
   readonly #queues = new Map<PartitionStore, StoreQueue>();
   readonly #inFlight = new Set<Promise<void>>();
   readonly #onError: (error: unknown) => void;
+  readonly #clock: () => number;
   #scheduled = false;
   #retryDelayMs = 0;
   #retryTimer: NodeJS.Timeout | undefined;
 
-  constructor(onError: (error: unknown) => void) {
+  /** `clock` is the caller's (the one its lease times are on). */
+  constructor(onError: (error: unknown) => void, clock: () => number = Date.now) {
     this.#onError = onError;
+    this.#clock = clock;
   }
 
-  ack(store: PartitionStore, lease: LeaseRef, giveUpAt: number): Promise<SettleOutcome> {
+  ack(store: PartitionStore, lease: LeaseRef, giveUpAt: number): Promise<Settled> {
     return new Promise(resolve => {
       this.#queueOf(store).acks.push({ entry: lease, giveUpAt, resolve });
       this.#schedule();
     });
   }
 
-  fail(store: PartitionStore, entry: FailEntry, giveUpAt: number): Promise<SettleOutcome> {
+  fail(store: PartitionStore, entry: FailEntry, giveUpAt: number): Promise<Settled> {
     return new Promise(resolve => {
       this.#queueOf(store).fails.push({ entry, giveUpAt, resolve });
       this.#schedule();
@@ -71,7 +80,7 @@ export class Settler {
       await Promise.race([Promise.all(this.#inFlight), sleep(Math.max(1, Math.min(100, until - Date.now())))]);
     }
     for (const queue of this.#queues.values()) {
-      for (const pending of [...queue.acks, ...queue.fails]) pending.resolve('gave-up');
+      for (const pending of [...queue.acks, ...queue.fails]) pending.resolve({ outcome: 'gave-up', sentAt: this.#clock() });
     }
     this.#queues.clear();
   }
@@ -111,18 +120,19 @@ export class Settler {
   }
 
   async #send<E extends LeaseRef>(batch: Pending<E>[], call: () => Promise<{ stale: number[]; gone: number[] }>, requeue: Pending<E>[]): Promise<void> {
+    const sentAt = this.#clock();
     try {
       const result = await call();
       const stale = new Set(result.stale);
       const gone = new Set(result.gone);
       this.#retryDelayMs = 0;
-      batch.forEach((pending, index) => pending.resolve(stale.has(index) ? 'stale' : gone.has(index) ? 'gone' : 'applied'));
+      batch.forEach((pending, index) => pending.resolve({ outcome: stale.has(index) ? 'stale' : gone.has(index) ? 'gone' : 'applied', sentAt }));
     } catch (error) {
       this.#onError(error);
-      const now = Date.now();
+      const now = this.#clock();
       for (const pending of batch) {
         if (now < pending.giveUpAt) requeue.push(pending);
-        else pending.resolve('gave-up');
+        else pending.resolve({ outcome: 'gave-up', sentAt: now });
       }
       this.#retryLater();
     }

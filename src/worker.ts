@@ -121,7 +121,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const { names, prefix } = resolved;
 
     this.#connection = acquireConnection(resolved.connection, this.#logger);
-    this.#settler = new Settler(error => this.#reportError(error));
+    this.#settler = new Settler(error => this.#reportError(error), this.#clock);
     this.#ready = this.#start(names, prefix, resolved.partitions);
     this.#ready.catch(() => undefined);
     this.#renewTimer = setInterval(() => void this.#renewLeases(), Math.floor(this.#leaseMs / 3));
@@ -241,15 +241,22 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId: source.answeredClaimId });
     } catch (error) {
       this.#reportError(error);
-      source.errorDelayMs = Math.min(5_000, source.errorDelayMs === 0 ? 100 : source.errorDelayMs * 2);
+      // Short and capped: a claim refused at once (BUSY, LOADING) is retried every 0.5 s at most, so
+      // due jobs start within half a second once Redis serves again. An unreachable Redis does not
+      // spin: such a call only fails after the client's own reconnect attempts (seconds).
+      source.errorDelayMs = Math.min(500, source.errorDelayMs === 0 ? 50 : source.errorDelayMs * 2);
       source.nextAt = Math.min(this.#serverNow() + source.errorDelayMs, source.heardAt);
       source.lastFull = false;
-      this.#pump(); // re-arms the timer for the retry
-      return;
     } finally {
       source.inFlight -= 1;
       this.#claimsInFlight -= 1;
       this.#reservedJobs -= limit;
+    }
+    if (!result) {
+      // Only now, with this claim no longer in flight, can the timer be armed for the retry
+      // (a partition with a claim in flight is left to that claim's reply).
+      this.#pump();
+      return;
     }
     const receivedAt = this.#clock();
     source.answeredClaimId = claimId;
@@ -315,14 +322,13 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   async #complete(entry: Running<T>, result: unknown): Promise<void> {
     if (entry.released) return; // handed back by close(): the next delivery owns the outcome
-    const sentWhileHeld = this.#clock() < entry.leaseUntilLocal;
     const settled = this.#settler.ack(entry.source.store, entry.stored, entry.leaseUntilLocal);
     this.#pump(); // the slot is free: claim more while the ack travels
-    const outcome = await settled;
-    // 'gone': the job no longer exists. While this worker held the lease nobody else could complete
-    // it, so this very ack did (resent by the client after a lost reply). After the lease, another
-    // delivery may have: that is the stale case.
-    if (outcome === 'applied' || (outcome === 'gone' && sentWhileHeld)) this.#emitSafely('completed', entry.job, result);
+    const { outcome, sentAt } = await settled;
+    // 'gone': the job no longer exists. If the ack was sent while this worker held the lease, nobody
+    // else could have completed the job, so this very ack did (resent by the client after a lost
+    // reply). Sent later (say the process froze before sending), another delivery may have: stale.
+    if (outcome === 'applied' || (outcome === 'gone' && sentAt < entry.leaseUntilLocal)) this.#emitSafely('completed', entry.job, result);
     else if (outcome === 'stale' || outcome === 'gone') this.#emitSafely('stale', entry.job);
   }
 
@@ -334,7 +340,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const message = describeError(error);
     const settled = this.#settler.fail(entry.source.store, { id: stored.id, token: stored.token, retryDelayMs, message }, entry.leaseUntilLocal);
     this.#pump();
-    const outcome: SettleOutcome = await settled;
+    const { outcome }: { outcome: SettleOutcome } = await settled;
     if (outcome === 'stale') this.#emitSafely('stale', job);
     if (outcome !== 'applied') return;
     this.#emitSafely('failed', job, error, dead ? undefined : this.#serverNow() + retryDelayMs);

@@ -1,0 +1,170 @@
+// The chaos suite's worker process: test/fixtures/worker-process.ts's protocol and ledger, plus a
+// skewed clock and the producer's own lower bound of the due time.
+//
+// As a program (`node --import tsx test/chaos/worker.ts`) it reads the fixture's env vars (SG_URL,
+// SG_QUEUE, SG_LEDGER, SG_CONCURRENCY, SG_LEASE_MS, SG_HANDLER_MS, SG_HANDLER_JITTER_MS) and:
+//   SG_CLOCK_SKEW_MS  added to the Worker's `clock` option (default 0): the worker believes it is
+//                     that much later (or earlier, when negative) than it is.
+// Ledger lines are the fixture's (`<kind> <id> <attempt> <attempt> <Date.now()> <job.dueAt>`) with a
+// 7th field: the payload's `minDue`, the local time before the producer sent the add plus its
+// delay, a bound that does not come from Redis. The times written are the real local clock, never the
+// skewed one; Redis runs on the same machine, so they are comparable with its TIME.
+//
+// As a module it gives the harness spawnChaosWorker and readChaosLedger.
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker, type Job } from '../../src/index.js';
+import type { LedgerEntry, WorkerProcess, WorkerProcessOptions } from '../fixtures/worker-process.js';
+
+/** The payload every chaos producer adds. */
+export interface ChaosPayload {
+  n: number;
+  /** Local epoch ms before the add was sent, plus its delay: the job may not start before. */
+  minDue: number;
+  pad?: string;
+}
+
+/** A ledger line of a chaos worker: the fixture's entry plus the producer's bound. */
+export interface ChaosEntry extends LedgerEntry {
+  readonly minDue: number;
+}
+
+export interface ChaosWorkerOptions extends WorkerProcessOptions {
+  /** The worker's clock runs this far off. @default 0 */
+  clockSkewMs?: number;
+}
+
+const PROGRAM = fileURLToPath(import.meta.url);
+
+/** Starts a chaos worker process and resolves once it printed `ready`. */
+export async function spawnChaosWorker(options: ChaosWorkerOptions): Promise<WorkerProcess> {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SG_URL: options.url,
+    SG_QUEUE: options.queue,
+    SG_LEDGER: options.ledger,
+    SG_CONCURRENCY: String(options.concurrency ?? 10),
+    SG_LEASE_MS: String(options.leaseMs ?? 30_000),
+    SG_HANDLER_MS: String(options.handlerMs ?? 0),
+    SG_HANDLER_JITTER_MS: String(options.handlerJitterMs ?? 0),
+    SG_CLOCK_SKEW_MS: String(options.clockSkewMs ?? 0),
+  };
+  delete env.NODE_OPTIONS;
+  delete env.NODE_TEST_CONTEXT;
+  const child = spawn(process.execPath, ['--import', 'tsx', PROGRAM], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.on('data', chunk => (stderr = (stderr + String(chunk)).slice(-20_000)));
+  const exited = new Promise<void>(resolve => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve();
+    else child.once('exit', () => resolve());
+  });
+  const handle: WorkerProcess = {
+    get pid() {
+      return child.pid as number;
+    },
+    ledger: options.ledger,
+    child,
+    exited,
+    async kill(signal) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill(signal);
+      if (signal !== 'SIGSTOP' && signal !== 'SIGCONT') await exited;
+    },
+    stderr: () => stderr,
+  };
+  const timeoutMs = options.readyTimeoutMs ?? 30_000;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`chaos worker did not print ready within ${timeoutMs} ms: ${stderr}`)), timeoutMs);
+      child.stdout?.on('data', chunk => {
+        stdout += String(chunk);
+        if (stdout.split('\n').includes('ready')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', code => {
+        clearTimeout(timer);
+        reject(new Error(`chaos worker exited (${code}) before it was ready: ${stderr}`));
+      });
+    });
+  } catch (error) {
+    await handle.kill('SIGKILL');
+    throw error;
+  }
+  return handle;
+}
+
+/** The entries of a chaos ledger (none if the file is absent). */
+export function readChaosLedger(path: string): ChaosEntry[] {
+  if (!existsSync(path)) return [];
+  const entries: ChaosEntry[] = [];
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    if (line === '') continue;
+    const [kind, id, attempt, , at, dueAt, minDue, ...rest] = line.split(' ');
+    if (kind === 'error') {
+      entries.push({ kind, id: '-', attempt: 0, at: Number(at), dueAt: 0, minDue: 0, source: path, message: [minDue, ...rest].join(' ') });
+      continue;
+    }
+    entries.push({ kind: kind as LedgerEntry['kind'], id: id as string, attempt: Number(attempt), at: Number(at), dueAt: Number(dueAt), minDue: Number(minDue), source: path });
+  }
+  return entries;
+}
+
+// --- the child process ---------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const need = (name: string): string => {
+    const value = process.env[name];
+    if (!value) throw new Error(`chaos worker: ${name} is not set`);
+    return value;
+  };
+  const handlerMs = Number(process.env.SG_HANDLER_MS ?? 0);
+  const jitterMs = Number(process.env.SG_HANDLER_JITTER_MS ?? 0);
+  const skewMs = Number(process.env.SG_CLOCK_SKEW_MS ?? 0);
+  const fd = openSync(need('SG_LEDGER'), 'a');
+  // One unbuffered write(2) per line: it survives a SIGKILL of this process.
+  const write = (kind: LedgerEntry['kind'], job: Job<ChaosPayload>) =>
+    writeSync(fd, `${kind} ${job.id} ${job.attempt} ${job.attempt} ${Date.now()} ${job.dueAt} ${job.payload?.minDue ?? 0}\n`);
+
+  const worker = new Worker<ChaosPayload>(
+    need('SG_QUEUE'),
+    async job => {
+      write('start', job);
+      const ms = handlerMs + (jitterMs > 0 ? Math.floor(Math.random() * (jitterMs + 1)) : 0);
+      if (ms > 0) await new Promise(resolve => setTimeout(resolve, ms));
+      write('end', job);
+    },
+    {
+      connection: need('SG_URL'),
+      concurrency: Number(process.env.SG_CONCURRENCY ?? 10),
+      leaseMs: Number(process.env.SG_LEASE_MS ?? 30_000),
+      ...(skewMs !== 0 ? { clock: () => Date.now() + skewMs } : {}),
+    },
+  );
+  worker.on('completed', job => write('done', job));
+  worker.on('stale', job => write('stale', job));
+  worker.on('failed', job => write('failed', job));
+  worker.on('error', error => writeSync(fd, `error - 0 0 ${Date.now()} 0 ${error.message.replace(/\s+/g, ' ')}\n`));
+
+  process.once('SIGTERM', () => {
+    void worker.close().finally(() => {
+      closeSync(fd);
+      process.exit(0);
+    });
+  });
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.resume();
+
+  await worker.waitUntilReady();
+  process.stdout.write('ready\n');
+}
+
+if (process.argv[1] === PROGRAM) {
+  main().catch(error => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}
