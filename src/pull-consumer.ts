@@ -167,8 +167,10 @@ export class PullConsumer<T = unknown> {
       this.#cursor = (this.#cursor + 1) % stores.length;
       const store = stores[this.#cursor] as PartitionStore;
       const claimId = newClaimId();
-      const result = await store.claim(max, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId: this.#answered.get(store) });
-      this.#answered.set(store, claimId);
+      const answeredClaimId = this.#answered.get(store);
+      this.#answered.delete(store);
+      const result = await store.claim(max, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId });
+      if (result.jobs.length > 0) this.#answered.set(store, claimId);
       if (result.jobs.length > 0) return result;
       if (!earliest || (result.nextAt !== -1 && (earliest.nextAt === -1 || result.nextAt < earliest.nextAt))) earliest = result;
     }

@@ -238,7 +238,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#reservedJobs += limit;
     let result;
     try {
-      result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId: source.answeredClaimId });
+      // Hand the last answered claim's memo over for deletion, once (if this call fails, it expires).
+      const answeredClaimId = source.answeredClaimId;
+      source.answeredClaimId = undefined;
+      result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId });
     } catch (error) {
       this.#reportError(error);
       // Short and capped: a claim refused at once (BUSY, LOADING) is retried every 0.5 s at most, so
@@ -259,7 +262,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       return;
     }
     const receivedAt = this.#clock();
-    source.answeredClaimId = claimId;
+    // Only a claim that took jobs left a memo to delete.
+    if (result.jobs.length > 0) source.answeredClaimId = claimId;
     source.errorDelayMs = 0;
     source.lastFull = result.jobs.length === limit;
     // The server's clock, seen from here: its `now` was read about halfway through the round trip.

@@ -108,7 +108,8 @@ export class PartitionStore {
   /**
    * Reaps, then claims. `claimId` (unique per call) makes the call safe to resend: a resend after a
    * lost reply answers with the jobs the first run took, if they are still held under its tokens.
-   * `answeredClaimId` names this caller's last claim whose reply arrived; its memo is deleted.
+   * `answeredClaimId` names this caller's last claim whose reply arrived and took jobs (only those
+   * leave a memo); its memo is deleted.
    */
   async claim(
     limit: number,
@@ -120,7 +121,8 @@ export class PartitionStore {
     const memoKey = claimMemoKey(this.prefix, this.queue, this.partition, ids.claimId);
     // The memo of a claim whose reply already arrived is no longer needed: drop it now.
     const answeredKey = claimMemoKey(this.prefix, this.queue, this.partition, ids.answeredClaimId ?? '-');
-    const reply = (await runScript(this.redis, 'claim', this.keys, [limit, leaseMs, reapLimit, defaultMaxAttempts], [memoKey, answeredKey])) as [
+    const forget = ids.answeredClaimId === undefined ? '0' : '1';
+    const reply = (await runScript(this.redis, 'claim', this.keys, [limit, leaseMs, reapLimit, defaultMaxAttempts, forget], [memoKey, answeredKey])) as [
       number,
       number,
       ...string[],

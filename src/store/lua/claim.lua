@@ -11,8 +11,9 @@
                                        "id\ntoken\n..." of the jobs this call took, kept at most leaseMs:
                                        a resend of the call (after a lost reply) answers with them
                                        instead of leaving them to run out their lease
-  KEYS[9] answered            STRING   the memo of the caller's previous claim, whose reply arrived:
-                                       deleted (so one memo per caller lives, not one per call)
+  KEYS[9] answered            STRING   the memo of the caller's previous claim, whose reply arrived
+  ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[9] (that claim took jobs, so it left a memo);
+                                       one memo per caller lives, not one per call
 
   Returns: { now, nextAt, id1, record1, id2, record2, ... }
     now     the server time (ms) the call used
@@ -26,11 +27,22 @@ local leaseMs = tonumber(ARGV[3])
 local reapLimit = tonumber(ARGV[4])
 local defaultMaxAttempts = tonumber(ARGV[5])
 local memoKey, answeredKey = KEYS[8], KEYS[9]
+local forgetAnswered = ARGV[6] == '1'
 local now = nowMs()
-rcall('DEL', answeredKey)
+if forgetAnswered then rcall('DEL', answeredKey) end
+
+-- An idle call (nothing due, no lease run out) reads the two heads and returns: a sleeping worker's
+-- safety re-check costs Redis three commands.
+local function head(key)
+  local entry = rcall('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if entry[2] == nil then return nil end
+  return tonumber(entry[2])
+end
+local leaseHead = head(activeKey)
 
 -- A resend of a call that already ran (its reply was lost): the same jobs, if still held by it.
-local memo = rcall('GET', memoKey)
+-- Jobs a first run took are active, so with nothing active there is nothing to look up.
+local memo = leaseHead ~= nil and rcall('GET', memoKey)
 if memo then
   local again = { now, now }
   local id = nil
@@ -49,14 +61,6 @@ if memo then
   return again
 end
 
--- An idle call (nothing due, no lease run out) reads the two heads and returns: a sleeping worker's
--- safety re-check costs Redis three commands.
-local function head(key)
-  local entry = rcall('ZRANGE', key, 0, 0, 'WITHSCORES')
-  if entry[2] == nil then return nil end
-  return tonumber(entry[2])
-end
-local leaseHead = head(activeKey)
 local dueHead = head(dueKey)
 
 -- 1. Reap. A lease that ran out belongs to a worker that died or froze. The job goes back at its
