@@ -8,7 +8,8 @@
   ARGV[4] reapLimit           integer  expired leases to take back at most in this call
   ARGV[5] defaultMaxAttempts  integer  for jobs without their own maxAttempts (reaping counts as an attempt)
   KEYS[8] memo                STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
-                                       "id\ntoken\n..." of the jobs this call took, kept at most leaseMs:
+                                       "<first token>\n<last token>\n<id>\n<id>..." of the jobs this
+                                       call took (its tokens are that range), kept at most leaseMs:
                                        a resend of the call (after a lost reply) answers with them
                                        instead of leaving them to run out their lease
   KEYS[9] answered            STRING   the memo of the caller's previous claim, whose reply arrived
@@ -45,17 +46,20 @@ local leaseHead = head(activeKey)
 local memo = leaseHead ~= nil and rcall('GET', memoKey)
 if memo then
   local again = { now, now }
-  local id = nil
+  local first, last = nil, nil
   for field in string.gmatch(memo, '[^\n]+') do
-    if id == nil then
-      id = field
+    if first == nil then
+      first = tonumber(field)
+    elseif last == nil then
+      last = tonumber(field)
     else
-      local rec = rcall('HGET', jobsKey, id)
-      if rec and tokenOf(rec) == field then
-        again[#again + 1] = id
+      -- Still held by this call: its token is one of the call's (tokens are unique per call).
+      local rec = rcall('HGET', jobsKey, field)
+      local token = rec and tonumber(tokenOf(rec))
+      if token and token >= first and token <= last then
+        again[#again + 1] = field
         again[#again + 1] = rec
       end
-      id = nil
     end
   end
   return again
@@ -110,6 +114,7 @@ if limit > 0 and dueHead ~= nil and dueHead <= now then
     local lastToken = rcall('HINCRBY', countersKey, 'seq', n)
     local deadline = now + leaseMs
     local leases = {}
+    local taken = { int(lastToken - n + 1), int(lastToken) }
     for i = 1, n do
       local id = due[2 * i - 1]
       local rec = rcall('HGET', jobsKey, id)
@@ -120,6 +125,7 @@ if limit > 0 and dueHead ~= nil and dueHead <= now then
         rcall('HSET', jobsKey, id, rec)
         leases[#leases + 1] = deadline
         leases[#leases + 1] = id
+        taken[#taken + 1] = id
         out[#out + 1] = id
         out[#out + 1] = rec
         claimed = claimed + 1
@@ -128,11 +134,6 @@ if limit > 0 and dueHead ~= nil and dueHead <= now then
     if claimed > 0 then
       zaddMany(activeKey, leases)
       rcall('HINCRBY', countersKey, 'claimed', claimed)
-      local taken = {}
-      for i = 3, #out, 2 do
-        taken[#taken + 1] = out[i]
-        taken[#taken + 1] = tokenOf(out[i + 1])
-      end
       rcall('SET', memoKey, table.concat(taken, '\n'), 'PX', leaseMs)
       leaseHead = head(activeKey)
       dueHead = head(dueKey)
