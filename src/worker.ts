@@ -244,10 +244,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId });
     } catch (error) {
       this.#reportError(error);
-      // Short and capped: a claim refused at once (BUSY, LOADING) is retried every 0.5 s at most, so
-      // due jobs start within half a second once Redis serves again. An unreachable Redis does not
+      // Short and capped: a claim refused at once (BUSY, LOADING) is retried every 0.25 s at most, so
+      // due jobs start within a quarter second once Redis serves again. An unreachable Redis does not
       // spin: such a call only fails after the client's own reconnect attempts (seconds).
-      source.errorDelayMs = Math.min(500, source.errorDelayMs === 0 ? 50 : source.errorDelayMs * 2);
+      source.errorDelayMs = Math.min(250, source.errorDelayMs === 0 ? 50 : source.errorDelayMs * 2);
       source.nextAt = Math.min(this.#serverNow() + source.errorDelayMs, source.heardAt);
       source.lastFull = false;
     } finally {

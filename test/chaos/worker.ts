@@ -11,11 +11,10 @@
 // skewed one; Redis runs on the same machine, so they are comparable with its TIME.
 //
 // As a module it gives the harness spawnChaosWorker and readChaosLedger.
-import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker, type Job } from '../../src/index.js';
-import type { LedgerEntry, WorkerProcess, WorkerProcessOptions } from '../fixtures/worker-process.js';
+import { spawnWorkerProgram, type LedgerEntry, type WorkerProcess, type WorkerProcessOptions } from '../fixtures/worker-process.js';
 
 /** The payload every chaos producer adds. */
 export interface ChaosPayload {
@@ -38,63 +37,8 @@ export interface ChaosWorkerOptions extends WorkerProcessOptions {
 const PROGRAM = fileURLToPath(import.meta.url);
 
 /** Starts a chaos worker process and resolves once it printed `ready`. */
-export async function spawnChaosWorker(options: ChaosWorkerOptions): Promise<WorkerProcess> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    SG_URL: options.url,
-    SG_QUEUE: options.queue,
-    SG_LEDGER: options.ledger,
-    SG_CONCURRENCY: String(options.concurrency ?? 10),
-    SG_LEASE_MS: String(options.leaseMs ?? 30_000),
-    SG_HANDLER_MS: String(options.handlerMs ?? 0),
-    SG_HANDLER_JITTER_MS: String(options.handlerJitterMs ?? 0),
-    SG_CLOCK_SKEW_MS: String(options.clockSkewMs ?? 0),
-  };
-  delete env.NODE_OPTIONS;
-  delete env.NODE_TEST_CONTEXT;
-  const child = spawn(process.execPath, ['--import', 'tsx', PROGRAM], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.on('data', chunk => (stderr = (stderr + String(chunk)).slice(-20_000)));
-  const exited = new Promise<void>(resolve => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once('exit', () => resolve());
-  });
-  const handle: WorkerProcess = {
-    get pid() {
-      return child.pid as number;
-    },
-    ledger: options.ledger,
-    child,
-    exited,
-    async kill(signal) {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill(signal);
-      if (signal !== 'SIGSTOP' && signal !== 'SIGCONT') await exited;
-    },
-    stderr: () => stderr,
-  };
-  const timeoutMs = options.readyTimeoutMs ?? 30_000;
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`chaos worker did not print ready within ${timeoutMs} ms: ${stderr}`)), timeoutMs);
-      child.stdout?.on('data', chunk => {
-        stdout += String(chunk);
-        if (stdout.split('\n').includes('ready')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      child.once('exit', code => {
-        clearTimeout(timer);
-        reject(new Error(`chaos worker exited (${code}) before it was ready: ${stderr}`));
-      });
-    });
-  } catch (error) {
-    await handle.kill('SIGKILL');
-    throw error;
-  }
-  return handle;
+export function spawnChaosWorker(options: ChaosWorkerOptions): Promise<WorkerProcess> {
+  return spawnWorkerProgram(PROGRAM, options, { SG_CLOCK_SKEW_MS: String(options.clockSkewMs ?? 0) }, 'chaos worker');
 }
 
 /** The entries of a chaos ledger (none if the file is absent). */
