@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Queue } from '../src/index.js';
 import { uniqueQueue, useRedis } from './helpers/redis.js';
 
@@ -30,13 +30,9 @@ function file(name: string, lines: string[]): string {
   return path;
 }
 
-const queues: Queue[] = [];
 function openQueue(name: string): Queue {
-  const queue = new Queue(name, { connection: redis.url });
-  queues.push(queue);
-  return queue;
+  return redis.track(new Queue(name, { connection: redis.url }));
 }
-after(() => Promise.all(queues.map(queue => queue.close())));
 
 // Lines 1, 2, 6 and 10 are good; 3, 5, 7, 8 and 9 are bad; 4 is blank (ignored, not counted).
 const MIXED = [

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { after, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Queue, Worker } from '../src/index.js';
 import { freePort } from '../src/local-redis.js';
 import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
@@ -37,13 +37,9 @@ async function json(args: string[], options: { input?: string; redisUrl?: string
   return { code: run.code, body: JSON.parse(run.stdout) as Record<string, unknown>, stderr: run.stderr };
 }
 
-const queues: Queue[] = [];
 function openQueue(name: string): Queue {
-  const queue = new Queue(name, { connection: redis.url });
-  queues.push(queue);
-  return queue;
+  return redis.track(new Queue(name, { connection: redis.url }));
 }
-after(() => Promise.all(queues.map(queue => queue.close())));
 
 // A few commands at a time: each is a Node process, and the machine has 2 cores.
 describe('sandglass CLI', { concurrency: 4 }, () => {

@@ -11,10 +11,9 @@
 // skewed one; Redis runs on the same machine, so they are comparable with its TIME.
 //
 // As a module it gives the harness spawnChaosWorker and readChaosLedger.
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Worker, type Job } from '../../src/index.js';
-import { spawnWorkerProgram, type LedgerEntry, type WorkerProcess, type WorkerProcessOptions } from '../fixtures/worker-process.js';
+import { runWorkerProcess, spawnWorkerProgram, type LedgerEntry, type WorkerProcess, type WorkerProcessOptions } from '../fixtures/worker-process.js';
 
 /** The payload every chaos producer adds. */
 export interface ChaosPayload {
@@ -60,50 +59,12 @@ export function readChaosLedger(path: string): ChaosEntry[] {
 // --- the child process ---------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const need = (name: string): string => {
-    const value = process.env[name];
-    if (!value) throw new Error(`chaos worker: ${name} is not set`);
-    return value;
-  };
-  const handlerMs = Number(process.env.SG_HANDLER_MS ?? 0);
-  const jitterMs = Number(process.env.SG_HANDLER_JITTER_MS ?? 0);
   const skewMs = Number(process.env.SG_CLOCK_SKEW_MS ?? 0);
-  const fd = openSync(need('SG_LEDGER'), 'a');
-  // One unbuffered write(2) per line: it survives a SIGKILL of this process.
-  const write = (kind: LedgerEntry['kind'], job: Job<ChaosPayload>) =>
-    writeSync(fd, `${kind} ${job.id} ${job.attempt} ${job.attempt} ${Date.now()} ${job.dueAt} ${job.payload?.minDue ?? 0}\n`);
-
-  const worker = new Worker<ChaosPayload>(
-    need('SG_QUEUE'),
-    async job => {
-      write('start', job);
-      const ms = handlerMs + (jitterMs > 0 ? Math.floor(Math.random() * (jitterMs + 1)) : 0);
-      if (ms > 0) await new Promise(resolve => setTimeout(resolve, ms));
-      write('end', job);
-    },
-    {
-      connection: need('SG_URL'),
-      concurrency: Number(process.env.SG_CONCURRENCY ?? 10),
-      leaseMs: Number(process.env.SG_LEASE_MS ?? 30_000),
-      ...(skewMs !== 0 ? { clock: () => Date.now() + skewMs } : {}),
-    },
-  );
-  worker.on('completed', job => write('done', job));
-  worker.on('stale', job => write('stale', job));
-  worker.on('failed', job => write('failed', job));
-  worker.on('error', error => writeSync(fd, `error - 0 0 ${Date.now()} 0 ${error.message.replace(/\s+/g, ' ')}\n`));
-
-  process.once('SIGTERM', () => {
-    void worker.close().finally(() => {
-      closeSync(fd);
-      process.exit(0);
-    });
+  await runWorkerProcess<ChaosPayload>('chaos worker', {
+    // The producer's own due-time bound, so that "early" is judged without trusting Redis.
+    ledgerSuffix: job => ` ${job.payload?.minDue ?? 0}`,
+    workerOptions: skewMs !== 0 ? { clock: () => Date.now() + skewMs } : {},
   });
-  process.stdin.on('end', () => process.exit(0));
-  process.stdin.resume();
-
-  await worker.waitUntilReady();
-  process.stdout.write('ready\n');
 }
 
 if (process.argv[1] === PROGRAM) {
