@@ -2,13 +2,13 @@
 // to run (scripts/setup.sh), and the library says the same in a typed error, never a stack trace.
 // SANDGLASS_NO_INSTALL=1 is the non-installing mode (as root, the set-up would otherwise install).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { RedisServerNotFoundError, startLocalRedis } from '../src/local-redis.js';
+import { cleanEnv, npmCli, onPath, runCommand } from './helpers/commands.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 let bin: string;
@@ -16,31 +16,17 @@ let bin: string;
 /** The tools the scripts use, from the machine's PATH, without redis-server (which sits next to node on Debian). */
 function pathWithoutRedis(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sandglass-nopath-'));
-  const where = (name: string) => (process.env.PATH ?? '').split(delimiter).map(d => join(d, name)).find(existsSync);
   for (const tool of ['node', 'sh', 'bash', 'env', 'id', 'dirname', 'sed']) {
-    const found = where(tool);
-    if (found) symlinkSync(realpathSync(found), join(dir, tool));
+    const found = onPath(tool);
+    if (found) symlinkSync(found, join(dir, tool));
   }
   return dir;
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', chunk => (stdout += String(chunk)));
-    child.stderr.on('data', chunk => (stderr += String(chunk)));
-    child.once('error', reject);
-    child.once('close', code => resolve({ code, stdout, stderr }));
-  });
-}
-
 /** The environment of a user with no redis-server, no REDIS_URL and installs turned off. */
 function bareEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, PATH: bin, SANDGLASS_NO_INSTALL: '1' };
+  const env = cleanEnv({ PATH: bin, SANDGLASS_NO_INSTALL: '1' });
   delete env.REDIS_URL;
-  for (const key of Object.keys(env)) if (key.startsWith('npm_')) delete env[key];
   return env;
 }
 
@@ -80,9 +66,7 @@ describe('set-up on a machine without redis-server', () => {
   });
 
   it('npm start stops at once with the one command to run, exit 1, no stack trace', async () => {
-    const npmCli = (process.env.PATH ?? '').split(delimiter).map(d => join(d, 'npm')).find(existsSync);
-    assert.ok(npmCli, 'npm on the PATH');
-    const { code, stdout, stderr } = await run(process.execPath, [realpathSync(npmCli), 'start', '--silent'], bareEnv());
+    const { code, stdout, stderr } = await runCommand(process.execPath, [npmCli(), 'start', '--silent'], { cwd: root, env: bareEnv() });
     assert.equal(code, 1, stdout + stderr);
     assert.equal(stderr, expectedSetupMessage('npm start'));
     assert.doesNotMatch(stdout + stderr, STACK_LINE);
@@ -96,7 +80,7 @@ describe('set-up on a machine without redis-server', () => {
     // A Chromium that is there, so the message is about redis-server only.
     const env = { ...bareEnv(), CHROMIUM_PATH: process.execPath };
     for (const [purpose, forWhat] of [['test', 'npm test'], ['fast', 'npm run test:fast']]) {
-      const { code, stdout, stderr } = await run('bash', ['scripts/setup.sh', purpose as string], env);
+      const { code, stdout, stderr } = await runCommand('bash', ['scripts/setup.sh', purpose as string], { cwd: root, env });
       assert.equal(code, 1, stdout + stderr);
       assert.equal(stdout, '');
       assert.equal(stderr, expectedSetupMessage(forWhat as string));
@@ -104,7 +88,7 @@ describe('set-up on a machine without redis-server', () => {
   });
 
   it('the demo run without the set-up says what to install in one line, exit 1, no stack trace', async () => {
-    const { code, stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'examples/order-timeout.ts'], bareEnv());
+    const { code, stdout, stderr } = await runCommand(process.execPath, ['--import', 'tsx', 'examples/order-timeout.ts'], { cwd: root, env: bareEnv() });
     assert.equal(code, 1, stdout + stderr);
     assert.equal(stdout, '');
     assert.equal(
@@ -115,7 +99,7 @@ describe('set-up on a machine without redis-server', () => {
   });
 
   it('with everything installed the set-up is silent and succeeds', async () => {
-    const { code, stdout, stderr } = await run('bash', ['scripts/setup.sh', 'fast'], process.env);
+    const { code, stdout, stderr } = await runCommand('bash', ['scripts/setup.sh', 'fast'], { cwd: root });
     assert.deepEqual({ code, stdout, stderr }, { code: 0, stdout: '', stderr: '' });
   });
 });
