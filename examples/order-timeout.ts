@@ -5,7 +5,7 @@
 //   npm start                      (starts a private redis-server for the demo)
 //   REDIS_URL=redis://... npm start (uses your Redis)
 import { Queue, Worker } from '../src/index.js';
-import { startLocalRedis, type LocalRedis } from '../src/local-redis.js';
+import { RedisServerNotFoundError, startLocalRedis, type LocalRedis } from '../src/local-redis.js';
 
 interface OrderTimeout {
   orderId: number;
@@ -16,7 +16,7 @@ const started = Date.now();
 const at = () => `${((Date.now() - started) / 1000).toFixed(3).padStart(6)}s`;
 
 let server: LocalRedis | undefined;
-const url = process.env.REDIS_URL ?? (server = await startLocalRedis({ appendOnly: false })).url;
+const url = process.env.REDIS_URL ?? (server = await startDemoRedis()).url;
 console.log(`${at()}  Redis at ${url}${server ? ' (private, started for this demo)' : ''}`);
 
 const timeouts = new Queue<OrderTimeout>('order-timeout-demo', { connection: url });
@@ -76,3 +76,14 @@ console.log(`${at()}  done: ${paid} paid, ${ORDERS - paid} timed out; ${JSON.str
 await worker.close();
 await timeouts.close();
 await server?.stop();
+
+/** The demo's private Redis; without redis-server, one line saying what to install instead of a stack trace. */
+async function startDemoRedis(): Promise<LocalRedis> {
+  try {
+    return await startLocalRedis({ appendOnly: false });
+  } catch (error) {
+    if (!(error instanceof RedisServerNotFoundError)) throw error;
+    console.error(`sandglass demo: ${error.message}`);
+    process.exit(1);
+  }
+}

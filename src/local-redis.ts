@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SandglassError } from './errors.js';
 
 /** Options of {@link startLocalRedis}. */
 export interface LocalRedisOptions {
@@ -44,6 +45,8 @@ export interface LocalRedis {
 /**
  * Starts a private `redis-server` on loopback, for the demo, the tests, the benchmark and the
  * zero-config service. It listens on 127.0.0.1 only and keeps its data in `dir`.
+ *
+ * @throws {@link RedisServerNotFoundError} when `redis-server` (or `command`) cannot be run.
  */
 export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<LocalRedis> {
   const port = options.port ?? (await freePort());
@@ -89,12 +92,35 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
   };
 }
 
+/**
+ * `redis-server` (or the `command` given to {@link startLocalRedis}) could not be run: it is not
+ * installed, not on the PATH, or not executable. Nothing was started.
+ */
+export class RedisServerNotFoundError extends SandglassError {
+  /** The command that could not be run. */
+  readonly command: string;
+
+  constructor(command: string, options?: { cause?: unknown }) {
+    const message =
+      `Could not run ${command}: not found or not executable. Install Redis >= 7.0 ` +
+      '(on Debian: apt-get install -y redis-server), or pass the path of redis-server as the `command` option.';
+    super('ERR_REDIS_SERVER_NOT_FOUND', message, options);
+    this.command = command;
+  }
+}
+
+/** The spawn error of a command that cannot be run at all, as a typed error; others as they are. */
+function spawnError(command: string, error: NodeJS.ErrnoException): Error {
+  if (error.code === 'ENOENT' || error.code === 'EACCES') return new RedisServerNotFoundError(command, { cause: error });
+  return new Error(`Could not start ${command}: ${error.message}`, { cause: error });
+}
+
 async function launch(command: string, args: string[], port: number): Promise<ChildProcess> {
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', chunk => (stderr += String(chunk)));
   const failed = new Promise<never>((_, reject) => {
-    child.once('error', error => reject(new Error(`Could not start ${command}: ${error.message}. Is redis-server installed?`)));
+    child.once('error', error => reject(spawnError(command, error)));
     child.once('exit', code => reject(new Error(`${command} exited with code ${code} before accepting connections: ${stderr.trim()}`)));
   });
   failed.catch(() => undefined);
