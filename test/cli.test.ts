@@ -151,6 +151,18 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     assert.equal((await openQueue(name).stats()).paused, false);
   });
 
+  it('refuses to pause a queue that does not exist (exit 3) unless --create, which lists it as paused', async () => {
+    const name = uniqueQueue('typo');
+    const refused = await cli(['pause', name]);
+    assert.equal(refused.code, 3, refused.stderr);
+    assert.match(refused.stderr, /does not exist.*add --create/);
+    assert.equal((await cli(['resume', name])).code, 3);
+    assert.equal((await openQueue(name).stats()).paused, false, 'no paused phantom');
+    assert.deepEqual((await json(['pause', name, '--create'])).body, { name, paused: true });
+    const all = await json(['stats']);
+    assert.deepEqual((all.body.queues as { name: string; stats: { paused: boolean } }[]).find(q => q.name === name)?.stats.paused, true);
+  });
+
   it('lists, retries and purges dead letters', async () => {
     const name = uniqueQueue();
     const queue = openQueue(name);

@@ -100,6 +100,21 @@ describe('HTTP admin', () => {
     assert.equal((await api.call('POST', `/v1/queues/${queue}/claim`, {})).body.jobs.length, 1);
   });
 
+  it('pause of a queue that does not exist is 404 NOT_FOUND and writes nothing; `create: true` creates it paused and listed', async () => {
+    const queue = uniqueQueue('typo');
+    const refused = await api.call('POST', `/v1/queues/${queue}/pause`, {});
+    assert.equal(refused.status, 404, refused.text);
+    assert.equal(refused.body.error.code, 'NOT_FOUND');
+    assert.match(refused.body.error.message, /does not exist.*create: true/);
+    assert.equal((await api.call('POST', `/v1/queues/${queue}/resume`)).status, 404);
+    assert.equal((await api.call('GET', `/v1/queues/${queue}`)).body.stats.paused, false, 'no paused phantom');
+    assert.ok(!(await api.call('GET', '/v1/queues')).body.queues.some((q: { name: string }) => q.name === queue));
+    assert.equal((await api.call('POST', `/v1/queues/${queue}/pause`, { create: 'true' })).status, 400, 'create is a JSON boolean');
+    assert.deepEqual((await api.call('POST', `/v1/queues/${queue}/pause`, { create: true })).body, { paused: true });
+    const listed = (await api.call('GET', '/v1/queues')).body.queues.find((q: { name: string }) => q.name === queue);
+    assert.deepEqual(listed?.stats, { delayed: 0, ready: 0, active: 0, dead: 0, paused: true });
+  });
+
   it('activity counts claims, failures and webhook deliveries per second, with lateness', async () => {
     const queue = uniqueQueue('admin');
     await addJobs(queue, [{ payload: 1 }, { payload: 2 }]);

@@ -101,7 +101,7 @@ async function runBench(cli: Cli, url: string, redisLabel: string, flags: BenchF
   worker.on('error', error => cli.note(`bench: worker: ${error.message}`));
   try {
     // Enqueue while the worker is paused, so the drain starts from a full queue.
-    await queue.pause();
+    await queue.pause({ create: true });
     cli.note(`enqueue: adding ${flags.jobs} jobs with addBulk...`);
     const enqueueStart = performance.now();
     for (let start = 0; start < flags.jobs; start += 5_000) {

@@ -23,7 +23,7 @@ export const ERROR_CODES = {
   UNAUTHORIZED: { status: 401, when: 'a token is configured and the request has no `Authorization: Bearer <token>` with it' },
   FORBIDDEN_HOST: { status: 403, when: 'no token is configured and the Host header is not a loopback name (DNS rebinding)' },
   CROSS_ORIGIN: { status: 403, when: 'a POST/PUT/DELETE carries an Origin header of another origin' },
-  NOT_FOUND: { status: 404, when: 'no job with this id in this queue' },
+  NOT_FOUND: { status: 404, when: 'no job with this id in this queue; or pause/resume of a queue that does not exist' },
   ROUTE_NOT_FOUND: { status: 404, when: 'no route for this method and path' },
   DASHBOARD_NOT_FOUND: { status: 404, when: 'the dashboard file (or the whole dashboard folder) does not exist' },
   JOB_RUNNING: { status: 409, when: 'cancel or reschedule of a job that a consumer holds (it is not interrupted)' },

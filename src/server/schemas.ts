@@ -145,6 +145,14 @@ export const retryDeadBody: JsonSchema = {
   properties: { ids: { type: 'array', maxItems: 1_000, items: jobId, description: 'Dead letters to retry; all of them when absent.' } },
 };
 
+export const pauseBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    create: { type: 'boolean', description: 'Pause a queue that does not exist yet (no job added): it is created, paused, and listed. Without it, an unknown queue is 404 NOT_FOUND (most likely a misspelled name).' },
+  },
+};
+
 export const listQuery = {
   properties: {
     state: { enum: ['delayed', 'ready', 'active', 'dead'] },
