@@ -63,6 +63,11 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     const badDelay = await cli(['--json', 'add', uniqueQueue(), '1', '--delay', 'soon']);
     assert.equal(badDelay.code, 2);
     assert.equal(JSON.parse(badDelay.stdout).error.code, 'ERR_VALIDATION');
+    const name = uniqueQueue();
+    const overflow = await cli(['add', name, '{"amount":1e400}']);
+    assert.equal(overflow.code, 2, overflow.stderr);
+    assert.match(overflow.stderr, /payload\.amount is a number out of range/);
+    assert.equal((await openQueue(name).stats()).ready, 0, 'not added with a null amount');
   });
 
   it('add takes the payload from --file or stdin, with --at and --max-attempts', async () => {

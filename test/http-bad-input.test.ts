@@ -26,6 +26,8 @@ const CASES: Case[] = [
   ['delay of the wrong type', 'POST', `${Q}/jobs`, { payload: 1, delay: true }, 400, 'VALIDATION'],
   ['delay that is not a duration', 'POST', `${Q}/jobs`, { payload: 1, delay: '30 parsecs' }, 400, 'VALIDATION'],
   ['negative delay', 'POST', `${Q}/jobs`, { payload: 1, delay: -1 }, 400, 'VALIDATION'],
+  ['a payload number beyond the double range', 'POST', `${Q}/jobs`, '{"payload":{"amount":1e400}}', 400, 'VALIDATION'],
+  ['a bulk payload number beyond the double range', 'POST', `${Q}/jobs:bulk`, '{"jobs":[{"payload":1},{"payload":[-1e999]}]}', 400, 'VALIDATION'],
   ['delay over 10 years', 'POST', `${Q}/jobs`, { payload: 1, delay: 1e15 }, 400, 'VALIDATION'],
   ['fractional delay', 'POST', `${Q}/jobs`, { payload: 1, delay: 1.5 }, 400, 'VALIDATION'],
   ['at that is not a date', 'POST', `${Q}/jobs`, { payload: 1, at: 'tomorrow-ish' }, 400, 'VALIDATION'],
@@ -107,6 +109,8 @@ describe('HTTP bad input', () => {
     assert.match(unknown.body.error.message, /unknown field `delayy`/);
     const range = await api.call('POST', `${Q}/claim`, { max: 0 });
     assert.match(range.body.error.message, /body\.max must be >= 1/);
+    const overflow = await api.call('POST', `${Q}/jobs:bulk`, '{"jobs":[{"payload":1},{"payload":{"n":[0,1e400]}}]}');
+    assert.equal(overflow.body.error.message, 'body.jobs[1].payload.n[1] is a number out of range (beyond ±1.7976931348623157e308)');
   });
 
   it('refuses a chunked body over the limit while it streams, and a body that is not JSON with 415', async () => {
