@@ -220,6 +220,30 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     }
   });
 
+  it('usage errors point to the help of the command they are about; a bad --redis and a purge without --yes are usage errors', async () => {
+    const name = uniqueQueue();
+    const missing = await cli(['dead', 'ls']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^\(see 'sandglass dead ls --help' for usage\)$/m);
+    const unknownOption = await cli(['add', name, '1', '--dealy', '5s']);
+    assert.equal(unknownOption.code, 2);
+    assert.match(unknownOption.stderr, /^\(see 'sandglass add --help' for usage\)$/m);
+    assert.match((await cli(['frobnicate'])).stderr, /^\(see 'sandglass --help' for usage\)$/m);
+    const purge = await cli(['dead', 'purge', name]);
+    assert.equal(purge.code, 2);
+    assert.match(purge.stderr, /add --yes to do it\n\(see 'sandglass dead purge --help' for usage\)/);
+    const purgeJson = await json(['dead', 'purge', name]);
+    assert.deepEqual([purgeJson.code, (purgeJson.body.error as { code: string }).code], [2, 'ERR_USAGE']);
+    for (const url of ['not a url', 'http://127.0.0.1:6379', 'redis://user:s3cret@bad host:6379']) {
+      const run = await cli(['stats'], { redisUrl: url });
+      assert.equal(run.code, 2, `${url}: ${run.stderr}`);
+      assert.match(run.stderr, /--redis \(or REDIS_URL\) must be a URL such as redis:\/\/127\.0\.0\.1:6379/);
+      assert.ok(!run.stderr.includes('s3cret'), 'the password is not printed');
+      const asJson = await json(['stats'], { redisUrl: url });
+      assert.deepEqual([asJson.code, (asJson.body.error as { code: string }).code], [2, 'ERR_USAGE']);
+    }
+  });
+
   it('answers 2 for usage errors, in JSON too', async () => {
     const unknown = await json(['frobnicate']);
     assert.equal(unknown.code, 2);
