@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { Queue, Worker } from '../src/index.js';
 import { freePort } from '../src/local-redis.js';
+import { redactUrl } from '../src/redact-url.js';
 import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -242,6 +243,18 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
       const asJson = await json(['stats'], { redisUrl: url });
       assert.deepEqual([asJson.code, (asJson.body.error as { code: string }).code], [2, 'ERR_USAGE']);
     }
+  });
+
+  it('never prints a Redis password: one redaction for the CLI and the service log', async () => {
+    assert.equal(redactUrl('redis://app:s3cret@db.example.com:6380/2'), 'redis://app:***@db.example.com:6380/2');
+    assert.equal(redactUrl('rediss://:s3cret@db.example.com:6380'), 'rediss://:***@db.example.com:6380');
+    assert.equal(redactUrl('redis://127.0.0.1:6379/'), 'redis://127.0.0.1:6379');
+    assert.equal(redactUrl('redis://:s3cret@bad host'), '(an invalid URL)');
+    const port = await freePort();
+    const run = await cli(['--connect-timeout', '1s', 'stats'], { redisUrl: `redis://:s3cret@127.0.0.1:${port}` });
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, new RegExp(`Cannot reach Redis at redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}`));
+    assert.ok(!run.stderr.includes('s3cret'));
   });
 
   it('answers 2 for usage errors, in JSON too', async () => {
