@@ -18,7 +18,7 @@ Exit codes:
     0  ok
     1  failure: Redis unreachable (after --connect-timeout at most), a Redis error
     2  usage or validation: unknown option, bad JSON, bad delay or id; nothing was written
-    3  not found: get, cancel, reschedule, dead retry <ids>
+    3  not found: get, cancel, reschedule, dead retry <ids>; pause (without --create), resume of an unknown queue
     4  conflict: the job is running (cancel, reschedule, add --replace)
     5  partial import: some lines were skipped
   130  import interrupted by Ctrl-C (after printing how far it got)
