@@ -34,7 +34,7 @@ export class PayloadTooLargeError extends SandglassError {
   }
 }
 
-/** The job does not exist (never added, or already completed or cancelled). */
+/** The job does not exist (never added, or already completed or cancelled); or, on pause/resume, the queue. */
 export class NotFoundError extends SandglassError {
   constructor(message: string) {
     super('ERR_NOT_FOUND', message);

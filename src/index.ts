@@ -20,7 +20,7 @@ export {
   UnrecoverableError,
 } from './errors.js';
 export { parseDuration } from './duration.js';
-export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES } from './validate.js';
+export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES, QUEUE_NAME_RULE, isQueueName } from './validate.js';
 export type {
   AddOptions,
   BulkJob,

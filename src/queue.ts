@@ -1,11 +1,11 @@
 import { encodeBackoff } from './backoff.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
-import { ClosedError, ConflictError, NotReplicatedError, ValidationError } from './errors.js';
+import { ClosedError, ConflictError, NotFoundError, NotReplicatedError, ValidationError } from './errors.js';
 import { newJobId } from './ids.js';
 import { defaultLogger } from './logger.js';
 import { PartitionStore, type EncodedJob } from './store/partition-store.js';
 import type { StoredJob } from './store/record.js';
-import { listQueueNames, registerQueue } from './store/registry.js';
+import { isQueueRegistered, listQueueNames, registerQueue } from './store/registry.js';
 import { MAX_PARTITIONS, QueuePartitions, partitionOf } from './store/partitions.js';
 import type {
   AddOptions,
@@ -222,16 +222,36 @@ export class Queue<T = unknown> {
     };
   }
 
-  /** Stops workers from claiming jobs of this queue; running jobs carry on. */
-  async pause(): Promise<void> {
+  /**
+   * Stops workers from claiming jobs of this queue; running jobs carry on.
+   *
+   * Only a queue that exists (a job was added to it) can be paused, so that a misspelled name is
+   * refused instead of leaving a paused queue that silently holds the first job added under it.
+   * To pause a queue before its first job, pass `{ create: true }`: the queue is then recorded and
+   * shows in `listQueues` (and the CLI's and dashboard's queue lists) as paused.
+   *
+   * @throws {NotFoundError} the queue does not exist and `create` is not set.
+   * @example
+   * await new Queue('emails', { connection }).pause({ create: true }); // before the first add
+   */
+  async pause(options: { create?: boolean } = {}): Promise<void> {
     this.#assertOpen();
+    const create = options?.create ?? false;
+    if (typeof create !== 'boolean') throw new ValidationError(`Expected \`create\` to be a boolean, got ${typeof create}`);
+    // Recorded before the flag is set: a pause that fails half-way leaves a visible queue, never a hidden paused one.
+    if (create) await this.#register();
+    else await this.#assertExists('pause', 'check the name, or pass { create: true } to pause it before its first job');
     await this.#eachPartition(store => store.setPaused(true), CREATE);
   }
 
-  /** Lets workers claim again; they are woken at once. */
+  /**
+   * Lets workers claim again; they are woken at once.
+   * @throws {NotFoundError} the queue does not exist (never added to nor paused with `create`).
+   */
   async resume(): Promise<void> {
     this.#assertOpen();
-    await this.#eachPartition(store => store.setPaused(false), CREATE);
+    await this.#assertExists('resume', 'check the name');
+    await this.#eachPartition(store => store.setPaused(false), READ);
   }
 
   /**
@@ -346,6 +366,12 @@ export class Queue<T = unknown> {
       throw error;
     });
     return this.#registered;
+  }
+
+  /** Refuses an admin change of a queue that does not exist: the name is most likely misspelled. */
+  async #assertExists(operation: string, hint: string): Promise<void> {
+    if (await isQueueRegistered(this.#connection.client, this.#partitions.prefix, this.name, operation)) return;
+    throw new NotFoundError(`Queue '${this.name}' does not exist under prefix '${this.#partitions.prefix}' (no job was ever added to it); ${hint}`);
   }
 
   /** Runs `call` on every partition at once (they may live on different nodes). */

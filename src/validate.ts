@@ -7,19 +7,32 @@ export const MAX_DELAY_MS = 10 * 365 * 86_400_000;
 /** @default 256 KiB */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
 
-// Queue names become part of Redis keys, channel names and URLs: keep to a safe alphabet and
-// keep out `{`, `}` (hash tags) and `:` (key separators).
-const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+const MAX_QUEUE_NAME_LENGTH = 100;
+
+/**
+ * The rule for queue names (and key prefixes), in one place: the library, the HTTP API's schemas,
+ * the service's settings, webhook bindings and the dashboard's form (served the pattern by the
+ * service) all use it. Names become part of Redis keys, channel names and URLs, so they keep to a
+ * safe alphabet and keep out `{`, `}` (hash tags) and `:` (key separators).
+ */
+export const QUEUE_NAME_RULE = {
+  /** A regular expression source, valid as it is in JavaScript (any flags), JSON Schema and an HTML `pattern` attribute. */
+  pattern: `^[A-Za-z0-9][A-Za-z0-9._\\-]{0,${MAX_QUEUE_NAME_LENGTH - 1}}$`,
+  maxLength: MAX_QUEUE_NAME_LENGTH,
+  description: `1-${MAX_QUEUE_NAME_LENGTH} characters from A-Z a-z 0-9 . _ - (starting with a letter or digit)`,
+} as const;
+const QUEUE_NAME = new RegExp(QUEUE_NAME_RULE.pattern);
+
+/** Whether `name` follows {@link QUEUE_NAME_RULE}. */
+export function isQueueName(name: unknown): name is string {
+  return typeof name === 'string' && QUEUE_NAME.test(name);
+}
 // Ids are hash fields and set members, never key names, so any printable text is safe.
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function assertQueueName(name: unknown): asserts name is string {
-  if (typeof name !== 'string' || !QUEUE_NAME.test(name)) {
-    throw new ValidationError(
-      `Expected a queue name of 1-100 characters from A-Z a-z 0-9 . _ - (starting with a letter or digit), got ${describe(name)}`,
-    );
-  }
+  if (!isQueueName(name)) throw new ValidationError(`Expected a queue name of ${QUEUE_NAME_RULE.description}, got ${describe(name)}`);
 }
 
 export function assertJobId(id: unknown): asserts id is string {

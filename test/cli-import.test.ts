@@ -110,6 +110,24 @@ describe('sandglass import', { concurrency: 3 }, () => {
     assert.equal((await openQueue(name).stats()).delayed, 1_999);
   });
 
+  it('reports a number beyond the double range (1e400) as a bad line instead of importing it as null', async () => {
+    const name = uniqueQueue();
+    const lines = ['{"payload":{"amount":1e400},"id":"big"}', '{"payload":{"n":[1,-2E+999]}}', '{"payload":1,"delay":1e400}', `{"payload":${'9'.repeat(400)}}`, '{"payload":1e300,"id":"fine"}'];
+    const run = await cli(['import', name, file('overflow.jsonl', lines)]);
+    assert.equal(run.code, 5, run.stderr);
+    assert.match(run.stderr, /^line 1: payload\.amount is a number out of range \(beyond ±1\.7976931348623157e308\)$/m);
+    assert.match(run.stderr, /^line 2: payload\.n\[1\] is a number out of range/m);
+    assert.match(run.stderr, /^line 3: delay is a number out of range/m);
+    assert.match(run.stderr, /^line 4: payload is a number out of range/m);
+    const bare = await cli(['import', name, '--bare'], '{"x":1e400}\n');
+    assert.equal(bare.code, 5, bare.stderr);
+    assert.match(bare.stderr, /^line 1: payload\.x is a number out of range/m);
+    const queue = openQueue(name);
+    assert.equal(await queue.get('big'), null);
+    assert.equal((await queue.get('fine'))?.payload, 1e300);
+    assert.equal((await queue.stats()).ready, 1, 'only the good line was imported');
+  });
+
   it('refuses a missing file with exit 2 before writing anything', async () => {
     const run = await cli(['import', uniqueQueue(), join(dir, 'nope.jsonl')]);
     assert.equal(run.code, 2);

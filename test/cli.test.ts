@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { Queue, Worker } from '../src/index.js';
 import { freePort } from '../src/local-redis.js';
+import { redactUrl } from '../src/redact-url.js';
 import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -63,6 +64,11 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     const badDelay = await cli(['--json', 'add', uniqueQueue(), '1', '--delay', 'soon']);
     assert.equal(badDelay.code, 2);
     assert.equal(JSON.parse(badDelay.stdout).error.code, 'ERR_VALIDATION');
+    const name = uniqueQueue();
+    const overflow = await cli(['add', name, '{"amount":1e400}']);
+    assert.equal(overflow.code, 2, overflow.stderr);
+    assert.match(overflow.stderr, /payload\.amount is a number out of range/);
+    assert.equal((await openQueue(name).stats()).ready, 0, 'not added with a null amount');
   });
 
   it('add takes the payload from --file or stdin, with --at and --max-attempts', async () => {
@@ -151,6 +157,18 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     assert.equal((await openQueue(name).stats()).paused, false);
   });
 
+  it('refuses to pause a queue that does not exist (exit 3) unless --create, which lists it as paused', async () => {
+    const name = uniqueQueue('typo');
+    const refused = await cli(['pause', name]);
+    assert.equal(refused.code, 3, refused.stderr);
+    assert.match(refused.stderr, /does not exist.*add --create/);
+    assert.equal((await cli(['resume', name])).code, 3);
+    assert.equal((await openQueue(name).stats()).paused, false, 'no paused phantom');
+    assert.deepEqual((await json(['pause', name, '--create'])).body, { name, paused: true });
+    const all = await json(['stats']);
+    assert.deepEqual((all.body.queues as { name: string; stats: { paused: boolean } }[]).find(q => q.name === name)?.stats.paused, true);
+  });
+
   it('lists, retries and purges dead letters', async () => {
     const name = uniqueQueue();
     const queue = openQueue(name);
@@ -201,6 +219,42 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
       release();
       await worker.close();
     }
+  });
+
+  it('usage errors point to the help of the command they are about; a bad --redis and a purge without --yes are usage errors', async () => {
+    const name = uniqueQueue();
+    const missing = await cli(['dead', 'ls']);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /^\(see 'sandglass dead ls --help' for usage\)$/m);
+    const unknownOption = await cli(['add', name, '1', '--dealy', '5s']);
+    assert.equal(unknownOption.code, 2);
+    assert.match(unknownOption.stderr, /^\(see 'sandglass add --help' for usage\)$/m);
+    assert.match((await cli(['frobnicate'])).stderr, /^\(see 'sandglass --help' for usage\)$/m);
+    const purge = await cli(['dead', 'purge', name]);
+    assert.equal(purge.code, 2);
+    assert.match(purge.stderr, /add --yes to do it\n\(see 'sandglass dead purge --help' for usage\)/);
+    const purgeJson = await json(['dead', 'purge', name]);
+    assert.deepEqual([purgeJson.code, (purgeJson.body.error as { code: string }).code], [2, 'ERR_USAGE']);
+    for (const url of ['not a url', 'http://127.0.0.1:6379', 'redis://user:s3cret@bad host:6379']) {
+      const run = await cli(['stats'], { redisUrl: url });
+      assert.equal(run.code, 2, `${url}: ${run.stderr}`);
+      assert.match(run.stderr, /--redis \(or REDIS_URL\) must be a URL such as redis:\/\/127\.0\.0\.1:6379/);
+      assert.ok(!run.stderr.includes('s3cret'), 'the password is not printed');
+      const asJson = await json(['stats'], { redisUrl: url });
+      assert.deepEqual([asJson.code, (asJson.body.error as { code: string }).code], [2, 'ERR_USAGE']);
+    }
+  });
+
+  it('never prints a Redis password: one redaction for the CLI and the service log', async () => {
+    assert.equal(redactUrl('redis://app:s3cret@db.example.com:6380/2'), 'redis://app:***@db.example.com:6380/2');
+    assert.equal(redactUrl('rediss://:s3cret@db.example.com:6380'), 'rediss://:***@db.example.com:6380');
+    assert.equal(redactUrl('redis://127.0.0.1:6379/'), 'redis://127.0.0.1:6379');
+    assert.equal(redactUrl('redis://:s3cret@bad host'), '(an invalid URL)');
+    const port = await freePort();
+    const run = await cli(['--connect-timeout', '1s', 'stats'], { redisUrl: `redis://:s3cret@127.0.0.1:${port}` });
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, new RegExp(`Cannot reach Redis at redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}`));
+    assert.ok(!run.stderr.includes('s3cret'));
   });
 
   it('answers 2 for usage errors, in JSON too', async () => {

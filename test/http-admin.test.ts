@@ -6,11 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_DASHBOARD_DIR } from '../src/server/dashboard-files.js';
+import { isQueueName, QUEUE_NAME_RULE } from '../src/index.js';
+import { resolveServeConfig } from '../src/server/config.js';
+import { DEFAULT_DASHBOARD_DIR, readDashboardFile } from '../src/server/dashboard-files.js';
 import { ERROR_CODES } from '../src/server/errors.js';
 import { buildOpenApiDocument, ROUTES } from '../src/server/openapi.js';
+import { queueName as queueNameSchema } from '../src/server/schemas.js';
 import { SECURITY_HEADERS } from '../src/server/security.js';
-import { WebhookDelivery } from '../src/server/webhooks.js';
+import { parseWebhookBindings, WebhookDelivery } from '../src/server/webhooks.js';
 import { rawRequest, useApp } from './helpers/http.js';
 import { sleep, uniqueQueue, useRedis } from './helpers/redis.js';
 
@@ -29,6 +32,26 @@ const api = useApp(redis, {
   },
 });
 const OPENAPI_FILE = fileURLToPath(new URL('../docs/openapi.json', import.meta.url));
+
+/** Whether the service's settings take `prefix`. */
+function tryConfig(prefix: string): boolean {
+  try {
+    resolveServeConfig({ prefix, redis: 'redis://127.0.0.1:1' }, {});
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a webhook binding of `queue` is accepted. */
+function tryBinding(queue: string): boolean {
+  try {
+    parseWebhookBindings(JSON.stringify([{ queue, url: 'https://hooks.example.com/x', secret: 's'.repeat(32) }]));
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 async function addJobs(queue: string, jobs: Record<string, unknown>[]) {
   const answer = await api.call('POST', `/v1/queues/${queue}/jobs:bulk`, { jobs });
@@ -100,6 +123,21 @@ describe('HTTP admin', () => {
     assert.equal((await api.call('POST', `/v1/queues/${queue}/claim`, {})).body.jobs.length, 1);
   });
 
+  it('pause of a queue that does not exist is 404 NOT_FOUND and writes nothing; `create: true` creates it paused and listed', async () => {
+    const queue = uniqueQueue('typo');
+    const refused = await api.call('POST', `/v1/queues/${queue}/pause`, {});
+    assert.equal(refused.status, 404, refused.text);
+    assert.equal(refused.body.error.code, 'NOT_FOUND');
+    assert.match(refused.body.error.message, /does not exist.*create: true/);
+    assert.equal((await api.call('POST', `/v1/queues/${queue}/resume`)).status, 404);
+    assert.equal((await api.call('GET', `/v1/queues/${queue}`)).body.stats.paused, false, 'no paused phantom');
+    assert.ok(!(await api.call('GET', '/v1/queues')).body.queues.some((q: { name: string }) => q.name === queue));
+    assert.equal((await api.call('POST', `/v1/queues/${queue}/pause`, { create: 'true' })).status, 400, 'create is a JSON boolean');
+    assert.deepEqual((await api.call('POST', `/v1/queues/${queue}/pause`, { create: true })).body, { paused: true });
+    const listed = (await api.call('GET', '/v1/queues')).body.queues.find((q: { name: string }) => q.name === queue);
+    assert.deepEqual(listed?.stats, { delayed: 0, ready: 0, active: 0, dead: 0, paused: true });
+  });
+
   it('activity counts claims, failures and webhook deliveries per second, with lateness', async () => {
     const queue = uniqueQueue('admin');
     await addJobs(queue, [{ payload: 1 }, { payload: 2 }]);
@@ -140,6 +178,25 @@ describe('HTTP operations', () => {
     assert.match(text, new RegExp(`sandglass_lateness_seconds_count\\{queue="${queue}",source="webhook"\\} 1`));
     assert.match(text, /sandglass_redis_up 1/);
     assert.match(text, /sandglass_http_requests_total\{method="POST",route="\/v1\/queues\/:queue\/claim",status="200"\}/);
+  });
+
+  it('the queue-name rule has one home: the API schema, the service settings, webhooks and the dashboard form use the library rule', async () => {
+    const samples = ['a', 'order-timeout', 'v1.emails_2', 'x'.repeat(100), 'x'.repeat(101), '-lead', '.dot', 'a:b', 'a{b}', 'a b'];
+    const html = (await readDashboardFile(DEFAULT_DASHBOARD_DIR, 'index.html')).body.toString('utf8');
+    assert.ok(!html.includes('{{'), 'every placeholder of index.html is filled in');
+    const formPattern = /id="add-queue"[^>]* pattern="([^"]*)"/.exec(html)?.[1]?.replaceAll('&quot;', '"').replaceAll('&amp;', '&');
+    assert.equal(formPattern, QUEUE_NAME_RULE.pattern);
+    assert.equal(queueNameSchema.pattern, QUEUE_NAME_RULE.pattern);
+    // A browser compiles `pattern` as ^(?:...)$ with the v flag.
+    const browser = new RegExp(`^(?:${formPattern})$`, 'v');
+    for (const name of samples) {
+      const valid = isQueueName(name);
+      assert.equal(browser.test(name), valid, `dashboard form: '${name}'`);
+      const answer = await api.call('GET', `/v1/queues/${encodeURIComponent(name)}`);
+      assert.equal(answer.status === 200, valid, `API: '${name}' answered ${answer.status}`);
+      assert.equal(tryConfig(name), valid, `--prefix '${name}'`);
+      assert.equal(tryBinding(name), valid, `webhook binding of '${name}'`);
+    }
   });
 
   it('/healthz and /readyz answer 200', async () => {

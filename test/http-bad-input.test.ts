@@ -1,6 +1,7 @@
 // Hostile and careless requests: every one gets a 4xx with a stable code, never a 5xx, writes
 // nothing to Redis, and leaves the service running. Then the bearer token and what the logs hold.
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { ClosedError, ConflictError, ConnectionError, NotFoundError, PayloadTooLargeError, RedisCommandError, RedisOutOfMemoryError, ValidationError } from '../src/index.js';
@@ -25,6 +26,8 @@ const CASES: Case[] = [
   ['delay of the wrong type', 'POST', `${Q}/jobs`, { payload: 1, delay: true }, 400, 'VALIDATION'],
   ['delay that is not a duration', 'POST', `${Q}/jobs`, { payload: 1, delay: '30 parsecs' }, 400, 'VALIDATION'],
   ['negative delay', 'POST', `${Q}/jobs`, { payload: 1, delay: -1 }, 400, 'VALIDATION'],
+  ['a payload number beyond the double range', 'POST', `${Q}/jobs`, '{"payload":{"amount":1e400}}', 400, 'VALIDATION'],
+  ['a bulk payload number beyond the double range', 'POST', `${Q}/jobs:bulk`, '{"jobs":[{"payload":1},{"payload":[-1e999]}]}', 400, 'VALIDATION'],
   ['delay over 10 years', 'POST', `${Q}/jobs`, { payload: 1, delay: 1e15 }, 400, 'VALIDATION'],
   ['fractional delay', 'POST', `${Q}/jobs`, { payload: 1, delay: 1.5 }, 400, 'VALIDATION'],
   ['at that is not a date', 'POST', `${Q}/jobs`, { payload: 1, at: 'tomorrow-ish' }, 400, 'VALIDATION'],
@@ -106,6 +109,8 @@ describe('HTTP bad input', () => {
     assert.match(unknown.body.error.message, /unknown field `delayy`/);
     const range = await api.call('POST', `${Q}/claim`, { max: 0 });
     assert.match(range.body.error.message, /body\.max must be >= 1/);
+    const overflow = await api.call('POST', `${Q}/jobs:bulk`, '{"jobs":[{"payload":1},{"payload":{"n":[0,1e400]}}]}');
+    assert.equal(overflow.body.error.message, 'body.jobs[1].payload.n[1] is a number out of range (beyond ±1.7976931348623157e308)');
   });
 
   it('refuses a chunked body over the limit while it streams, and a body that is not JSON with 415', async () => {
@@ -136,6 +141,79 @@ describe('HTTP bad input', () => {
     for (const host of ['localhost:1234', '127.0.0.1', '[::1]:80']) {
       assert.equal((await rawRequest(api.url, { method: 'GET', path: '/healthz', headers: { host } })).status, 200, host);
     }
+  });
+});
+
+describe('HTTP requests refused by the HTTP parser', () => {
+  // A short request timeout, so that a body that never comes is answered within seconds.
+  const service = useApp(redis, { requestTimeoutMs: 1_000 });
+  const HOST = 'Host: 127.0.0.1\r\n';
+  const post = (headers: string, body: string) => `POST /v1/queues/raw/jobs HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n${headers}\r\n${body}`;
+
+  /** Writes `data` on a TCP connection (then ends it if asked) and reads everything until the service closes it. */
+  async function rawExchange(data: string, options: { end?: boolean } = {}): Promise<{ status: number; headers: Record<string, string>; body: { error?: { code?: string; message: string } } | undefined; text: string }> {
+    await service.start();
+    const port = Number(new URL(service.url).port);
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1');
+      let received = '';
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new Error(`the service did not close the connection within 20 s; got: ${JSON.stringify(received)}`));
+      }, 20_000);
+      socket.on('data', chunk => (received += String(chunk)));
+      socket.on('error', () => undefined); // a reset after the answer: the answer is what counts
+      socket.on('close', () => {
+        clearTimeout(timer);
+        resolve(received);
+      });
+      socket.write(data);
+      if (options.end) socket.end();
+    });
+    const [head = '', body = ''] = text.split('\r\n\r\n', 2);
+    const [statusLine = '', ...headerLines] = head.split('\r\n');
+    const headers = Object.fromEntries(headerLines.map(line => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+    let parsed: { error?: { code?: string; message: string } } | undefined;
+    try {
+      parsed = JSON.parse(body) as typeof parsed;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: Number(statusLine.split(' ')[1]), headers, body: parsed, text };
+  }
+
+  const cases: [name: string, request: string, status: number, code: string, message: RegExp, end?: boolean][] = [
+    ['a Content-Length that is not a number', post('Content-Length: abc\r\n', '{}'), 400, 'BAD_REQUEST', /Content-Length/],
+    ['two different Content-Lengths', post('Content-Length: 2\r\nContent-Length: 3\r\n', '{}'), 400, 'BAD_REQUEST', /Content-Length/],
+    ['headers over 16 KiB', `GET /healthz HTTP/1.1\r\n${HOST}X-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE', /headers are over 16384 bytes/],
+    ['a malformed request line', 'GARBAGE\r\n\r\n', 400, 'BAD_REQUEST', /request line is malformed/],
+    ['a method with a forbidden character', `G@T / HTTP/1.1\r\n${HOST}\r\n`, 400, 'BAD_REQUEST', /request line is malformed/],
+    ['a header name with a space', `GET /healthz HTTP/1.1\r\n${HOST}Bad Header: 1\r\n\r\n`, 400, 'BAD_REQUEST', /not valid HTTP/],
+    ['a body shorter than its Content-Length, then the end of the connection', post('Content-Length: 100\r\n', '{"payload":1}'), 400, 'BAD_REQUEST', /ended before the request was complete/, true],
+    ['a body shorter than its Content-Length, then nothing', post('Content-Length: 100\r\n', '{"payload":1}'), 408, 'REQUEST_TIMEOUT', /not received completely within 1 s/],
+  ];
+
+  it('answers each in the API error format with a stable code, and closes the connection', async () => {
+    for (const [name, request, status, code, message, end] of cases) {
+      const answer = await rawExchange(request, { end });
+      assert.equal(answer.status, status, `${name}: ${answer.text.slice(0, 300)}`);
+      assert.equal(answer.body?.error?.code, code, name);
+      assert.match(answer.body?.error?.message ?? '', message, name);
+      assert.match(answer.headers['content-type'] ?? '', /^application\/json/, name);
+      assert.equal(Number(answer.headers['content-length']), Buffer.byteLength(JSON.stringify(answer.body)), name);
+      assert.equal(answer.headers.connection, 'close', name);
+      assert.equal(answer.headers['x-content-type-options'], 'nosniff', name);
+    }
+    assert.deepEqual(await redis.raw.keys('sg:{raw:*'), [], 'nothing was written');
+    assert.equal((await service.call('GET', '/healthz')).status, 200, 'the service still answers');
+  });
+
+  it('does not cut a long poll that lasts longer than the request timeout (the request was received)', async () => {
+    const startedAt = Date.now();
+    const answer = await service.call('POST', '/v1/queues/raw-poll/claim', { waitMs: 2_500 });
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.body.jobs, []);
+    assert.ok(Date.now() - startedAt >= 2_400, 'the poll waited its full time');
   });
 });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ClosedError, ConflictError, Queue, Worker } from '../src/index.js';
+import { ClosedError, ConflictError, NotFoundError, Queue, ValidationError, Worker, listQueues } from '../src/index.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -143,7 +143,7 @@ describe('Queue', () => {
     const worker = new Worker(name, () => void (runs += 1), { connection: redis.url, safetyIntervalMs: 60_000 });
     open.push(worker);
     await worker.waitUntilReady();
-    await q.pause();
+    await q.pause({ create: true });
     assert.equal((await q.stats()).paused, true);
     await q.add('x', { delay: 20 });
     await sleep(300);
@@ -153,6 +153,22 @@ describe('Queue', () => {
     await q.resume();
     await waitFor(() => runs === 1, 2_000, 'the job to run after resume');
     assert.ok(Date.now() - resumedAt < 1_500, 'woken by resume, not by the 60 s safety re-check');
+  });
+
+  it('refuses to pause or resume a queue that does not exist, unless pause is told to create it', async () => {
+    const name = uniqueQueue('typo');
+    const q = queue(name);
+    await assert.rejects(q.pause(), (error: Error) => error instanceof NotFoundError && /does not exist.*\{ create: true \}/.test(error.message));
+    await assert.rejects(q.resume(), NotFoundError);
+    assert.equal((await q.stats()).paused, false, 'nothing was written: no paused phantom');
+    assert.ok(!(await listQueues({ connection: redis.url })).includes(name));
+    await assert.rejects(q.pause({ create: 'yes' as unknown as boolean }), ValidationError);
+    await q.pause({ create: true });
+    assert.ok((await listQueues({ connection: redis.url })).includes(name), 'a created queue is listed');
+    assert.equal((await q.stats()).paused, true);
+    await q.resume();
+    await q.pause();
+    assert.equal((await q.stats()).paused, true, 'an existing queue pauses without the flag');
   });
 
   it('keeps every key of a queue under one hash tag', async () => {

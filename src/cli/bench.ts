@@ -7,7 +7,8 @@
 import type { Command } from 'commander';
 import { Queue, ValidationError, Worker } from '../index.js';
 import { startLocalRedis, type LocalRedis } from '../local-redis.js';
-import { closeWithin, redactUrl, type Cli } from './context.js';
+import { redactUrl } from '../redact-url.js';
+import { closeWithin, type Cli } from './context.js';
 import { durationArgument, integerArgument } from './input.js';
 
 /** Keys of a bench against your Redis live under their own prefix, away from your queues. */
@@ -101,7 +102,7 @@ async function runBench(cli: Cli, url: string, redisLabel: string, flags: BenchF
   worker.on('error', error => cli.note(`bench: worker: ${error.message}`));
   try {
     // Enqueue while the worker is paused, so the drain starts from a full queue.
-    await queue.pause();
+    await queue.pause({ create: true });
     cli.note(`enqueue: adding ${flags.jobs} jobs with addBulk...`);
     const enqueueStart = performance.now();
     for (let start = 0; start < flags.jobs; start += 5_000) {

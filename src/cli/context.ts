@@ -2,6 +2,7 @@
 // document), and opening queues with a bounded first contact with Redis.
 import type { Command } from 'commander';
 import { ConflictError, ConnectionError, NotFoundError, PayloadTooLargeError, Queue, SandglassError, ValidationError, listQueues, type Logger } from '../index.js';
+import { redactUrl } from '../redact-url.js';
 import { printable } from './format.js';
 
 /** Exit codes a script can rely on. Listed in `sandglass --help` and docs/cli.md. */
@@ -116,17 +117,6 @@ export async function closeWithin(item: { close(): Promise<unknown> }, ms: numbe
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([item.close().catch(() => undefined), new Promise(resolve => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
-}
-
-/** A Redis URL fit for messages: the password is replaced by `***`. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString().replace(/\/$/, '');
-  } catch {
-    return '(an invalid URL)';
-  }
 }
 
 /** The exit code for an error thrown by a command. */

@@ -1,7 +1,7 @@
 // Dead letters: list, retry, purge.
 import type { Command } from 'commander';
-import { NotFoundError, ValidationError } from '../index.js';
-import type { Cli } from './context.js';
+import { NotFoundError } from '../index.js';
+import { EXIT, type Cli } from './context.js';
 import { integerArgument } from './input.js';
 import { formatJobList } from './queues.js';
 
@@ -32,8 +32,9 @@ export function registerDeadCommands(program: Command, cli: Cli): void {
     .command('purge <queue>')
     .description('delete all dead letters of the queue, for good (needs --yes)')
     .option('--yes', 'yes, delete them')
-    .action(async (name: string, flags: { yes?: boolean }) => {
-      if (!flags.yes) throw new ValidationError(`'dead purge' deletes every dead letter of '${name}' for good; add --yes to do it`);
+    .action(async (name: string, flags: { yes?: boolean }, command: Command) => {
+      // A usage error (exit 2, ERR_USAGE, followed by the command's help hint), like a missing argument.
+      if (!flags.yes) command.error(`error: 'dead purge' deletes every dead letter of '${name}' for good; add --yes to do it`, { exitCode: EXIT.usage, code: 'sandglass.confirm' });
       const deleted = await cli.withQueue(name, queue => queue.purgeDead());
       cli.result({ deleted }, `deleted ${deleted} dead letter(s)`);
     });

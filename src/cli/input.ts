@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { ValidationError, parseDuration } from '../index.js';
+import { findOutOfRangeNumber, OUT_OF_RANGE } from '../json-numbers.js';
 
 const INTEGER = /^\d+$/;
 
@@ -74,11 +75,15 @@ export async function readPayload(argument: string | undefined, file: string | u
     throw new ValidationError('Give the payload as JSON: an argument, --file <path>, or on stdin');
   }
   if (text.trim() === '') throw new ValidationError(`The payload (${source}) is empty; give JSON such as '{"orderId":42}' or 'null'`);
+  let payload: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    payload = JSON.parse(text) as unknown;
   } catch (error) {
     throw new ValidationError(`The payload (${source}) is not valid JSON: ${(error as Error).message}`);
   }
+  const overflow = findOutOfRangeNumber(text, payload);
+  if (overflow !== undefined) throw new ValidationError(`The payload (${source}) is not valid: payload${overflow} ${OUT_OF_RANGE}`);
+  return payload;
 }
 
 export async function readTextFile(path: string): Promise<string> {

@@ -18,7 +18,7 @@ Exit codes:
     0  ok
     1  failure: Redis unreachable (after --connect-timeout at most), a Redis error
     2  usage or validation: unknown option, bad JSON, bad delay or id; nothing was written
-    3  not found: get, cancel, reschedule, dead retry <ids>
+    3  not found: get, cancel, reschedule, dead retry <ids>; pause (without --create), resume of an unknown queue
     4  conflict: the job is running (cancel, reschedule, add --replace)
     5  partial import: some lines were skipped
   130  import interrupted by Ctrl-C (after printing how far it got)
@@ -38,13 +38,12 @@ export function createProgram(): { program: Command; cli: Cli } {
   program
     .description('Operate sandglass delay queues on Redis.')
     .version(version(), '-V, --version')
-    .addOption(new Option('--redis <url>', `Redis URL (default: ${DEFAULT_REDIS_URL}; serve: a private redis-server)`).env('REDIS_URL'))
+    .addOption(new Option('--redis <url>', `Redis URL (default: ${DEFAULT_REDIS_URL}; serve: a private redis-server)`).env('REDIS_URL').argParser(redisUrlArgument(program)))
     .addOption(new Option('--prefix <prefix>', 'key prefix').env('SANDGLASS_PREFIX').default('sg'))
     .option('--json', 'print one JSON document on stdout, errors included')
     .addOption(new Option('--connect-timeout <duration>', 'give up on an unreachable Redis after this long').argParser(durationArgument(100, 600_000)).default(5_000, '5s'))
     .exitOverride()
     .configureOutput({ writeErr: text => void (cli.json || process.stderr.write(text)) })
-    .showHelpAfterError('(add --help for usage)')
     .configureHelp({ showGlobalOptions: true })
     .addHelpText('after', EPILOG);
   registerJobCommands(program, cli);
@@ -53,7 +52,37 @@ export function createProgram(): { program: Command; cli: Cli } {
   registerImportCommand(program, cli);
   registerBenchCommand(program, cli);
   registerServeCommand(program);
+  pointToOwnHelp(program, ['sandglass']);
   return { program, cli };
+}
+
+/** A usage error is followed by the help of the command it is about: `(see 'sandglass dead purge --help')`. */
+function pointToOwnHelp(command: Command, path: readonly string[]): void {
+  command.showHelpAfterError(`(see '${path.join(' ')} --help' for usage)`);
+  for (const sub of command.commands) pointToOwnHelp(sub, [...path, sub.name()]);
+}
+
+/**
+ * The parser of `--redis` / REDIS_URL: a redis:// or rediss:// URL, else a usage error (exit 2)
+ * whose message does not repeat credentials. Empty (REDIS_URL=) is left as it is: not given.
+ */
+function redisUrlArgument(program: Command): (text: string) => string {
+  return text => {
+    if (text === '') return text;
+    let protocol: string | undefined;
+    try {
+      protocol = new URL(text).protocol;
+    } catch {
+      protocol = undefined;
+    }
+    if (protocol === 'redis:' || protocol === 'rediss:') return text;
+    const shown = text.includes('@') ? '(a value with credentials, not shown)' : `'${printable(text.slice(0, 100))}'`;
+    // Not an InvalidArgumentError: commander would print the value as it is, password included.
+    return program.error(`error: --redis (or REDIS_URL) must be a URL such as redis://127.0.0.1:6379 or rediss://user:password@host:6380/0, got ${shown}`, {
+      exitCode: EXIT.usage,
+      code: 'sandglass.invalidRedisUrl',
+    });
+  };
 }
 
 /** Runs the command line and returns the exit code; everything is printed by then. */

@@ -1,6 +1,6 @@
 // Whole queues: stats (one or all), ls by state, pause, resume.
 import type { Command } from 'commander';
-import type { JobInfo, JobState, QueueCounters, QueueStats } from '../index.js';
+import { NotFoundError, type JobInfo, type JobState, type QueueCounters, type QueueStats } from '../index.js';
 import { closeWithin, type Cli } from './context.js';
 import { formatRelative, formatTable, oneLine, type Column } from './format.js';
 import { choiceArgument, integerArgument } from './input.js';
@@ -38,15 +38,28 @@ export function registerQueueCommands(program: Command, cli: Cli): void {
       cli.result({ jobs }, formatJobList(jobs, flags, Date.now()));
     });
 
-  for (const [verb, paused] of [['pause', true], ['resume', false]] as const) {
-    program
-      .command(`${verb} <queue>`)
-      .description(paused ? 'stop workers from claiming jobs of the queue (running jobs carry on)' : 'let workers claim again; they are woken at once')
-      .action(async (name: string) => {
-        await cli.withQueue(name, queue => (paused ? queue.pause() : queue.resume()));
-        cli.result({ name, paused }, paused ? `paused ${name}: workers claim nothing until 'sandglass resume ${name}'` : `resumed ${name}`);
-      });
-  }
+  program
+    .command('pause <queue>')
+    .description('stop workers from claiming jobs of the queue (running jobs carry on); exit 3: no such queue')
+    .option('--create', 'pause a queue that has no job yet: it is created (listed by stats) and paused')
+    .action(async (name: string, flags: { create?: boolean }) => {
+      await cli.withQueue(name, queue =>
+        queue.pause({ create: flags.create === true }).catch((error: unknown) => {
+          if (!(error instanceof NotFoundError)) throw error;
+          // The library's refusal, with the CLI's way to say `{ create: true }`.
+          throw new NotFoundError(`Queue '${name}' does not exist under prefix '${cli.options.prefix}' (no job was ever added to it); check the name, or add --create to pause it before its first job`);
+        }),
+      );
+      cli.result({ name, paused: true }, `paused ${name}: workers claim nothing until 'sandglass resume ${name}'`);
+    });
+
+  program
+    .command('resume <queue>')
+    .description('let workers claim again; they are woken at once; exit 3: no such queue')
+    .action(async (name: string) => {
+      await cli.withQueue(name, queue => queue.resume());
+      cli.result({ name, paused: false }, `resumed ${name}`);
+    });
 }
 
 async function statsOfAll(cli: Cli): Promise<void> {

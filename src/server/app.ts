@@ -5,7 +5,9 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { listQueues, Queue, ValidationError, type ConnectionOption, type Logger } from '../index.js';
+import type { Socket } from 'node:net';
 import { Activity } from './activity.js';
+import { answerClientError } from './client-errors.js';
 import type { Handlers, ServiceContext } from './context.js';
 import { DEFAULT_DASHBOARD_DIR } from './dashboard-files.js';
 import { formatSchemaErrors, HttpError, toHttpError } from './errors.js';
@@ -37,9 +39,17 @@ export interface AppOptions {
   dashboardDir?: string;
   /** Webhook deliveries whose events feed /activity and the lateness histogram. */
   webhooks?: WebhookDelivery;
+  /**
+   * Longest time to receive a whole request (headers and body); a request still incomplete then,
+   * e.g. a body shorter than its Content-Length, is answered 408 REQUEST_TIMEOUT. Checked every
+   * second. Answers being prepared (long polls) are not limited by it.
+   * @default 30000
+   */
+  requestTimeoutMs?: number;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** Longest path parameter: a 200-character id of 4-byte characters, percent-encoded. */
 const MAX_PARAM_LENGTH = 2_400;
 /** A queue that is never added to: /readyz reads its counts to see that Redis runs scripts. */
@@ -50,6 +60,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const prefix = options.prefix ?? 'sg';
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
   if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1_024) throw new ValidationError(`Expected \`bodyLimit\` to be an integer >= 1024 bytes, got ${bodyLimit}`);
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 100) throw new ValidationError(`Expected \`requestTimeoutMs\` to be an integer >= 100, got ${requestTimeoutMs}`);
   if (options.token !== undefined && options.token.length === 0) throw new ValidationError('Expected `token` to be a non-empty string');
 
   const app = Fastify({
@@ -60,6 +72,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     return503OnClosing: false,
+    // Requests Node's parser refuses (bad Content-Length, headers over 16 KiB, a request cut short or
+    // too slow) are answered in the API's error format too; Node checks the timeouts every second.
+    requestTimeout: requestTimeoutMs,
+    http: { requestTimeout: requestTimeoutMs, headersTimeout: requestTimeoutMs, connectionsCheckingInterval: 1_000 },
+    clientErrorHandler(this: FastifyInstance, error: Error, socket: Socket) {
+      answerClientError(error, socket, requestTimeoutMs, this.log);
+    },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Bad types are refused, never coerced; unknown fields are refused, never dropped silently.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, allowUnionTypes: true } },

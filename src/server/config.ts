@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { QUEUE_NAME_RULE, isQueueName } from '../index.js';
 import { parseWebhookBindings, type WebhookBinding } from './webhooks.js';
 
 /** The settled configuration. */
@@ -63,7 +64,6 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-const PREFIX = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 const TOKEN = /^[\x21-\x7e]+$/;
 const MIN_TOKEN_LENGTH = 16;
 
@@ -116,7 +116,7 @@ export function resolveServeConfig(flags: Partial<Record<ServeOptionName, string
   }
 
   const prefix = read('prefix') as string;
-  if (!PREFIX.test(prefix)) throw new ConfigError(`Expected SANDGLASS_PREFIX / --prefix to be 1-100 characters from A-Z a-z 0-9 . _ -, got '${prefix.slice(0, 100)}'`);
+  if (!isQueueName(prefix)) throw new ConfigError(`Expected SANDGLASS_PREFIX / --prefix to be ${QUEUE_NAME_RULE.description}, got '${String(prefix).slice(0, 100)}'`);
 
   const logLevel = read('logLevel') as ServeConfig['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`Expected LOG_LEVEL / --log-level to be one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`);

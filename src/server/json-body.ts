@@ -4,6 +4,7 @@
  * before any recursive code sees it, and followed by precise error codes.
  */
 import type { FastifyInstance } from 'fastify';
+import { findOutOfRangeNumber, OUT_OF_RANGE } from '../json-numbers.js';
 import { HttpError } from './errors.js';
 
 /** Deepest nesting of objects and arrays accepted in a body, counting the body itself. */
@@ -25,6 +26,8 @@ export function installJsonParser(app: FastifyInstance): void {
       return;
     }
     secureParse(request, text, (error, value) => {
+      const overflow = error ? undefined : findOutOfRangeNumber(text, value);
+      if (overflow !== undefined) return done(new HttpError('VALIDATION', `body${overflow} ${OUT_OF_RANGE}`), undefined);
       if (!error) return done(null, value);
       done(isValidJson(text) ? forbiddenKey() : new HttpError('INVALID_JSON', 'The body is not valid JSON'), undefined);
     });

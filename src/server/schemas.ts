@@ -3,7 +3,7 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { MAX_DELAY_MS } from '../index.js';
+import { MAX_DELAY_MS, QUEUE_NAME_RULE } from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
@@ -12,8 +12,9 @@ const integer = (minimum: number, maximum: number, description?: string): JsonSc
 
 export const queueName: JsonSchema = {
   type: 'string',
-  pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$',
-  description: 'Queue name: 1-100 characters from A-Z a-z 0-9 . _ -, starting with a letter or digit.',
+  maxLength: QUEUE_NAME_RULE.maxLength,
+  pattern: QUEUE_NAME_RULE.pattern,
+  description: `Queue name: ${QUEUE_NAME_RULE.description}.`,
 };
 
 export const jobId: JsonSchema = {
@@ -143,6 +144,14 @@ export const retryDeadBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: { ids: { type: 'array', maxItems: 1_000, items: jobId, description: 'Dead letters to retry; all of them when absent.' } },
+};
+
+export const pauseBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    create: { type: 'boolean', description: 'Pause a queue that does not exist yet (no job added): it is created, paused, and listed. Without it, an unknown queue is 404 NOT_FOUND (most likely a misspelled name).' },
+  },
 };
 
 export const listQuery = {

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
 import { startLocalRedis, type LocalRedis } from '../local-redis.js';
+import { redactUrl } from '../redact-url.js';
 import { buildApp } from './app.js';
 import type { ServeConfig } from './config.js';
 import { createLogger, toLibraryLogger } from './logger.js';
@@ -77,7 +78,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   log.info(
     {
       url,
-      redis: redis ? `private redis-server, pid ${redis.pid}, data in ${config.dataDir}` : withoutPassword(config.redisUrl as string),
+      redis: redis ? `private redis-server, pid ${redis.pid}, data in ${config.dataDir}` : redactUrl(config.redisUrl as string),
       prefix: config.prefix,
       auth: config.token === undefined ? 'none (loopback only)' : 'bearer token',
       webhooks: config.webhooks.map(binding => `${binding.queue} -> ${new URL(binding.url).origin}`),
@@ -122,15 +123,4 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     managedRedis: redis ? { url: redis.url, pid: redis.pid, dir: config.dataDir } : undefined,
     close,
   };
-}
-
-/** A Redis URL fit for a log line: the password is replaced. */
-function withoutPassword(redisUrl: string): string {
-  try {
-    const url = new URL(redisUrl);
-    if (url.password) url.password = 'redacted';
-    return url.toString();
-  } catch {
-    return '(unparsable URL)';
-  }
 }

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import { Agent as HttpAgent, request as httpRequest, type Agent } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { ClosedError, UnrecoverableError, ValidationError, Worker, type ConnectionOption, type Job, type Logger } from '../index.js';
+import { ClosedError, QUEUE_NAME_RULE, UnrecoverableError, ValidationError, Worker, isQueueName, type ConnectionOption, type Job, type Logger } from '../index.js';
 import { MIN_SECRET_LENGTH, signPayload } from './signature.js';
 
 export { signPayload, verifySignature, DEFAULT_TOLERANCE_SECONDS, type VerifyOptions } from './signature.js';
@@ -69,9 +69,6 @@ type ResolvedBinding = Required<WebhookBinding> & { readonly origin: string; rea
 
 const DEFAULTS = { concurrency: 10, timeoutMs: 10_000, maxAttempts: 5 };
 const FIELDS = ['queue', 'url', 'secret', 'concurrency', 'timeoutMs', 'maxAttempts'];
-// The library's rule for queue names (README, "new Queue"); checked here so a bad binding fails
-// before anything connects.
-const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** Bytes of an answer read at most: enough for the error message, and to reuse the connection. */
 const MAX_ANSWER_BYTES = 16 * 1024;
 const ERROR_BODY_CHARS = 200;
@@ -114,7 +111,7 @@ export class WebhookDelivery extends EventEmitter<WebhookDeliveryEvents> {
     super();
     if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
     this.#prefix = options.prefix ?? 'sg';
-    if (!QUEUE_NAME.test(this.#prefix)) throw new ValidationError(`Expected \`prefix\` to follow the queue name rule, got '${this.#prefix}'`);
+    if (!isQueueName(this.#prefix)) throw new ValidationError(`Expected \`prefix\` to be ${QUEUE_NAME_RULE.description}, got '${String(this.#prefix).slice(0, 100)}'`);
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
     assertInteger('closeTimeoutMs', this.#closeTimeoutMs, 0, 3_600_000);
     this.#bindings = resolveBindings(options.bindings);
@@ -317,9 +314,8 @@ function resolveBinding(value: unknown, where: string): ResolvedBinding {
   const unknown = Object.keys(binding).find(key => !FIELDS.includes(key));
   if (unknown !== undefined) throw new ValidationError(`${where} has an unknown field \`${unknown.slice(0, 40)}\` (known: ${FIELDS.join(', ')})`);
   const { queue, url, secret } = binding;
-  if (typeof queue !== 'string' || !QUEUE_NAME.test(queue)) {
-    throw new ValidationError(`Expected ${where}.queue to be a queue name of 1-100 characters from A-Z a-z 0-9 . _ - (starting with a letter or digit)`);
-  }
+  // The library's rule, checked here so that a bad binding fails before anything connects.
+  if (!isQueueName(queue)) throw new ValidationError(`Expected ${where}.queue to be a queue name of ${QUEUE_NAME_RULE.description}`);
   const target = checkUrl(url, `${where}.url`);
   // Never quote the secret, not even in part.
   if (typeof secret !== 'string' || secret.length < MIN_SECRET_LENGTH) {

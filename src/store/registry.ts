@@ -19,3 +19,15 @@ export async function listQueueNames(redis: Redis | Cluster, prefix: string): Pr
     throw toSandglassError(error, 'listQueues');
   }
 }
+
+/**
+ * Whether the queue is recorded under the prefix: the one test of "this queue exists" (a job was
+ * added to it, or it was paused with `create`). Queues are never unrecorded, so a yes stays true.
+ */
+export async function isQueueRegistered(redis: Redis | Cluster, prefix: string, queue: string, operation: string): Promise<boolean> {
+  try {
+    return (await redis.sismember(queueRegistryKey(prefix), queue)) === 1;
+  } catch (error) {
+    throw toSandglassError(error, operation);
+  }
+}

@@ -63,7 +63,8 @@ export function adminRoutes({ connection, prefix, pool, activity, logger }: Serv
     },
 
     async pauseQueue(request) {
-      await pool.queue(params(request).queue, queue => queue.pause());
+      const { create } = request.body as { create?: boolean };
+      await pool.queue(params(request).queue, queue => queue.pause({ create }));
       return { paused: true };
     },
 
