@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { listQueues, PullConsumer, Queue, ValidationError } from '../src/index.js';
+import { listQueues, NotFoundError, PullConsumer, Queue, ValidationError } from '../src/index.js';
 import { sleep, uniqueQueue, useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -59,6 +59,72 @@ describe('PullConsumer', () => {
     const dead = await queue.get(id);
     assert.equal(dead?.state, 'dead');
     assert.equal(dead?.lastError, 'second failure');
+  });
+
+  it('ack tells acked (also resent), stale (another token completed the job) and not found (no such job, no such queue) apart, by the script', async () => {
+    const { name, queue, consumer } = pair();
+    const id = await queue.add('x');
+    await assert.rejects(consumer.ack('never-added', '1'), NotFoundError);
+    const typo = redis.track(new PullConsumer(uniqueQueue('typo'), { connection: redis.url }));
+    await assert.rejects(typo.ack(id, '1'), NotFoundError);
+    assert.deepEqual(await redis.raw.keys(`sg:{${typo.queue}:*`), [], 'an ack to an unknown queue creates nothing');
+    const [first] = await consumer.claim({ leaseMs: 30_000 });
+    // The lease runs out (as when its holder froze) and the job is delivered again and completed.
+    await redis.raw.zadd(`sg:{${name}:0}:active`, 'XX', 1, id);
+    const [second] = await consumer.claim({ leaseMs: 30_000 });
+    assert.equal(second?.attempt, 2);
+    assert.equal(await consumer.ack(id, second!.token), 'acked');
+    assert.equal(await consumer.ack(id, second!.token), 'acked', 'resent after a lost reply');
+    assert.equal(await consumer.ack(id, first!.token), 'stale', 'the job is gone, but another token completed it');
+    assert.deepEqual(await queue.counters(), { ...(await queue.counters()), completed: 1, stale: 1, reaped: 1 });
+  });
+
+  it('a stale fail is refused and counted in `stale`, as a stale ack is', async () => {
+    const { name, queue, consumer } = pair();
+    const id = await queue.add('x');
+    const [first] = await consumer.claim({ leaseMs: 30_000 });
+    await redis.raw.zadd(`sg:{${name}:0}:active`, 'XX', 1, id);
+    const [second] = await consumer.claim({ leaseMs: 30_000 });
+    assert.deepEqual(await consumer.fail(id, first!.token, { error: 'late' }), { result: 'stale' });
+    assert.equal((await queue.counters()).stale, 1);
+    assert.equal((await queue.get(id))?.state, 'active', 'the new holder keeps the job');
+    assert.equal(await consumer.ack(id, second!.token), 'acked');
+    assert.deepEqual(await consumer.fail(id, first!.token), { result: 'stale' }, 'also once the job is gone');
+    assert.equal((await queue.counters()).stale, 2);
+  });
+
+  it('an add resent after the job completed does not run it again, for the minute the completion is remembered', async () => {
+    const { name, queue, consumer } = pair();
+    const id = await queue.add('first', { id: 'resent' });
+    const [job] = await consumer.claim();
+    assert.equal(await consumer.ack(id, job!.token), 'acked');
+    assert.equal(await queue.add('first', { id: 'resent' }), id, 'the resend answers the id');
+    assert.equal(await queue.get(id), null, 'and writes nothing');
+    assert.deepEqual(await consumer.claim(), []);
+    assert.equal((await queue.counters()).added, 1);
+    // Once the entry's minute is over (moved into the past here), the id is free again.
+    await redis.raw.zadd(`sg:{${name}:0}:doneUntil`, 'XX', 1, id);
+    await queue.add('second', { id: 'resent' });
+    assert.equal((await queue.get(id))?.payload, 'second');
+    assert.equal(await redis.raw.hget(`sg:{${name}:0}:done`, id), null, 'a new job under the id drops the old entry');
+    const [again] = await consumer.claim();
+    assert.equal(await consumer.ack(id, again!.token), 'acked');
+    // ifExists: 'replace' adds anew even within the minute.
+    await queue.add('third', { id: 'resent', ifExists: 'replace' });
+    assert.equal((await queue.get(id))?.payload, 'third');
+    assert.equal(await redis.raw.hget(`sg:{${name}:0}:done`, id), null);
+  });
+
+  it('forgets completed jobs once their time is over, in bounded batches, by acks and claims', async () => {
+    const { name, queue, consumer } = pair();
+    await queue.addBulk(Array.from({ length: 5 }, (_, n) => ({ payload: n })));
+    for (const job of await consumer.claim({ max: 5 })) await consumer.ack(job.id, job.token);
+    const tag = `sg:{${name}:0}`;
+    assert.equal(await redis.raw.hlen(`${tag}:done`), 5);
+    assert.equal(await redis.raw.zcard(`${tag}:doneUntil`), 5);
+    for (const id of await redis.raw.zrange(`${tag}:doneUntil`, 0, -1)) await redis.raw.zadd(`${tag}:doneUntil`, 'XX', 1, id);
+    assert.deepEqual(await consumer.claim(), []);
+    assert.deepEqual(await redis.raw.exists(`${tag}:done`, `${tag}:doneUntil`), 0, 'a claim forgot them');
   });
 
   it('extend keeps a lease alive past its first deadline', async () => {

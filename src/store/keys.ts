@@ -17,14 +17,18 @@ export interface PartitionKeys {
   readonly errors: string;
   /** HASH of running totals (added, claimed, completed, ...) and the fencing-token sequence. */
   readonly counters: string;
-  /** HASH of queue settings (paused). */
+  /** HASH of queue settings: `paused`; in partition 0 also `partitions`, the queue's partition count. */
   readonly meta: string;
+  /** HASH id -> fencing token of the claim that completed the job, for about a minute (lua/lib.lua). */
+  readonly done: string;
+  /** ZSET id -> when its `done` entry goes (ms). */
+  readonly doneUntil: string;
   /** Pub/sub channel: the due time of a job that became the earliest one. */
   readonly wakeChannel: string;
 }
 
 /** The names of a partition's keys, in the order the scripts' KEYS arrays use them. */
-export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta'] as const;
+export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta', 'done', 'doneUntil'] as const;
 export type PartitionKeyName = (typeof PARTITION_KEY_NAMES)[number];
 
 export function partitionKeys(prefix: string, queue: string, partition: number): PartitionKeys {
@@ -37,6 +41,8 @@ export function partitionKeys(prefix: string, queue: string, partition: number):
     errors: `${tag}:errors`,
     counters: `${tag}:counters`,
     meta: `${tag}:meta`,
+    done: `${tag}:done`,
+    doneUntil: `${tag}:doneUntil`,
     wakeChannel: `${tag}:wake`,
   };
 }

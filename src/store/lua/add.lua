@@ -12,13 +12,18 @@
     backoff      'f<ms>' | 'e<ms>' | ''
     payload      JSON text
   Returns: { now, status1, dueAt1, status2, dueAt2, ... } per job, in order:
-    1 added, 0 exists (kept as it was), 2 replaced, 3 exists and is running (not replaced)
+    1 added, 0 exists (kept as it was), 2 replaced, 3 exists and is running (not replaced),
+    4 completed less than DONE_KEEP_MS ago (lib.lua), not added: a keep-add writes nothing (most
+      likely it is the add that created the job, resent after a lost reply); a replace-add adds the
+      job anew (status 1)
   Errors: none. (A payload over the client's limit is refused before this script runs.)
 ]]
 local replace = ARGV[2] == 'replace'
 local now = nowMs()
 local out = { now }
 local added, minDue = 0, nil
+-- Most calls come when nothing completed lately: then no id needs the `done` look-up.
+local anyDone = rcall('EXISTS', doneKey) == 1
 for i = 3, #ARGV, 6 do
   local id = ARGV[i]
   local dueAt = ARGV[i + 1] ~= '' and now + tonumber(ARGV[i + 1]) or tonumber(ARGV[i + 2])
@@ -32,6 +37,15 @@ for i = 3, #ARGV, 6 do
       status = 2
       rcall('ZREM', deadKey, id)
       rcall('HDEL', errorsKey, id)
+    end
+  elseif anyDone then
+    local keptUntil = rcall('ZSCORE', doneUntilKey, id)
+    if keptUntil and not replace and tonumber(keptUntil) > now then
+      status = 4
+    elseif keptUntil then
+      -- A new job under this id: the earlier job's `done` entry must not answer its acks.
+      rcall('HDEL', doneKey, id)
+      rcall('ZREM', doneUntilKey, id)
     end
   end
   if status == 1 or status == 2 then

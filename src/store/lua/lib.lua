@@ -9,8 +9,11 @@
     KEYS[4] jobs      HASH  id -> record
     KEYS[5] errors    HASH  id -> last error message
     KEYS[6] counters  HASH  running totals, and `seq`, the fencing-token sequence
-    KEYS[7] meta      HASH  `paused` = '1' while paused
-  and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[8], its memo key.)
+    KEYS[7] meta      HASH  `paused` = '1' while paused; in partition 0 also `partitions`, the count
+    KEYS[8] done      HASH  id -> token of the claim that completed the job, for a while (below)
+    KEYS[9] doneUntil ZSET  id -> when its `done` entry goes (epoch ms)
+  and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[10] and KEYS[11], the
+  memo keys of this call and of the caller's previous one.)
 
   A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>\n<payload JSON>". JSON.stringify
   never writes a raw newline, so the first one ends the header. `token` is '0' unless the job is
@@ -19,11 +22,20 @@
   copies the score in, so an active or dead job knows when it fell due.
 
   Invariant: a job exists iff `jobs` has its id, and then exactly one of due/active/dead holds it.
+  An id is in `done` (and `doneUntil`) only while it is not in `jobs`: a completed job is remembered
+  for DONE_KEEP_MS, so that the scripts, not a client's clock, can tell a resent ack ("acked") from a
+  late one of a lost lease ("stale") and from a typo ("not found"), and so that an add resent after a
+  lost reply does not run a job again that already completed.
 ]]
 local rcall = redis.call
-local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey, doneKey, doneUntilKey =
+  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local wakeChannel = ARGV[1]
+
+-- How long a completed job's `done` entry lives (ms): the window in which a resent ack still answers
+-- "acked" and a resent keep-add of its id writes nothing (README, "Redis keys" and "Adding an
+-- existing id"). Memory: about 100 bytes per job completed in the last minute.
+local DONE_KEEP_MS = 60000
 
 -- The Redis server's clock in epoch ms: due-ness and leases never depend on a client's clock.
 local function nowMs()
@@ -54,6 +66,15 @@ local function tokenOf(rec)
   return string.match(rec, '^%d+,(%d+),')
 end
 
+-- The fencing check of ack, fail and release: the claim `token` still holds the job's lease when the
+-- record names that token and the job is active. On success the job leaves `active` (the caller
+-- moves it on). Returns the record (nil when the job does not exist) and whether the lease was held.
+local function takeLease(id, token)
+  local rec = rcall('HGET', jobsKey, id)
+  if rec and tokenOf(rec) == token and rcall('ZREM', activeKey, id) == 1 then return rec, true end
+  return rec, false
+end
+
 -- Tells sleeping workers about a due time that is now the earliest, so that they re-arm their
 -- timer. Workers never poll on a fixed interval; this is what keeps them on time.
 local function wakeIfHead(dueAt)
@@ -68,4 +89,17 @@ local function zaddMany(key, pairs)
   for i = 1, #pairs, 1000 do
     rcall('ZADD', key, unpack(pairs, i, math.min(i + 999, #pairs)))
   end
+end
+
+-- Forgets up to `limit` `done` entries whose time is over; returns how many. Bounded per call: ack
+-- forgets at least as many as it adds, claim a batch, so the record shrinks whenever work goes on.
+-- The expired entries are the lowest ranks of `doneUntil`, so one ZREMRANGEBYRANK removes them.
+local function forgetDone(now, limit)
+  local expired = rcall('ZRANGEBYSCORE', doneUntilKey, '-inf', now, 'LIMIT', 0, limit)
+  local n = #expired
+  if n > 0 then
+    for i = 1, n, 1000 do rcall('HDEL', doneKey, unpack(expired, i, math.min(i + 999, n))) end
+    rcall('ZREMRANGEBYRANK', doneUntilKey, 0, n - 1)
+  end
+  return n
 end
