@@ -102,29 +102,37 @@ describe('PullConsumer', () => {
     assert.equal(await queue.get(id), null, 'and writes nothing');
     assert.deepEqual(await consumer.claim(), []);
     assert.equal((await queue.counters()).added, 1);
-    // Once the entry's minute is over (moved into the past here), the id is free again.
-    await redis.raw.zadd(`sg:{${name}:0}:doneUntil`, 'XX', 1, id);
+    // Once its buckets' time is over (three periods passed, as the script sees it), the id is free again.
+    await redis.raw.hset(`sg:{${name}:0}:meta`, 'donePeriod', 0);
     await queue.add('second', { id: 'resent' });
     assert.equal((await queue.get(id))?.payload, 'second');
-    assert.equal(await redis.raw.hget(`sg:{${name}:0}:done`, id), null, 'a new job under the id drops the old entry');
     const [again] = await consumer.claim();
     assert.equal(await consumer.ack(id, again!.token), 'acked');
-    // ifExists: 'replace' adds anew even within the minute.
+    // ifExists: 'replace' adds anew even within the window, and drops the entry of the earlier job.
     await queue.add('third', { id: 'resent', ifExists: 'replace' });
     assert.equal((await queue.get(id))?.payload, 'third');
-    assert.equal(await redis.raw.hget(`sg:{${name}:0}:done`, id), null);
+    const [third] = await consumer.claim();
+    assert.equal(await consumer.ack(id, again!.token), 'stale', "the earlier job's token does not hold the new one");
+    assert.equal(await consumer.ack(id, third!.token), 'acked');
   });
 
-  it('forgets completed jobs once their time is over, in bounded batches, by acks and claims', async () => {
+  it('forgets completed jobs after 60 to 90 s: a bucket per 30 s period, dropped whole, with an expiry as a backstop', async () => {
     const { name, queue, consumer } = pair();
     await queue.addBulk(Array.from({ length: 5 }, (_, n) => ({ payload: n })));
-    for (const job of await consumer.claim({ max: 5 })) await consumer.ack(job.id, job.token);
+    const jobs = await consumer.claim({ max: 5 });
+    for (const job of jobs) await consumer.ack(job.id, job.token);
     const tag = `sg:{${name}:0}`;
-    assert.equal(await redis.raw.hlen(`${tag}:done`), 5);
-    assert.equal(await redis.raw.zcard(`${tag}:doneUntil`), 5);
-    for (const id of await redis.raw.zrange(`${tag}:doneUntil`, 0, -1)) await redis.raw.zadd(`${tag}:doneUntil`, 'XX', 1, id);
+    const buckets = [`${tag}:done:0`, `${tag}:done:1`, `${tag}:done:2`];
+    const sizes = await Promise.all(buckets.map(key => redis.raw.hlen(key)));
+    assert.deepEqual(sizes.sort(), [0, 0, 5], 'the jobs completed in one period share a bucket');
+    const bucket = buckets[(await Promise.all(buckets.map(key => redis.raw.hlen(key)))).indexOf(5)] as string;
+    const ttl = await redis.raw.pttl(bucket);
+    assert.ok(ttl > 60_000 && ttl <= 105_000, `expires in ${ttl} ms`);
+    // Three periods later (as the script sees it), a claim drops every bucket.
+    await redis.raw.hset(`${tag}:meta`, 'donePeriod', 0);
     assert.deepEqual(await consumer.claim(), []);
-    assert.deepEqual(await redis.raw.exists(`${tag}:done`, `${tag}:doneUntil`), 0, 'a claim forgot them');
+    assert.equal(await redis.raw.exists(...buckets), 0);
+    await assert.rejects(consumer.ack(jobs[0]!.id, jobs[0]!.token), NotFoundError, 'forgotten: a resend now is not found');
   });
 
   it('extend keeps a lease alive past its first deadline', async () => {

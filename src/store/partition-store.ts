@@ -18,7 +18,7 @@ export interface EncodedJob {
 
 /**
  * Outcome of adding one job: 1 added, 0 existed and was kept, 2 replaced, 3 running (not replaced),
- * 4 completed within the last minute (not added again: see add.lua).
+ * 4 completed in the last 60 to 90 s (not added again: see add.lua).
  */
 export type AddStatus = 0 | 1 | 2 | 3 | 4;
 

@@ -13,7 +13,7 @@
     payload      JSON text
   Returns: { now, status1, dueAt1, status2, dueAt2, ... } per job, in order:
     1 added, 0 exists (kept as it was), 2 replaced, 3 exists and is running (not replaced),
-    4 completed less than DONE_KEEP_MS ago (lib.lua), not added: a keep-add writes nothing (most
+    4 completed in the last 60 to 90 s (lib.lua), not added: a keep-add writes nothing (most
       likely it is the add that created the job, resent after a lost reply); a replace-add adds the
       job anew (status 1)
   Errors: none. (A payload over the client's limit is refused before this script runs.)
@@ -23,7 +23,8 @@ local now = nowMs()
 local out = { now }
 local added, minDue = 0, nil
 -- Most calls come when nothing completed lately: then no id needs the `done` look-up.
-local anyDone = rcall('EXISTS', doneKey) == 1
+local anyDone = rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3]) > 0
+if anyDone then rotateDone(now) end
 for i = 3, #ARGV, 6 do
   local id = ARGV[i]
   local dueAt = ARGV[i + 1] ~= '' and now + tonumber(ARGV[i + 1]) or tonumber(ARGV[i + 2])
@@ -38,14 +39,12 @@ for i = 3, #ARGV, 6 do
       rcall('ZREM', deadKey, id)
       rcall('HDEL', errorsKey, id)
     end
-  elseif anyDone then
-    local keptUntil = rcall('ZSCORE', doneUntilKey, id)
-    if keptUntil and not replace and tonumber(keptUntil) > now then
-      status = 4
-    elseif keptUntil then
+  elseif anyDone and doneBy(id) then
+    if replace then
       -- A new job under this id: the earlier job's `done` entry must not answer its acks.
-      rcall('HDEL', doneKey, id)
-      rcall('ZREM', doneUntilKey, id)
+      for b = 1, 3 do rcall('HDEL', doneKeys[b], id) end
+    else
+      status = 4
     end
   end
   if status == 1 or status == 2 then
