@@ -26,7 +26,7 @@ export interface WorkerEvents<T> {
   failed: [job: Job<T>, error: unknown, retryAt: number | undefined];
   /** The job ran out of attempts (or threw UnrecoverableError) and is now a dead letter. */
   dead: [job: Job<T>, error: unknown];
-  /** The worker's ack or fail was refused: it had lost the lease, and another delivery owns the job. */
+  /** The worker's ack or fail was refused: it had lost the lease, and another delivery owns (or completed) the job. */
   stale: [job: Job<T>];
   /** A Redis call failed; the worker retries on its own. */
   error: [error: Error];
