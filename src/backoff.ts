@@ -5,8 +5,9 @@ export const DEFAULT_BACKOFF: BackoffOption = { type: 'exponential', delayMs: 1_
 
 /**
  * The delay before the next attempt after `attempt` (1-based) failed.
- * Exponential: `delayMs * 2^(attempt-1)` capped at `maxDelayMs` (default one day), then reduced by a
- * random share of up to `jitter` (default 0.25) so that a burst of failures does not retry as a burst.
+ * Exponential: `delayMs * 2^(attempt-1)` capped at `maxDelayMs` (one day when a backoff leaves it out;
+ * DEFAULT_BACKOFF's is one hour), then reduced by a random share of up to `jitter` (default 0.25) so
+ * that a burst of failures does not retry as a burst.
  */
 export function backoffDelayMs(backoff: BackoffOption | BackoffFunction, attempt: number, error: unknown, random = Math.random): number {
   if (typeof backoff === 'function') {
@@ -18,6 +19,22 @@ export function backoffDelayMs(backoff: BackoffOption | BackoffFunction, attempt
   const full = Math.min(cap, backoff.delayMs * 2 ** Math.min(attempt - 1, 52));
   const jitter = backoff.jitter ?? 0.25;
   return Math.round(full * (1 - jitter * random()));
+}
+
+/**
+ * The one retry-or-dead rule of a failed attempt (Worker and PullConsumer): -1 (dead-letter it) when
+ * `dead` is asked for or `attempt` was the last of `maxAttempts`; otherwise the delay before the next
+ * attempt, `retryDelayMs` if given, else the backoff's.
+ */
+export function retryDelayAfter(
+  attempt: number,
+  maxAttempts: number,
+  backoff: BackoffOption | BackoffFunction,
+  error: unknown,
+  options: { dead?: boolean; retryDelayMs?: number } = {},
+): number {
+  if (options.dead === true || attempt >= maxAttempts) return -1;
+  return options.retryDelayMs ?? backoffDelayMs(backoff, attempt, error);
 }
 
 /**

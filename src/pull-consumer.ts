@@ -1,10 +1,11 @@
-import { DEFAULT_BACKOFF, backoffDelayMs } from './backoff.js';
+import { DEFAULT_BACKOFF, retryDelayAfter } from './backoff.js';
 import { newClaimId } from './ids.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
-import { ClosedError, ValidationError } from './errors.js';
+import { ClosedError, NotFoundError, ValidationError } from './errors.js';
 import { defaultLogger } from './logger.js';
 import type { ClaimResult, PartitionStore } from './store/partition-store.js';
 import { MAX_PARTITIONS, QueuePartitions } from './store/partitions.js';
+import { claimedJobFields } from './store/record.js';
 import type { BackoffOption, ConnectionOption, Job, Logger } from './types.js';
 import { assertBackoff, assertInteger, assertJobId, assertQueueName } from './validate.js';
 
@@ -32,6 +33,8 @@ export interface PulledJob<T> extends Omit<Job<T>, 'signal'> {
 }
 
 const REAP_LIMIT = 100;
+/** Settling a job never creates its queue: an ack to a misspelled queue finds nothing. */
+const SETTLE = { create: false };
 const MAX_WAIT_MS = 60_000;
 
 /**
@@ -85,16 +88,7 @@ export class PullConsumer<T = unknown> {
     for (;;) {
       const result = await this.#claimAny(stores, max, leaseMs);
       if (result.jobs.length > 0) {
-        return result.jobs.map(job => ({
-          id: job.id,
-          queue: this.queue,
-          payload: JSON.parse(job.payloadJson) as T,
-          dueAt: job.dueAt as number,
-          attempt: job.attempts,
-          maxAttempts: job.maxAttempts ?? this.#maxAttempts,
-          token: job.token,
-          leaseUntilAt: result.now + leaseMs,
-        }));
+        return result.jobs.map(job => ({ ...claimedJobFields<T>(this.queue, job, this.#maxAttempts), token: job.token, leaseUntilAt: result.now + leaseMs }));
       }
       if (Date.now() >= deadline || options.signal?.aborted || this.#closed) return [];
       // Subscribe before sleeping; a first subscription may have missed a wake-up, so look again.
@@ -106,35 +100,42 @@ export class PullConsumer<T = unknown> {
   }
 
   /**
-   * Completes a claimed job. `'stale'` when another claim holds the job now (nothing changed).
-   * Acking a job that no longer exists answers `'acked'`: it is complete, and a client that resends
-   * an ack after a lost reply must not be told otherwise.
+   * Completes a claimed job: `'acked'`, also when this token already completed it (an ack resent
+   * after a lost reply, within a minute). `'stale'` when the token does not hold the job: the lease ran
+   * out and another claim holds it or completed it (nothing changed).
+   *
+   * @throws {NotFoundError} no such job, and none with this id completed in the last minute (a
+   *   wrong queue or id, or a job cancelled or purged).
    */
   async ack(id: string, token: string): Promise<'acked' | 'stale'> {
     this.#assertOpen();
     assertLease(id, token);
-    const { stale } = await (await this.#partitions.storeFor(id, { create: true })).ack([{ id, token }]);
+    const { stale, notFound } = await (await this.#partitions.storeFor(id, SETTLE)).ack([{ id, token }]);
+    if (notFound.length > 0) throw new NotFoundError(`No job ${id} in queue ${this.queue} to ack: it does not exist, and none with this id completed in the last minute`);
     return stale.length > 0 ? 'stale' : 'acked';
   }
 
   /**
    * Fails a claimed job: it is retried after `retryDelayMs` (default: the backoff), or
-   * dead-lettered when out of attempts or when `dead` is true. `'stale'` when the token lost the lease.
+   * dead-lettered when out of attempts or when `dead` is true. `'stale'` when the token does not
+   * hold the job (counted in `stale`, as a stale ack is).
    */
   async fail(id: string, token: string, options: { error?: string; retryDelayMs?: number; dead?: boolean } = {}): Promise<{ result: 'retried' | 'dead' | 'stale'; retryAt?: number }> {
     this.#assertOpen();
     assertLease(id, token);
     if (options.retryDelayMs !== undefined) assertInteger('retryDelayMs', options.retryDelayMs, 0, 10 * 365 * 86_400_000);
-    const store = await this.#partitions.storeFor(id, { create: true });
+    const store = await this.#partitions.storeFor(id, SETTLE);
+    // Read to decide retry or dead; the script checks the token again, and refuses (and counts) a
+    // token that does not hold the job, also when this read already saw it so.
     const current = await store.get(id);
-    if (!current || current.state !== 'active' || current.job.token !== token) return { result: 'stale' };
-    const maxAttempts = current.job.maxAttempts ?? this.#maxAttempts;
-    const dead = options.dead === true || current.job.attempts >= maxAttempts;
-    const retryDelayMs = dead ? -1 : (options.retryDelayMs ?? backoffDelayMs(current.job.backoff ?? this.#backoff, current.job.attempts, options.error));
+    const job = current?.job;
+    const retryDelayMs = job
+      ? retryDelayAfter(job.attempts, job.maxAttempts ?? this.#maxAttempts, job.backoff ?? this.#backoff, options.error, { dead: options.dead, retryDelayMs: options.retryDelayMs })
+      : -1;
     const message = (options.error ?? 'failed by the consumer').slice(0, 4_096);
     const { now, stale } = await store.fail([{ id, token, retryDelayMs, message }]);
     if (stale.length > 0) return { result: 'stale' };
-    return dead ? { result: 'dead' } : { result: 'retried', retryAt: now + retryDelayMs };
+    return retryDelayMs === -1 ? { result: 'dead' } : { result: 'retried', retryAt: now + retryDelayMs };
   }
 
   /** Renews a claimed job's lease to `leaseMs` from now. `'stale'` when the token lost the lease. */
@@ -143,7 +144,7 @@ export class PullConsumer<T = unknown> {
     assertLease(id, token);
     assertInteger('leaseMs', leaseMs, 200, 86_400_000);
     const sentAt = Date.now();
-    const lost = await (await this.#partitions.storeFor(id, { create: true })).extend(leaseMs, [{ id, token }]);
+    const lost = await (await this.#partitions.storeFor(id, SETTLE)).extend(leaseMs, [{ id, token }]);
     return lost.length > 0 ? { result: 'stale' } : { result: 'extended', leaseUntilAt: sentAt + leaseMs };
   }
 

@@ -1,23 +1,18 @@
 import type { FailEntry, LeaseRef, PartitionStore } from './store/partition-store.js';
 
 /**
- * What became of an ack or fail: applied; `gone` (an ack of a job that no longer exists: it was
- * completed, most often by this same ack resent after a lost reply); rejected as stale (lease lost);
- * or given up after the lease ran out.
+ * What became of an ack or fail, as the script decided it: applied (for an ack also: applied earlier
+ * by this same token, the ack being resent after a lost reply); `stale` (the token does not hold the
+ * job: its lease ran out and another delivery took it, or completed it); `not-found` (an ack of a
+ * job that does not exist and did not complete lately); or given up after the lease ran out.
  */
-export type SettleOutcome = 'applied' | 'gone' | 'stale' | 'gave-up';
-
-/** An outcome, and when (the caller's clock) the call that decided it was sent. */
-export interface Settled {
-  readonly outcome: SettleOutcome;
-  readonly sentAt: number;
-}
+export type SettleOutcome = 'applied' | 'stale' | 'not-found' | 'gave-up';
 
 interface Pending<E> {
   readonly entry: E;
   /** Time (the caller's clock) after which retrying is pointless: the lease is gone and the job will be redelivered. */
   readonly giveUpAt: number;
-  readonly resolve: (settled: Settled) => void;
+  readonly resolve: (outcome: SettleOutcome) => void;
 }
 
 interface StoreQueue {
@@ -48,14 +43,14 @@ export class Settler {
     this.#clock = clock;
   }
 
-  ack(store: PartitionStore, lease: LeaseRef, giveUpAt: number): Promise<Settled> {
+  ack(store: PartitionStore, lease: LeaseRef, giveUpAt: number): Promise<SettleOutcome> {
     return new Promise(resolve => {
       this.#queueOf(store).acks.push({ entry: lease, giveUpAt, resolve });
       this.#schedule();
     });
   }
 
-  fail(store: PartitionStore, entry: FailEntry, giveUpAt: number): Promise<Settled> {
+  fail(store: PartitionStore, entry: FailEntry, giveUpAt: number): Promise<SettleOutcome> {
     return new Promise(resolve => {
       this.#queueOf(store).fails.push({ entry, giveUpAt, resolve });
       this.#schedule();
@@ -80,7 +75,7 @@ export class Settler {
       await Promise.race([Promise.all(this.#inFlight), sleep(Math.max(1, Math.min(100, until - Date.now())))]);
     }
     for (const queue of this.#queues.values()) {
-      for (const pending of [...queue.acks, ...queue.fails]) pending.resolve({ outcome: 'gave-up', sentAt: this.#clock() });
+      for (const pending of [...queue.acks, ...queue.fails]) pending.resolve('gave-up');
     }
     this.#queues.clear();
   }
@@ -109,7 +104,7 @@ export class Settler {
       const acks = queue.acks.splice(0, MAX_PER_CALL);
       const fails = queue.fails.splice(0, MAX_PER_CALL);
       if (acks.length > 0) this.#track(this.#send(acks, () => store.ack(acks.map(p => p.entry)), queue.acks));
-      if (fails.length > 0) this.#track(this.#send(fails, async () => ({ stale: (await store.fail(fails.map(p => p.entry))).stale, gone: [] }), queue.fails));
+      if (fails.length > 0) this.#track(this.#send(fails, async () => ({ stale: (await store.fail(fails.map(p => p.entry))).stale, notFound: [] }), queue.fails));
       if (queue.acks.length > 0 || queue.fails.length > 0) this.#schedule();
     }
   }
@@ -119,20 +114,19 @@ export class Settler {
     void promise.finally(() => this.#inFlight.delete(promise));
   }
 
-  async #send<E extends LeaseRef>(batch: Pending<E>[], call: () => Promise<{ stale: number[]; gone: number[] }>, requeue: Pending<E>[]): Promise<void> {
-    const sentAt = this.#clock();
+  async #send<E extends LeaseRef>(batch: Pending<E>[], call: () => Promise<{ stale: number[]; notFound: number[] }>, requeue: Pending<E>[]): Promise<void> {
     try {
       const result = await call();
       const stale = new Set(result.stale);
-      const gone = new Set(result.gone);
+      const notFound = new Set(result.notFound);
       this.#retryDelayMs = 0;
-      batch.forEach((pending, index) => pending.resolve({ outcome: stale.has(index) ? 'stale' : gone.has(index) ? 'gone' : 'applied', sentAt }));
+      batch.forEach((pending, index) => pending.resolve(stale.has(index) ? 'stale' : notFound.has(index) ? 'not-found' : 'applied'));
     } catch (error) {
       this.#onError(error);
       const now = this.#clock();
       for (const pending of batch) {
         if (now < pending.giveUpAt) requeue.push(pending);
-        else pending.resolve({ outcome: 'gave-up', sentAt: now });
+        else pending.resolve('gave-up');
       }
       this.#retryLater();
     }

@@ -1,13 +1,13 @@
 import { EventEmitter } from 'node:events';
-import { backoffDelayMs } from './backoff.js';
+import { retryDelayAfter } from './backoff.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
 import { ClaimedJob } from './claimed-job.js';
 import { newClaimId } from './ids.js';
 import { ConflictError, LeaseLostError, UnrecoverableError } from './errors.js';
-import { Settler, type SettleOutcome } from './settler.js';
+import { Settler } from './settler.js';
 import { PartitionStore, type LeaseRef } from './store/partition-store.js';
 import { QueuePartitions } from './store/partitions.js';
-import type { StoredJob } from './store/record.js';
+import { claimedJobFields, type StoredJob } from './store/record.js';
 import type { BackoffFunction, BackoffOption, Job, Logger } from './types.js';
 import { MAX_CLAIM, resolveWorkerOptions, type WorkerOptions } from './worker-options.js';
 
@@ -26,7 +26,7 @@ export interface WorkerEvents<T> {
   failed: [job: Job<T>, error: unknown, retryAt: number | undefined];
   /** The job ran out of attempts (or threw UnrecoverableError) and is now a dead letter. */
   dead: [job: Job<T>, error: unknown];
-  /** The worker's ack or fail was refused: it had lost the lease, and another delivery owns the job. */
+  /** The worker's ack or fail was refused: it had lost the lease, and another delivery owns (or completed) the job. */
   stale: [job: Job<T>];
   /** A Redis call failed; the worker retries on its own. */
   error: [error: Error];
@@ -303,14 +303,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #track(source: Source, stored: StoredJob, claimedAt: number): Running<T> {
-    const job = new ClaimedJob<T>({
-      id: stored.id,
-      queue: source.queue,
-      payload: JSON.parse(stored.payloadJson) as T,
-      dueAt: stored.dueAt as number, // claim always copies the due score into the record
-      attempt: stored.attempts,
-      maxAttempts: stored.maxAttempts ?? this.#maxAttempts,
-    });
+    const job = new ClaimedJob<T>(claimedJobFields<T>(source.queue, stored, this.#maxAttempts));
     const entry: Running<T> = { source, stored, job, leaseUntilLocal: claimedAt + this.#leaseMs, released: false };
     this.#running.set(this.#key(source, stored), entry);
     return entry;
@@ -328,23 +321,23 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (entry.released) return; // handed back by close(): the next delivery owns the outcome
     const settled = this.#settler.ack(entry.source.store, entry.stored, entry.leaseUntilLocal);
     this.#pump(); // the slot is free: claim more while the ack travels
-    const { outcome, sentAt } = await settled;
-    // 'gone': the job no longer exists. If the ack was sent while this worker held the lease, nobody
-    // else could have completed the job, so this very ack did (resent by the client after a lost
-    // reply). Sent later (say the process froze before sending), another delivery may have: stale.
-    if (outcome === 'applied' || (outcome === 'gone' && sentAt < entry.leaseUntilLocal)) this.#emitSafely('completed', entry.job, result);
-    else if (outcome === 'stale' || outcome === 'gone') this.#emitSafely('stale', entry.job);
+    // The script decides: 'applied' when this token completed the job (now, or before a lost reply);
+    // 'stale' when another delivery holds or completed it, 'not-found' when it is gone altogether.
+    // Never judged from this process's clock: a process frozen before it sent the ack cannot know.
+    const outcome = await settled;
+    if (outcome === 'applied') this.#emitSafely('completed', entry.job, result);
+    else if (outcome === 'stale' || outcome === 'not-found') this.#emitSafely('stale', entry.job);
   }
 
   async #fail(entry: Running<T>, error: unknown): Promise<void> {
     if (entry.released) return;
     const { job, stored } = entry;
-    const dead = error instanceof UnrecoverableError || job.attempt >= job.maxAttempts;
-    const retryDelayMs = dead ? -1 : backoffDelayMs(stored.backoff ?? this.#backoff, job.attempt, error);
+    const retryDelayMs = retryDelayAfter(job.attempt, job.maxAttempts, stored.backoff ?? this.#backoff, error, { dead: error instanceof UnrecoverableError });
+    const dead = retryDelayMs === -1;
     const message = describeError(error);
     const settled = this.#settler.fail(entry.source.store, { id: stored.id, token: stored.token, retryDelayMs, message }, entry.leaseUntilLocal);
     this.#pump();
-    const { outcome }: { outcome: SettleOutcome } = await settled;
+    const outcome = await settled;
     if (outcome === 'stale') this.#emitSafely('stale', job);
     if (outcome !== 'applied') return;
     this.#emitSafely('failed', job, error, dead ? undefined : this.#serverNow() + retryDelayMs);

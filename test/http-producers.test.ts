@@ -143,6 +143,26 @@ describe('HTTP pull consumers', () => {
     assert.equal((await api.call('POST', `${jobPath(queue, 's1')}/ack`, { token: second!.token })).status, 200);
   });
 
+  it('ack of a job that never existed (unknown queue or id) is 404 NOT_FOUND; a late ack after another token completed the job is 409, and both stale settles count', async () => {
+    const queue = uniqueQueue('http');
+    await api.call('POST', jobsOf(queue), { payload: 'x', id: 'n1' });
+    for (const path of [`${jobPath(queue, 'no-such-id')}/ack`, `${jobPath(uniqueQueue('typo'), 'n1')}/ack`]) {
+      const answer = await api.call('POST', path, { token: '1' });
+      assert.deepEqual([answer.status, answer.body.error.code], [404, 'NOT_FOUND'], path);
+    }
+    const [first] = await claimOne(queue, { leaseMs: 200 });
+    await sleep(300);
+    const [second] = await claimOne(queue, { leaseMs: 10_000 });
+    assert.equal((await api.call('POST', `${jobPath(queue, 'n1')}/ack`, { token: second!.token })).status, 200);
+    const late = await api.call('POST', `${jobPath(queue, 'n1')}/ack`, { token: first!.token });
+    assert.deepEqual([late.status, late.body.error?.code], [409, 'STALE_TOKEN'], 'the job is gone, but another token completed it');
+    const lateFail = await api.call('POST', `${jobPath(queue, 'n1')}/fail`, { token: first!.token });
+    assert.deepEqual([lateFail.status, lateFail.body.error?.code], [409, 'STALE_TOKEN']);
+    const metrics = await api.call('GET', '/metrics');
+    const stale = new RegExp(`sandglass_jobs_stale_total\\{queue="${queue}"\\} (\\d+)`).exec(metrics.text)?.[1];
+    assert.equal(stale, '2', 'the stale ack and the stale fail are both counted');
+  });
+
   it('fail retries with retryAt, then dead-letters with the error; extend renews the lease', async () => {
     const queue = uniqueQueue('http');
     await api.call('POST', jobsOf(queue), { payload: 'x', id: 'f1', maxAttempts: 2 });

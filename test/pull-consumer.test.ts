@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { listQueues, PullConsumer, Queue, ValidationError } from '../src/index.js';
+import { listQueues, NotFoundError, PullConsumer, Queue, ValidationError } from '../src/index.js';
 import { sleep, uniqueQueue, useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -60,6 +60,80 @@ describe('PullConsumer', () => {
     const dead = await queue.get(id);
     assert.equal(dead?.state, 'dead');
     assert.equal(dead?.lastError, 'second failure');
+  });
+
+  it('ack tells acked (also resent), stale (another token completed the job) and not found (no such job, no such queue) apart, by the script', async () => {
+    const { name, queue, consumer } = pair();
+    const id = await queue.add('x');
+    await assert.rejects(consumer.ack('never-added', '1'), NotFoundError);
+    const typo = redis.track(new PullConsumer(uniqueQueue('typo'), { connection: redis.url }));
+    await assert.rejects(typo.ack(id, '1'), NotFoundError);
+    assert.deepEqual(await redis.raw.keys(`sg:{${typo.queue}:*`), [], 'an ack to an unknown queue creates nothing');
+    const [first] = await consumer.claim({ leaseMs: 30_000 });
+    // The lease runs out (as when its holder froze) and the job is delivered again and completed.
+    await redis.raw.zadd(`sg:{${name}:0}:active`, 'XX', 1, id);
+    const [second] = await consumer.claim({ leaseMs: 30_000 });
+    assert.equal(second?.attempt, 2);
+    assert.equal(await consumer.ack(id, second!.token), 'acked');
+    assert.equal(await consumer.ack(id, second!.token), 'acked', 'resent after a lost reply');
+    assert.equal(await consumer.ack(id, first!.token), 'stale', 'the job is gone, but another token completed it');
+    assert.deepEqual(await queue.counters(), { ...(await queue.counters()), completed: 1, stale: 1, reaped: 1 });
+  });
+
+  it('a stale fail is refused and counted in `stale`, as a stale ack is', async () => {
+    const { name, queue, consumer } = pair();
+    const id = await queue.add('x');
+    const [first] = await consumer.claim({ leaseMs: 30_000 });
+    await redis.raw.zadd(`sg:{${name}:0}:active`, 'XX', 1, id);
+    const [second] = await consumer.claim({ leaseMs: 30_000 });
+    assert.deepEqual(await consumer.fail(id, first!.token, { error: 'late' }), { result: 'stale' });
+    assert.equal((await queue.counters()).stale, 1);
+    assert.equal((await queue.get(id))?.state, 'active', 'the new holder keeps the job');
+    assert.equal(await consumer.ack(id, second!.token), 'acked');
+    assert.deepEqual(await consumer.fail(id, first!.token), { result: 'stale' }, 'also once the job is gone');
+    assert.equal((await queue.counters()).stale, 2);
+  });
+
+  it('an add resent after the job completed does not run it again, for the minute the completion is remembered', async () => {
+    const { name, queue, consumer } = pair();
+    const id = await queue.add('first', { id: 'resent' });
+    const [job] = await consumer.claim();
+    assert.equal(await consumer.ack(id, job!.token), 'acked');
+    assert.equal(await queue.add('first', { id: 'resent' }), id, 'the resend answers the id');
+    assert.equal(await queue.get(id), null, 'and writes nothing');
+    assert.deepEqual(await consumer.claim(), []);
+    assert.equal((await queue.counters()).added, 1);
+    // Once its buckets' time is over (three periods passed, as the script sees it), the id is free again.
+    await redis.raw.hset(`sg:{${name}:0}:meta`, 'donePeriod', 0);
+    await queue.add('second', { id: 'resent' });
+    assert.equal((await queue.get(id))?.payload, 'second');
+    const [again] = await consumer.claim();
+    assert.equal(await consumer.ack(id, again!.token), 'acked');
+    // ifExists: 'replace' adds anew even within the window, and drops the entry of the earlier job.
+    await queue.add('third', { id: 'resent', ifExists: 'replace' });
+    assert.equal((await queue.get(id))?.payload, 'third');
+    const [third] = await consumer.claim();
+    assert.equal(await consumer.ack(id, again!.token), 'stale', "the earlier job's token does not hold the new one");
+    assert.equal(await consumer.ack(id, third!.token), 'acked');
+  });
+
+  it('forgets completed jobs after 60 to 90 s: a bucket per 30 s period, dropped whole, with an expiry as a backstop', async () => {
+    const { name, queue, consumer } = pair();
+    await queue.addBulk(Array.from({ length: 5 }, (_, n) => ({ payload: n })));
+    const jobs = await consumer.claim({ max: 5 });
+    for (const job of jobs) await consumer.ack(job.id, job.token);
+    const tag = `sg:{${name}:0}`;
+    const buckets = [`${tag}:done:0`, `${tag}:done:1`, `${tag}:done:2`];
+    const sizes = await Promise.all(buckets.map(key => redis.raw.hlen(key)));
+    assert.deepEqual(sizes.sort(), [0, 0, 5], 'the jobs completed in one period share a bucket');
+    const bucket = buckets[(await Promise.all(buckets.map(key => redis.raw.hlen(key)))).indexOf(5)] as string;
+    const ttl = await redis.raw.pttl(bucket);
+    assert.ok(ttl > 60_000 && ttl <= 105_000, `expires in ${ttl} ms`);
+    // Three periods later (as the script sees it), a claim drops every bucket.
+    await redis.raw.hset(`${tag}:meta`, 'donePeriod', 0);
+    assert.deepEqual(await consumer.claim(), []);
+    assert.equal(await redis.raw.exists(...buckets), 0);
+    await assert.rejects(consumer.ack(jobs[0]!.id, jobs[0]!.token), NotFoundError, 'forgotten: a resend now is not found');
   });
 
   it('extend keeps a lease alive past its first deadline', async () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LeaseLostError, Queue, UnrecoverableError, Worker, type Job } from '../src/index.js';
+import { LeaseLostError, PullConsumer, Queue, UnrecoverableError, Worker, type Job } from '../src/index.js';
 import { assertNeverEarlyAndOnTime } from './helpers/lateness.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
@@ -253,5 +253,36 @@ describe('Worker', () => {
     assert.equal(counters.reaped, 1);
     assert.equal(counters.completed, 1);
     assert.equal(await q.get(id), null);
+  });
+
+  it("reports a late ack as stale when another delivery completed the job, whatever the worker's own clock says", async () => {
+    // The interleaving of a worker frozen (SIGSTOP) after its handler ended and before its ack reached
+    // Redis: meanwhile the lease ran out in Redis, another delivery completed the job. The worker's
+    // clock still says the lease holds; only the script knows which token completed the job.
+    const name = uniqueQueue();
+    const q = queue(name);
+    const other = redis.track(new PullConsumer(name, { connection: redis.url }));
+    const events: string[] = [];
+    let finish!: () => void;
+    const finished = new Promise<void>(resolve => (finish = resolve));
+    let started!: () => void;
+    const running = new Promise<void>(resolve => (started = resolve));
+    const worker = redis.track(new Worker(name, async () => {
+      started();
+      await finished;
+    }, { connection: redis.url, leaseMs: 60_000, concurrency: 1 }));
+    worker.on('stale', job => events.push(`stale ${job.attempt}`));
+    worker.on('completed', job => events.push(`completed ${job.attempt}`));
+    const id = await q.add('x');
+    await running;
+    await redis.raw.zadd(`sg:{${name}:0}:active`, 'XX', 1, id); // the lease ran out in Redis
+    const [again] = await other.claim({ leaseMs: 60_000 });
+    assert.equal(again?.attempt, 2);
+    assert.equal(await other.ack(id, again!.token), 'acked');
+    finish();
+    await waitFor(() => events.length === 1, 5_000, "the worker's outcome");
+    assert.deepEqual(events, ['stale 1']);
+    const counters = await q.counters();
+    assert.deepEqual([counters.completed, counters.stale], [1, 1]);
   });
 });

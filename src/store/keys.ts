@@ -17,14 +17,21 @@ export interface PartitionKeys {
   readonly errors: string;
   /** HASH of running totals (added, claimed, completed, ...) and the fencing-token sequence. */
   readonly counters: string;
-  /** HASH of queue settings (paused). */
+  /** HASH of queue settings and state: `paused`, `donePeriod`; in partition 0 also `partitions`, the queue's partition count. */
   readonly meta: string;
+  /**
+   * HASHes id -> fencing token of the claim that completed the job: one per 30 s period, taking turns,
+   * so a completed job is remembered 60 to 90 s (lua/lib.lua).
+   */
+  readonly done0: string;
+  readonly done1: string;
+  readonly done2: string;
   /** Pub/sub channel: the due time of a job that became the earliest one. */
   readonly wakeChannel: string;
 }
 
 /** The names of a partition's keys, in the order the scripts' KEYS arrays use them. */
-export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta'] as const;
+export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta', 'done0', 'done1', 'done2'] as const;
 export type PartitionKeyName = (typeof PARTITION_KEY_NAMES)[number];
 
 export function partitionKeys(prefix: string, queue: string, partition: number): PartitionKeys {
@@ -37,6 +44,9 @@ export function partitionKeys(prefix: string, queue: string, partition: number):
     errors: `${tag}:errors`,
     counters: `${tag}:counters`,
     meta: `${tag}:meta`,
+    done0: `${tag}:done:0`,
+    done1: `${tag}:done:1`,
+    done2: `${tag}:done:2`,
     wakeChannel: `${tag}:wake`,
   };
 }

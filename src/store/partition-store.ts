@@ -16,8 +16,11 @@ export interface EncodedJob {
   readonly payloadJson: string;
 }
 
-/** Outcome of adding one job: 1 added, 0 existed and was kept, 2 replaced, 3 running (not replaced). */
-export type AddStatus = 0 | 1 | 2 | 3;
+/**
+ * Outcome of adding one job: 1 added, 0 existed and was kept, 2 replaced, 3 running (not replaced),
+ * 4 completed in the last 60 to 90 s (not added again: see add.lua).
+ */
+export type AddStatus = 0 | 1 | 2 | 3 | 4;
 
 /** A claim's (id, fencing token) pair: the proof of holding a lease. */
 export interface LeaseRef {
@@ -133,17 +136,18 @@ export class PartitionStore {
   }
 
   /**
-   * Returns the positions in `leases` whose ack was refused because another claim holds the job
-   * (`stale`), and those whose job no longer exists (`gone`: completed, most often by this very ack
-   * resent after a lost reply).
+   * Completes jobs. Returns the positions in `leases` whose ack was refused because the token does
+   * not hold the job (`stale`: another claim holds it, or another claim completed it) and those of
+   * which no job exists nor completed lately (`notFound`). Every other position is acked: completed
+   * now, or earlier under the same token (an ack resent after a lost reply).
    */
-  async ack(leases: readonly LeaseRef[]): Promise<{ stale: number[]; gone: number[] }> {
+  async ack(leases: readonly LeaseRef[]): Promise<{ stale: number[]; notFound: number[] }> {
     const reply = (await this.#run('ack', leases.flatMap(lease => [lease.id, lease.token]))) as number[];
     const split = reply.indexOf(-1, 1);
-    return split === -1 ? { stale: reply.slice(1), gone: [] } : { stale: reply.slice(1, split), gone: reply.slice(split + 1) };
+    return split === -1 ? { stale: reply.slice(1), notFound: [] } : { stale: reply.slice(1, split), notFound: reply.slice(split + 1) };
   }
 
-  /** Returns the positions in `entries` whose fail was rejected (stale token). */
+  /** Returns the positions in `entries` whose fail was rejected (stale token, or no such job); the script counts them in `stale`. */
   async fail(entries: readonly FailEntry[]): Promise<{ now: number; stale: number[] }> {
     const args = entries.flatMap(entry => [entry.id, entry.token, entry.retryDelayMs, entry.message]);
     const reply = (await this.#run('fail', args)) as number[];

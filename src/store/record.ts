@@ -1,5 +1,5 @@
 import { decodeBackoff } from '../backoff.js';
-import type { BackoffOption } from '../types.js';
+import type { BackoffOption, Job } from '../types.js';
 
 /** A job record as stored in the partition's `jobs` hash, decoded (see lua/lib.lua). */
 export interface StoredJob {
@@ -29,5 +29,20 @@ export function decodeRecord(id: string, record: string): StoredJob {
     maxAttempts: maxAttempts === '' ? undefined : Number(maxAttempts),
     backoff: decodeBackoff(backoff),
     payloadJson: record.slice(header.length),
+  };
+}
+
+/**
+ * The `Job` fields of a claimed record, for a Worker's handler and a PullConsumer's caller alike.
+ * `defaultMaxAttempts` is the consumer's, for jobs added without their own.
+ */
+export function claimedJobFields<T>(queue: string, stored: StoredJob, defaultMaxAttempts: number): Omit<Job<T>, 'signal'> {
+  return {
+    id: stored.id,
+    queue,
+    payload: JSON.parse(stored.payloadJson) as T,
+    dueAt: stored.dueAt as number, // claim always copies the due score into the record
+    attempt: stored.attempts,
+    maxAttempts: stored.maxAttempts ?? defaultMaxAttempts,
   };
 }

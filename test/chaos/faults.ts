@@ -79,27 +79,49 @@ export function sigstopScenario(): Scenario {
   const freezeMs = Math.round(leaseMs * 2.5);
   return {
     name: 'sigstop-worker',
-    description: `SIGSTOP a random worker for ${freezeMs} ms (2.5x its ${leaseMs} ms lease), then SIGCONT; again and again`,
+    description: `SIGSTOP a random worker for ${freezeMs} ms (2.5x its ${leaseMs} ms lease), then SIGCONT; again and again, and meanwhile another one inside its ack call (its handler done, the ack not yet in Redis)`,
     workers: workers(3, { concurrency: 20, leaseMs, handlerMs: 20, handlerJitterMs: 180 }),
     maxDelayMs: 2_000,
     async fault(context: FaultContext) {
-      await sleep(1_000);
-      while (Date.now() + freezeMs < context.loadEndsAt + 1_000) {
-        const index = Math.floor(Math.random() * context.pool.slots.length);
-        await context.pool.freeze(index, freezeMs);
-        await sleep(1_000);
-      }
-      context.note(`${context.pool.freezes.length} freezes of ${freezeMs} ms`);
+      // Two loops on different workers (one always runs): a freeze at any moment, and a freeze at
+      // the one moment where a late ack meets a job that another delivery completed meanwhile: only
+      // Redis can tell that ack apart from a resend of an ack that applied.
+      const frozen = new Set<number>();
+      const pick = () => {
+        const free = context.pool.slots.map((_, i) => i).filter(i => !frozen.has(i));
+        return free[Math.floor(Math.random() * free.length)] as number;
+      };
+      const loop = async (startMs: number, freeze: (index: number) => Promise<unknown>) => {
+        await sleep(startMs);
+        while (Date.now() + freezeMs < context.loadEndsAt + 1_000) {
+          const index = pick();
+          frozen.add(index);
+          try {
+            await freeze(index);
+          } finally {
+            frozen.delete(index);
+          }
+          await sleep(500);
+        }
+      };
+      await Promise.all([
+        loop(1_000, index => context.pool.freeze(index, freezeMs)),
+        loop(500, index => context.pool.freezeAtAck(index, freezeMs)),
+      ]);
+      context.note(`${context.pool.freezes.length} freezes of ${freezeMs} ms done when the load ended`);
     },
     criteria(report: CheckReport, context: FaultContext, entries: readonly ChaosEntry[]): Criterion[] {
       const takenOver = report.duplicates.filter(d => d.cause === 'freeze');
       const outcome = new Map<string, string>();
       for (const e of entries) if (e.kind === 'done' || e.kind === 'stale') outcome.set(`${e.source}\n${e.id}\n${e.attempt}`, e.kind);
       const notRefused = takenOver.filter(d => outcome.get(`${d.earlier.source}\n${d.id}\n${d.earlier.attempt}`) !== 'stale');
+      // Taken over while its worker was stopped inside the ack call: the job's handler had ended.
+      const inAck = takenOver.filter(d => context.pool.ackFreezes.some(f => f.source === d.earlier.source && f.from <= d.later.at && f.to >= d.later.at));
       const others = report.duplicates.filter(d => d.cause !== 'freeze');
       return [
-        { name: 'freezes', ok: context.pool.freezes.length >= 1, detail: `${context.pool.freezes.length} freezes past the lease` },
+        { name: 'freezes', ok: context.pool.freezes.length >= 1, detail: `${context.pool.freezes.length} freezes past the lease, ${context.pool.ackFreezes.length} inside an ack call` },
         { name: 'jobs taken over', ok: takenOver.length >= 1, detail: `${takenOver.length} jobs of a frozen worker were delivered again after its lease ran out` },
+        { name: 'acks frozen in flight', ok: inAck.length >= 1, detail: `${inAck.length} jobs taken over while their worker was stopped inside its ack call (their late acks must be refused)` },
         {
           name: 'frozen acks refused',
           ok: notRefused.length === 0 && takenOver.length >= 1,

@@ -51,6 +51,10 @@ export class WorkerPool {
   readonly all: WorkerProcess[] = [];
   readonly kills: KillEvent[] = [];
   readonly freezes: FreezeEvent[] = [];
+  /** The freezes that stopped a worker inside its ack call (also in `freezes`). */
+  readonly ackFreezes: FreezeEvent[] = [];
+  /** Per armed process: how long its stop in an ack call is to last, and who waits for it. */
+  readonly #armed = new Map<WorkerProcess, { ms: number; resolve: (event: FreezeEvent) => void }>();
   readonly #url: string;
   readonly #queue: string;
   readonly #dir: string;
@@ -73,7 +77,48 @@ export class WorkerPool {
       ...(spec.clockSkewMs === undefined ? {} : { clockSkewMs: spec.clockSkewMs }),
     });
     this.all.push(handle);
+    this.#continueAckFreezes(handle);
     return handle;
+  }
+
+  /** A worker that stopped itself in an ack call (`frozen <at>` on stdout) gets SIGCONT when its time is up. */
+  #continueAckFreezes(handle: WorkerProcess): void {
+    handle.child.stdout?.on('data', chunk => {
+      const match = /frozen (\d+)/.exec(String(chunk));
+      if (!match) return;
+      const from = Number(match[1]);
+      const armed = this.#armed.get(handle);
+      this.#armed.delete(handle);
+      setTimeout(() => {
+        void handle.kill('SIGCONT').then(() => {
+          const event = { source: handle.ledger, from, to: Date.now() };
+          this.freezes.push(event);
+          this.ackFreezes.push(event);
+          armed?.resolve(event);
+        });
+      }, Math.max(0, from + (armed?.ms ?? 0) - Date.now()));
+    });
+  }
+
+  /**
+   * Arms the worker of slot `index` to SIGSTOP itself in its next ack call, after the Worker settled
+   * on sending it and before it reaches Redis (test/chaos/worker.ts); SIGCONT follows `ms` later.
+   * Resolves with the freeze, or undefined when no ack came within `armMs` (it stays armed: a later
+   * stop is continued after `ms` all the same).
+   */
+  freezeAtAck(index: number, ms: number, armMs = 2_000): Promise<FreezeEvent | undefined> {
+    const handle = (this.slots[index] as Slot).handle;
+    return new Promise(resolve => {
+      const timer = setTimeout(() => resolve(undefined), armMs);
+      this.#armed.set(handle, {
+        ms,
+        resolve: event => {
+          clearTimeout(timer);
+          resolve(event);
+        },
+      });
+      handle.child.stdin?.write('freeze-at-ack\n');
+    });
   }
 
   async start(specs: readonly WorkerSpec[]): Promise<void> {

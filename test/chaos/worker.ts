@@ -5,6 +5,10 @@
 // SG_QUEUE, SG_LEDGER, SG_CONCURRENCY, SG_LEASE_MS, SG_HANDLER_MS, SG_HANDLER_JITTER_MS) and:
 //   SG_CLOCK_SKEW_MS  added to the Worker's `clock` option (default 0): the worker believes it is
 //                     that much later (or earlier, when negative) than it is.
+// A line `freeze-at-ack` on its stdin arms it: its next ack call, after the Worker settled on sending
+// it and before it reaches Redis, prints `frozen <Date.now()>` on stdout and stops the process
+// (SIGSTOP to itself); the harness sends SIGCONT. That is the moment where a frozen worker's late ack
+// meets a job that another delivery completed meanwhile (issue 7, item 6).
 // Ledger lines are the fixture's (`<kind> <id> <attempt> <attempt> <Date.now()> <job.dueAt>`) with a
 // 7th field: the payload's `minDue`, the local time before the producer sent the add plus its
 // delay, a bound that does not come from Redis. The times written are the real local clock, never the
@@ -13,6 +17,7 @@
 // As a module it gives the harness spawnChaosWorker and readChaosLedger.
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { PartitionStore } from '../../src/store/partition-store.js';
 import { runWorkerProcess, spawnWorkerProgram, type LedgerEntry, type WorkerProcess, type WorkerProcessOptions } from '../fixtures/worker-process.js';
 
 /** The payload every chaos producer adds. */
@@ -58,7 +63,26 @@ export function readChaosLedger(path: string): ChaosEntry[] {
 
 // --- the child process ---------------------------------------------------------------------------
 
+/** Stops this process in its next ack call once `freeze-at-ack` arrives on stdin (see the header). */
+function freezeAtAckOnRequest(): void {
+  let armed = false;
+  process.stdin.on('data', chunk => {
+    if (String(chunk).includes('freeze-at-ack')) armed = true;
+  });
+  const ack = PartitionStore.prototype.ack;
+  PartitionStore.prototype.ack = function (this: PartitionStore, leases) {
+    if (armed) {
+      armed = false;
+      // A pipe write is synchronous on Linux: the line is out before the process stops.
+      process.stdout.write(`frozen ${Date.now()}\n`);
+      process.kill(process.pid, 'SIGSTOP');
+    }
+    return ack.call(this, leases);
+  };
+}
+
 async function main(): Promise<void> {
+  freezeAtAckOnRequest();
   const skewMs = Number(process.env.SG_CLOCK_SKEW_MS ?? 0);
   await runWorkerProcess<ChaosPayload>('chaos worker', {
     // The producer's own due-time bound, so that "early" is judged without trusting Redis.

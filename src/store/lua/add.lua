@@ -12,13 +12,19 @@
     backoff      'f<ms>' | 'e<ms>' | ''
     payload      JSON text
   Returns: { now, status1, dueAt1, status2, dueAt2, ... } per job, in order:
-    1 added, 0 exists (kept as it was), 2 replaced, 3 exists and is running (not replaced)
+    1 added, 0 exists (kept as it was), 2 replaced, 3 exists and is running (not replaced),
+    4 completed in the last 60 to 90 s (lib.lua), not added: a keep-add writes nothing (most
+      likely it is the add that created the job, resent after a lost reply); a replace-add adds the
+      job anew (status 1)
   Errors: none. (A payload over the client's limit is refused before this script runs.)
 ]]
 local replace = ARGV[2] == 'replace'
 local now = nowMs()
 local out = { now }
 local added, minDue = 0, nil
+-- Most calls come when nothing completed lately: then no id needs the `done` look-up.
+local anyDone = rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3]) > 0
+if anyDone then rotateDone(now) end
 for i = 3, #ARGV, 6 do
   local id = ARGV[i]
   local dueAt = ARGV[i + 1] ~= '' and now + tonumber(ARGV[i + 1]) or tonumber(ARGV[i + 2])
@@ -32,6 +38,13 @@ for i = 3, #ARGV, 6 do
       status = 2
       rcall('ZREM', deadKey, id)
       rcall('HDEL', errorsKey, id)
+    end
+  elseif anyDone and doneBy(id) then
+    if replace then
+      -- A new job under this id: the earlier job's `done` entry must not answer its acks.
+      for b = 1, 3 do rcall('HDEL', doneKeys[b], id) end
+    else
+      status = 4
     end
   end
   if status == 1 or status == 2 then

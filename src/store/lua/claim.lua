@@ -2,18 +2,18 @@
 --[[
   claim: reap expired leases, then take up to `limit` due jobs under a lease. Worker's one call.
 
-  KEYS: the partition keys (lib.lua). Touches all but `meta` writes.
+  KEYS: the partition keys (lib.lua). Of `meta` it writes only `donePeriod` (lib.lua, rotateDone).
   ARGV[2] limit               integer  jobs to claim at most (0 = only reap and report)
   ARGV[3] leaseMs             ms       lease length
   ARGV[4] reapLimit           integer  expired leases to take back at most in this call
   ARGV[5] defaultMaxAttempts  integer  for jobs without their own maxAttempts (reaping counts as an attempt)
-  KEYS[8] memo                STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
+  KEYS[11] memo               STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
                                        "<first token>\n<last token>\n<id>\n<id>..." of the jobs this
                                        call took (its tokens are that range), kept at most leaseMs:
                                        a resend of the call (after a lost reply) answers with them
                                        instead of leaving them to run out their lease
-  KEYS[9] answered            STRING   the memo of the caller's previous claim, whose reply arrived
-  ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[9] (that claim took jobs, so it left a memo);
+  KEYS[12] answered           STRING   the memo of the caller's previous claim, whose reply arrived
+  ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[12] (that claim took jobs, so it left a memo);
                                        one memo per caller lives, not one per call
 
   Returns: { now, nextAt, id1, record1, id2, record2, ... }
@@ -27,13 +27,13 @@ local limit = tonumber(ARGV[2])
 local leaseMs = tonumber(ARGV[3])
 local reapLimit = tonumber(ARGV[4])
 local defaultMaxAttempts = tonumber(ARGV[5])
-local memoKey, answeredKey = KEYS[8], KEYS[9]
+local memoKey, answeredKey = KEYS[11], KEYS[12]
 local forgetAnswered = ARGV[6] == '1'
 local now = nowMs()
 if forgetAnswered then rcall('DEL', answeredKey) end
 
--- An idle call (nothing due, no lease run out) reads the two heads and returns: a sleeping worker's
--- safety re-check costs Redis three commands.
+-- An idle call (nothing due, no lease run out, nothing completed lately) reads the time, the two
+-- heads and whether a `done` bucket exists, and returns: four commands for a sleeping worker.
 local function head(key)
   local entry = rcall('ZRANGE', key, 0, 0, 'WITHSCORES')
   if entry[2] == nil then return nil end
@@ -66,6 +66,10 @@ if memo then
 end
 
 local dueHead = head(dueKey)
+
+-- 0. Drop the `done` bucket whose time is over, also when nothing is acked any more (after a burst
+-- of completions, the bucket goes as soon as a worker looks in, freed in the background).
+if rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3]) > 0 then rotateDone(now) end
 
 -- 1. Reap. A lease that ran out belongs to a worker that died or froze. The job goes back at its
 -- original due time, so it is at the front and keeps its place in due order; a job that has used

@@ -5,7 +5,8 @@
 
   KEYS: the partition keys (lib.lua).
   ARGV[2..] groups of  id, token, retryDelayMs (ms; -1 = dead-letter), error message
-  Returns: { now, staleIndex1, ... }  0-based positions of stale entries, as in ack.lua: nothing changed for them.
+  Returns: { now, staleIndex1, ... }  0-based positions of the entries whose token does not hold
+           the job (or no such job): nothing changed for them, and each counts in `stale`.
   Errors: none.
 ]]
 local now = nowMs()
@@ -13,8 +14,8 @@ local out = { now }
 local retried, buried, minDue = 0, 0, nil
 for i = 2, #ARGV, 4 do
   local id, token, retryDelayMs, message = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
-  local rec = rcall('HGET', jobsKey, id)
-  if rec and tokenOf(rec) == token and rcall('ZREM', activeKey, id) == 1 then
+  local rec, held = takeLease(id, token)
+  if held then
     local r = readRecord(rec)
     r.token = '0'
     rcall('HSET', errorsKey, id, message)

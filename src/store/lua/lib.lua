@@ -9,8 +9,12 @@
     KEYS[4] jobs      HASH  id -> record
     KEYS[5] errors    HASH  id -> last error message
     KEYS[6] counters  HASH  running totals, and `seq`, the fencing-token sequence
-    KEYS[7] meta      HASH  `paused` = '1' while paused
-  and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[8], its memo key.)
+    KEYS[7] meta      HASH  `paused` = '1' while paused; `donePeriod` (below); in partition 0 also
+                            `partitions`, the queue's partition count
+    KEYS[8..10] done:0..2  HASH  id -> token of the claim that completed the job: the jobs
+                      completed in one 30 s period, the buckets taking turns (below)
+  and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[11] and KEYS[12], the
+  memo keys of this call and of the caller's previous one.)
 
   A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>\n<payload JSON>". JSON.stringify
   never writes a raw newline, so the first one ends the header. `token` is '0' unless the job is
@@ -19,11 +23,25 @@
   copies the score in, so an active or dead job knows when it fell due.
 
   Invariant: a job exists iff `jobs` has its id, and then exactly one of due/active/dead holds it.
+  A completed job is remembered in the `done` bucket of its period (period = floor(now / 30 s);
+  bucket = period % 3; `meta` field `donePeriod` = the period last written). When a new period
+  begins, the bucket it reuses, holding jobs of three periods ago, is dropped whole (UNLINK: freed in
+  the background), so an entry lives 60 to 90 s and forgetting costs O(1) per period. This lets the
+  scripts, not a client's clock, tell a resent ack ("acked") from a late one of a lost lease
+  ("stale") and from a typo ("not found"), and keeps an add resent after a lost reply from running
+  a job again that already completed. A `done` id is never in `jobs`: the one add that writes such
+  an id (a replace-add) removes its entry.
 ]]
 local rcall = redis.call
 local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local doneKeys = { KEYS[8], KEYS[9], KEYS[10] }
 local wakeChannel = ARGV[1]
+
+-- One period of the `done` buckets (ms): a completed job is remembered 2 to 3 periods, the window in
+-- which a resent ack still answers "acked" and a resent keep-add of its id writes nothing (README,
+-- "Redis keys" and "Adding an existing id").
+local DONE_PERIOD_MS = 30000
 
 -- The Redis server's clock in epoch ms: due-ness and leases never depend on a client's clock.
 local function nowMs()
@@ -54,6 +72,15 @@ local function tokenOf(rec)
   return string.match(rec, '^%d+,(%d+),')
 end
 
+-- The fencing check of ack, fail and release: the claim `token` still holds the job's lease when the
+-- record names that token and the job is active. On success the job leaves `active` (the caller
+-- moves it on). Returns the record (nil when the job does not exist) and whether the lease was held.
+local function takeLease(id, token)
+  local rec = rcall('HGET', jobsKey, id)
+  if rec and tokenOf(rec) == token and rcall('ZREM', activeKey, id) == 1 then return rec, true end
+  return rec, false
+end
+
 -- Tells sleeping workers about a due time that is now the earliest, so that they re-arm their
 -- timer. Workers never poll on a fixed interval; this is what keeps them on time.
 local function wakeIfHead(dueAt)
@@ -68,4 +95,28 @@ local function zaddMany(key, pairs)
   for i = 1, #pairs, 1000 do
     rcall('ZADD', key, unpack(pairs, i, math.min(i + 999, #pairs)))
   end
+end
+
+-- Moves the `done` buckets on to the current period: a bucket that a new period reuses is dropped
+-- whole, UNLINK freeing a large one in the background. Returns the current period's bucket key, the
+-- period, and whether `donePeriod` is set (a queue that never completed a job has none, and this
+-- writes nothing for it). One HGET while the period lasts.
+local function rotateDone(now)
+  local period = math.floor(now / DONE_PERIOD_MS)
+  local last = rcall('HGET', metaKey, 'donePeriod')
+  if last and tonumber(last) ~= period then
+    -- Periods last+1..period begin now (at most three buckets to drop, whatever the gap).
+    for p = math.max(tonumber(last) + 1, period - 2), period do rcall('UNLINK', doneKeys[p % 3 + 1]) end
+    rcall('HSET', metaKey, 'donePeriod', period)
+  end
+  return doneKeys[period % 3 + 1], period, last ~= false
+end
+
+-- The token that completed job `id` within the last 60 to 90 s, or nil.
+local function doneBy(id)
+  for b = 1, 3 do
+    local token = rcall('HGET', doneKeys[b], id)
+    if token then return token end
+  end
+  return nil
 end

@@ -11,8 +11,8 @@
 local released, minDue = 0, nil
 for i = 2, #ARGV, 2 do
   local id, token = ARGV[i], ARGV[i + 1]
-  local rec = rcall('HGET', jobsKey, id)
-  if rec and tokenOf(rec) == token and rcall('ZREM', activeKey, id) == 1 then
+  local rec, held = takeLease(id, token)
+  if held then
     local r = readRecord(rec)
     r.token = '0'
     if r.attempts > 0 then r.attempts = r.attempts - 1 end
