@@ -7,6 +7,7 @@ export { PullConsumer, type PullConsumerOptions, type PulledJob } from './pull-c
 export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker.js';
 export {
   SandglassError,
+  type SandglassErrorCode,
   ValidationError,
   PayloadTooLargeError,
   NotFoundError,
@@ -20,7 +21,8 @@ export {
   UnrecoverableError,
 } from './errors.js';
 export { parseDuration } from './duration.js';
-export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES } from './validate.js';
+export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES, assertInteger } from './validate.js';
+export { defaultLogger } from './logger.js';
 export type {
   AddOptions,
   BulkJob,
