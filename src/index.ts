@@ -2,7 +2,7 @@
  * sandglass: a delay queue on Redis. The public surface, listed explicitly.
  * @packageDocumentation
  */
-export { Queue, listQueues, type QueueOptions } from './queue.js';
+export { Queue, listQueues, type QueueOptions, type JobPage, type ListOptions } from './queue.js';
 export { PullConsumer, type PullConsumerOptions, type PulledJob } from './pull-consumer.js';
 export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker.js';
 export {
@@ -25,6 +25,12 @@ export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES, assertInteger } from './valida
 export { defaultLogger } from './logger.js';
 export type {
   AddOptions,
+  AddSettings,
+  DueOptions,
+  Duration,
+  DurationText,
+  DurationUnit,
+  When,
   BulkJob,
   BackoffOption,
   BackoffFunction,
