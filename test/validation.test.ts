@@ -14,10 +14,11 @@ describe('parseDuration', () => {
     assert.equal(parseDuration('5d'), 432_000_000);
     assert.equal(parseDuration('1w 2d'), 777_600_000);
     assert.equal(parseDuration('1.5s'), 1_500);
+    assert.equal(parseDuration('1500'), 1_500, 'digits alone are milliseconds, as a number is');
   });
 
   it('refuses anything that is not a duration', () => {
-    for (const text of ['', '30', 'abc', '1x', '1h30', '-5m', 'm5', '1e3s', '5 minutes']) {
+    for (const text of ['', '-30', 'abc', '1x', '1h30', '-5m', 'm5', '1e3s', '5 minutes']) {
       assert.throws(() => parseDuration(text), ValidationError, text);
     }
   });
