@@ -222,6 +222,23 @@ describe('small things', () => {
     assert.equal(extended.leaseUntilAt, (await q.get('held'))?.leaseUntilAt, 'extend gives the stored lease deadline');
   });
 
+  it("the worker's `failed` event gives retryAt in whole milliseconds", async () => {
+    const name = uniqueQueue();
+    const q = redis.track(new Queue(name, { connection: redis.url }));
+    await q.addBulk(Array.from({ length: 5 }, (_, n) => ({ payload: n })));
+    // A clock with fractions (as performance.now has) makes the server-clock estimate fractional.
+    const clock = () => performance.timeOrigin + performance.now();
+    const worker = redis.track(new Worker(name, () => Promise.reject(new Error('no')), { connection: redis.url, clock, backoff: { type: 'fixed', delayMs: 60_000 } }));
+    const retryAts = await new Promise<unknown[]>(resolve => {
+      const seen: unknown[] = [];
+      worker.on('failed', (_job, _error, retryAt) => {
+        seen.push(retryAt);
+        if (seen.length === 5) resolve(seen);
+      });
+    });
+    assert.ok(retryAts.every(retryAt => Number.isInteger(retryAt)), `whole ms: ${retryAts.join(', ')}`);
+  });
+
   it('ConfigError, WebhookError and HttpError are SandglassErrors with stable codes; HTTP maps every code', () => {
     const errors: [SandglassError, string][] = [
       [new ConfigError('bad port'), 'ERR_CONFIG'],
