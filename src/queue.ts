@@ -158,13 +158,7 @@ export class Queue<T = unknown> {
     this.#assertOpen();
     assertJobId(id);
     const raw = await (await this.#partitions.storeFor(id, READ)).get(id);
-    if (!raw) return null;
-    // A waiting job's due time is its score; an active or dead one's is in its record.
-    const waiting = raw.state === 'delayed' || raw.state === 'ready';
-    const info = toJobInfo<T>(raw.job, raw.state, waiting ? raw.score : (raw.job.dueAt ?? raw.score), raw.lastError);
-    if (raw.state === 'active') info.leaseUntilAt = raw.score;
-    if (raw.state === 'dead') info.deadAt = raw.score;
-    return info;
+    return raw ? toJobInfo<T>(raw.job, raw.state, raw.score, raw.lastError) : null;
   }
 
   /**
@@ -262,13 +256,7 @@ export class Queue<T = unknown> {
     const pages = await this.#eachPartition(store => store.listJobs(state, after, limit + 1));
     const more = pages.some(page => page.count > limit);
     const { entries, next } = mergePages(state, pages.map(page => page.entries), limit, more);
-    const jobs = entries.map(({ job, score, lastError }) => {
-      const waiting = state === 'delayed' || state === 'ready';
-      const info = toJobInfo<T>(job, state, waiting ? score : (job.dueAt ?? score), lastError);
-      if (state === 'active') info.leaseUntilAt = score;
-      if (state === 'dead') info.deadAt = score;
-      return info;
-    });
+    const jobs = entries.map(({ job, score, lastError }) => toJobInfo<T>(job, state, score, lastError));
     return { jobs, nextCursor: next ? encodeCursor(next) : null };
   }
 
@@ -378,8 +366,13 @@ async function repeatUntilZero(step: () => Promise<number>): Promise<number> {
   return total;
 }
 
-function toJobInfo<T>(job: StoredJob, state: JobInfo<T>['state'], dueAt: number, lastError: string | undefined): JobInfo<T> {
+/** A job as `get` and `list` show it; `score` is its sorted-set score in the state's set. */
+function toJobInfo<T>(job: StoredJob, state: JobState, score: number, lastError: string | undefined): JobInfo<T> {
+  // A waiting job's due time is its score; an active or dead one's is in its record.
+  const dueAt = state === 'delayed' || state === 'ready' ? score : (job.dueAt ?? score);
   const info: JobInfo<T> = { id: job.id, payload: JSON.parse(job.payloadJson) as T, state, dueAt, attempts: job.attempts };
+  if (state === 'active') info.leaseUntilAt = score;
+  if (state === 'dead') info.deadAt = score;
   if (job.maxAttempts !== undefined) info.maxAttempts = job.maxAttempts;
   if (lastError !== undefined) info.lastError = lastError;
   return info;
