@@ -1,4 +1,5 @@
 import type { BackoffFunction, BackoffOption } from './types.js';
+import { MAX_DELAY_MS } from './validate.js';
 
 /** The backoff used when neither the job nor the worker names one. */
 export const DEFAULT_BACKOFF: BackoffOption = { type: 'exponential', delayMs: 1_000, maxDelayMs: 3_600_000, jitter: 0.25 };
@@ -12,7 +13,8 @@ export const DEFAULT_BACKOFF: BackoffOption = { type: 'exponential', delayMs: 1_
 export function backoffDelayMs(backoff: BackoffOption | BackoffFunction, attempt: number, error: unknown, random = Math.random): number {
   if (typeof backoff === 'function') {
     const ms = backoff(attempt, error);
-    return Number.isFinite(ms) && ms > 0 ? Math.ceil(ms) : 0;
+    // A function's answer is not validated up front: an absurd one is bounded, never thrown.
+    return Number.isFinite(ms) && ms > 0 ? Math.ceil(Math.min(ms, MAX_DELAY_MS)) : 0;
   }
   if (backoff.type === 'fixed') return backoff.delayMs;
   const cap = backoff.maxDelayMs ?? 86_400_000;

@@ -1,12 +1,40 @@
 /**
+ * The stable codes of {@link SandglassError}, one per subclass. A union, so that a mapping over the
+ * codes (the HTTP API's status per error, the CLI's exit code) is checked for exhaustiveness by the
+ * compiler: a new code fails to compile until every mapping says what it means.
+ */
+export type SandglassErrorCode =
+  | 'ERR_VALIDATION'
+  | 'ERR_PAYLOAD_TOO_LARGE'
+  | 'ERR_NOT_FOUND'
+  | 'ERR_CONFLICT'
+  | 'ERR_LEASE_LOST'
+  | 'ERR_CONNECTION'
+  | 'ERR_REDIS_OOM'
+  | 'ERR_NOT_REPLICATED'
+  | 'ERR_REDIS'
+  | 'ERR_CLOSED'
+  | 'ERR_UNRECOVERABLE'
+  /** A setting of `sandglass serve` is wrong (the service's ConfigError). */
+  | 'ERR_CONFIG'
+  /** A webhook delivery attempt failed (the service's WebhookError). */
+  | 'ERR_WEBHOOK'
+  /** A part of sandglass is missing from this build (e.g. the service's modules). */
+  | 'ERR_UNAVAILABLE'
+  /** `startLocalRedis` could not run redis-server (not installed, or not executable). */
+  | 'ERR_REDIS_SERVER_NOT_FOUND'
+  /** An HTTP API refusal that carries its own status and API code (the service's HttpError). */
+  | 'ERR_HTTP';
+
+/**
  * Every error sandglass throws is a {@link SandglassError} with a stable `code`, so callers (and the
  * HTTP layer) can branch on the kind of failure without parsing messages.
  */
 export class SandglassError extends Error {
   /** A stable, machine-readable code such as `ERR_VALIDATION`. */
-  readonly code: string;
+  readonly code: SandglassErrorCode;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: SandglassErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
     this.name = new.target.name;

@@ -2,11 +2,12 @@
  * sandglass: a delay queue on Redis. The public surface, listed explicitly.
  * @packageDocumentation
  */
-export { Queue, listQueues, type QueueOptions } from './queue.js';
+export { Queue, listQueues, type QueueOptions, type JobPage, type ListOptions } from './queue.js';
 export { PullConsumer, type PullConsumerOptions, type PulledJob } from './pull-consumer.js';
 export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker.js';
 export {
   SandglassError,
+  type SandglassErrorCode,
   ValidationError,
   PayloadTooLargeError,
   NotFoundError,
@@ -20,9 +21,16 @@ export {
   UnrecoverableError,
 } from './errors.js';
 export { parseDuration } from './duration.js';
-export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES, QUEUE_NAME_RULE, isQueueName } from './validate.js';
+export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES, QUEUE_NAME_RULE, isQueueName, assertInteger } from './validate.js';
+export { defaultLogger } from './logger.js';
 export type {
   AddOptions,
+  AddSettings,
+  DueOptions,
+  Duration,
+  DurationText,
+  DurationUnit,
+  When,
   BulkJob,
   BackoffOption,
   BackoffFunction,

@@ -1,28 +1,15 @@
-import { DEFAULT_BACKOFF, retryDelayAfter } from './backoff.js';
+import { retryDelayAfter } from './backoff.js';
 import { newClaimId } from './ids.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
 import { ClosedError, NotFoundError, ValidationError } from './errors.js';
-import { defaultLogger } from './logger.js';
+import { resolvePullConsumerOptions, type PullConsumerOptions } from './pull-consumer-options.js';
 import type { ClaimResult, PartitionStore } from './store/partition-store.js';
-import { MAX_PARTITIONS, QueuePartitions } from './store/partitions.js';
+import { QueuePartitions } from './store/partitions.js';
 import { claimedJobFields } from './store/record.js';
-import type { BackoffOption, ConnectionOption, Job, Logger } from './types.js';
-import { assertBackoff, assertInteger, assertJobId, assertQueueName } from './validate.js';
+import type { BackoffOption, Job } from './types.js';
+import { MAX_DELAY_MS, assertInteger, assertJobId, assertOptions } from './validate.js';
 
-/** Options of `new PullConsumer`. */
-export interface PullConsumerOptions {
-  /** Where Redis is: URL, ioredis options, or an ioredis instance you own. */
-  connection: ConnectionOption;
-  /** @default 'sg' */
-  prefix?: string;
-  /** Deliveries before a job is dead-lettered (a job's own `maxAttempts` wins). @default 3 */
-  maxAttempts?: number;
-  /** Delay before a failed job's next attempt (a job's own `backoff` wins). Default: exponential from 1 s. */
-  backoff?: BackoffOption;
-  logger?: Logger;
-  /** The queue's partition count, if this consumer should check it. Default: read it. */
-  partitions?: number;
-}
+export type { PullConsumerOptions } from './pull-consumer-options.js';
 
 /** A job taken by `PullConsumer.claim`: settle it with its `id` and `token` before `leaseUntilAt`. */
 export interface PulledJob<T> extends Omit<Job<T>, 'signal'> {
@@ -57,18 +44,13 @@ export class PullConsumer<T = unknown> {
   #closed = false;
 
   constructor(queue: string, options: PullConsumerOptions) {
-    assertQueueName(queue);
-    if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
-    const prefix = options.prefix ?? 'sg';
-    assertQueueName(prefix);
-    this.#maxAttempts = options.maxAttempts ?? 3;
-    assertInteger('maxAttempts', this.#maxAttempts, 1, 1_000_000);
-    this.#backoff = options.backoff ?? DEFAULT_BACKOFF;
-    assertBackoff(this.#backoff);
-    this.queue = queue;
-    this.#connection = acquireConnection(options.connection, options.logger ?? defaultLogger);
-    if (options.partitions !== undefined) assertInteger('partitions', options.partitions, 1, MAX_PARTITIONS);
-    this.#partitions = new QueuePartitions(this.#connection.client, prefix, queue, options.partitions);
+    // Every option is checked before the connection is taken: a refusal leaves nothing open.
+    const resolved = resolvePullConsumerOptions(queue, options);
+    this.queue = resolved.queue;
+    this.#maxAttempts = resolved.maxAttempts;
+    this.#backoff = resolved.backoff;
+    this.#connection = acquireConnection(resolved.connection, resolved.logger);
+    this.#partitions = new QueuePartitions(this.#connection.client, resolved.prefix, resolved.queue, resolved.partitions);
   }
 
   /**
@@ -77,6 +59,7 @@ export class PullConsumer<T = unknown> {
    */
   async claim(options: { max?: number; leaseMs?: number; waitMs?: number; signal?: AbortSignal } = {}): Promise<PulledJob<T>[]> {
     this.#assertOpen();
+    assertOptions('consumer.claim', options, ['max', 'leaseMs', 'waitMs', 'signal']);
     const max = options.max ?? 1;
     const leaseMs = options.leaseMs ?? 30_000;
     const waitMs = options.waitMs ?? 0;
@@ -123,7 +106,10 @@ export class PullConsumer<T = unknown> {
   async fail(id: string, token: string, options: { error?: string; retryDelayMs?: number; dead?: boolean } = {}): Promise<{ result: 'retried' | 'dead' | 'stale'; retryAt?: number }> {
     this.#assertOpen();
     assertLease(id, token);
-    if (options.retryDelayMs !== undefined) assertInteger('retryDelayMs', options.retryDelayMs, 0, 10 * 365 * 86_400_000);
+    assertOptions('consumer.fail', options, ['error', 'retryDelayMs', 'dead']);
+    if (options.retryDelayMs !== undefined) assertInteger('retryDelayMs', options.retryDelayMs, 0, MAX_DELAY_MS);
+    if (options.error !== undefined && typeof options.error !== 'string') throw new ValidationError(`Expected \`error\` to be a string, got ${typeof options.error}`);
+    if (options.dead !== undefined && typeof options.dead !== 'boolean') throw new ValidationError(`Expected \`dead\` to be a boolean, got ${typeof options.dead}`);
     const store = await this.#partitions.storeFor(id, SETTLE);
     // Read to decide retry or dead; the script checks the token again, and refuses (and counts) a
     // token that does not hold the job, also when this read already saw it so.
@@ -138,14 +124,16 @@ export class PullConsumer<T = unknown> {
     return retryDelayMs === -1 ? { result: 'dead' } : { result: 'retried', retryAt: now + retryDelayMs };
   }
 
-  /** Renews a claimed job's lease to `leaseMs` from now. `'stale'` when the token lost the lease. */
+  /**
+   * Renews a claimed job's lease to `leaseMs` from now. `'stale'` when the token lost the lease.
+   * `leaseUntilAt` is on the Redis server's clock, as `claim` gives it.
+   */
   async extend(id: string, token: string, leaseMs = 30_000): Promise<{ result: 'extended' | 'stale'; leaseUntilAt?: number }> {
     this.#assertOpen();
     assertLease(id, token);
     assertInteger('leaseMs', leaseMs, 200, 86_400_000);
-    const sentAt = Date.now();
-    const lost = await (await this.#partitions.storeFor(id, SETTLE)).extend(leaseMs, [{ id, token }]);
-    return lost.length > 0 ? { result: 'stale' } : { result: 'extended', leaseUntilAt: sentAt + leaseMs };
+    const { now, lost } = await (await this.#partitions.storeFor(id, SETTLE)).extendAt(leaseMs, [{ id, token }]);
+    return lost.length > 0 ? { result: 'stale' } : { result: 'extended', leaseUntilAt: now + leaseMs };
   }
 
   /** Wakes pending long polls (they return what they have) and releases the connection. */

@@ -2,11 +2,13 @@ import { encodeBackoff } from './backoff.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
 import { ClosedError, ConflictError, NotFoundError, NotReplicatedError, ValidationError } from './errors.js';
 import { newJobId } from './ids.js';
-import { defaultLogger } from './logger.js';
+import { decodeCursor, encodeCursor, mergePages } from './list-page.js';
+import { resolveLogger } from './logger.js';
+import { resolveQueueOptions, type QueueOptions } from './queue-options.js';
 import { PartitionStore, type EncodedJob } from './store/partition-store.js';
 import type { StoredJob } from './store/record.js';
 import { isQueueRegistered, listQueueNames, registerQueue } from './store/registry.js';
-import { MAX_PARTITIONS, QueuePartitions, partitionOf } from './store/partitions.js';
+import { QueuePartitions, partitionOf } from './store/partitions.js';
 import type {
   AddOptions,
   BulkJob,
@@ -18,48 +20,11 @@ import type {
   QueueCounters,
   QueueStats,
   RescheduleResult,
+  When,
 } from './types.js';
-import {
-  DEFAULT_MAX_PAYLOAD_BYTES,
-  MAX_DELAY_MS,
-  assertBackoff,
-  assertInteger,
-  assertJobId,
-  assertQueueName,
-  serializePayload,
-  toDue,
-} from './validate.js';
+import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertOptions, assertQueueName, serializePayload, toDue } from './validate.js';
 
-/** Options of `new Queue`. */
-export interface QueueOptions {
-  /** Where Redis is: URL, ioredis options, or an ioredis instance you own. */
-  connection: ConnectionOption;
-  /**
-   * Prefix of every Redis key. Queues and workers must use the same one.
-   * @default 'sg'
-   */
-  prefix?: string;
-  /**
-   * Largest payload accepted, in bytes of JSON.
-   * @default 262144 (256 KiB)
-   */
-  maxPayloadBytes?: number;
-  /** Where warnings go. Default: Node process warnings. */
-  logger?: Logger;
-  /**
-   * Split the queue into this many partitions, each under its own hash tag, so that one queue
-   * spreads over the nodes of a Redis Cluster. Fixed when the queue is first used; opening it
-   * with another count throws ConflictError. Default: the stored count (1 for a new queue).
-   */
-  partitions?: number;
-  /**
-   * After each add, wait until this many replicas confirmed the write (Redis `WAIT`), at most
-   * `timeoutMs`; if fewer did, `add` throws {@link NotReplicatedError} (the job is written; adding
-   * it again with the same id is safe). Narrows, but does not close, the window in which a failover
-   * loses acknowledged jobs. Default: off.
-   */
-  waitForReplicas?: { replicas: number; timeoutMs: number };
-}
+export type { QueueOptions } from './queue-options.js';
 
 /** Jobs per `add` script call in `addBulk`: large enough to amortize the round trip, small enough not to block Redis. */
 const BULK_CHUNK = 500;
@@ -68,6 +33,26 @@ const READ = { create: false } as const;
 const CREATE = { create: true } as const;
 /** Dead letters moved or deleted per script call. */
 const DEAD_BATCH = 1_000;
+/** Option names, refused when unknown: a misspelled `dealy` must not add a job due at once. */
+const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff'];
+const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff'];
+const LIST_OPTIONS = ['limit', 'cursor'];
+const STATES: readonly JobState[] = ['delayed', 'ready', 'active', 'dead'];
+
+/** A page of `queue.list`: the jobs, and the cursor of the next page (null on the last page). */
+export interface JobPage<T> {
+  jobs: JobInfo<T>[];
+  /** Pass it as `cursor` to get the next page; null when this page is the last. */
+  nextCursor: string | null;
+}
+
+/** Options of `queue.list` and `queue.listDead`. */
+export interface ListOptions {
+  /** Page size, 1-1000. @default 100 */
+  limit?: number;
+  /** The `nextCursor` of the previous page; the first page without it. */
+  cursor?: string;
+}
 
 /**
  * The producer and admin side of a queue: add jobs, look them up, cancel or reschedule them, read
@@ -88,21 +73,13 @@ export class Queue<T = unknown> {
   #closed = false;
 
   constructor(name: string, options: QueueOptions) {
-    assertQueueName(name);
-    const prefix = options?.prefix ?? 'sg';
-    assertQueueName(prefix);
-    if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
-    this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
-    assertInteger('maxPayloadBytes', this.#maxPayloadBytes, 2, 512 * 1024 * 1024);
-    if (options.waitForReplicas !== undefined) {
-      assertInteger('waitForReplicas.replicas', options.waitForReplicas?.replicas, 1, 100);
-      assertInteger('waitForReplicas.timeoutMs', options.waitForReplicas.timeoutMs, 1, 60_000);
-      this.#waitForReplicas = { ...options.waitForReplicas };
-    }
-    this.name = name;
-    this.#connection = acquireConnection(options.connection, options.logger ?? defaultLogger);
-    if (options.partitions !== undefined) assertInteger('partitions', options.partitions, 1, MAX_PARTITIONS);
-    this.#partitions = new QueuePartitions(this.#connection.client, prefix, name, options.partitions);
+    // Every option is checked before the connection is taken: a refusal leaves nothing open.
+    const resolved = resolveQueueOptions(name, options);
+    this.name = resolved.name;
+    this.#maxPayloadBytes = resolved.maxPayloadBytes;
+    this.#waitForReplicas = resolved.waitForReplicas;
+    this.#connection = acquireConnection(resolved.connection, resolved.logger);
+    this.#partitions = new QueuePartitions(this.#connection.client, resolved.prefix, resolved.name, resolved.partitions);
   }
 
   /**
@@ -114,7 +91,10 @@ export class Queue<T = unknown> {
    *   replacing a running job; {@link ConnectionError} when Redis cannot be reached.
    */
   async add(payload: T, options: AddOptions = {}): Promise<string> {
-    const [id] = await this.addBulk([{ ...options, payload }], options.ifExists);
+    this.#assertOpen();
+    assertOptions('queue.add', options, ADD_OPTIONS);
+    const { ifExists = 'keep', ...rest } = options ?? {};
+    const [id] = await this.#add([this.#encode({ ...rest, payload } as BulkJob<T>)], ifExists);
     return id as string;
   }
 
@@ -127,13 +107,27 @@ export class Queue<T = unknown> {
   async addBulk(jobs: readonly BulkJob<T>[], ifExists: 'keep' | 'replace' = 'keep'): Promise<string[]> {
     this.#assertOpen();
     if (!Array.isArray(jobs)) throw new ValidationError('Expected `jobs` to be an array');
+    const encoded = jobs.map((job: unknown, index) => {
+      if (typeof job === 'object' && job !== null && Object.hasOwn(job, 'ifExists')) {
+        throw new ValidationError(`\`jobs[${index}].ifExists\` is not an option of one entry: give it for the whole call, addBulk(jobs, 'replace')`);
+      }
+      assertOptions(`queue.addBulk (jobs[${index}])`, job, BULK_FIELDS);
+      return this.#encode(job as BulkJob<T>);
+    });
+    return this.#add(encoded, ifExists);
+  }
+
+  /** Writes validated jobs: partitions in parallel, each in chunks, in order. */
+  async #add(encoded: readonly EncodedJob[], ifExists: unknown): Promise<string[]> {
     if (ifExists !== 'keep' && ifExists !== 'replace') throw new ValidationError(`Expected \`ifExists\` to be 'keep' or 'replace', got ${String(ifExists)}`);
-    const encoded = jobs.map(job => this.#encode(job));
     const [stores] = await Promise.all([this.#partitions.all({ create: true }), this.#register()]);
     const byPartition = stores.map(() => [] as EncodedJob[]);
     for (const job of encoded) byPartition[partitionOf(job.id, stores.length)]?.push(job);
     // Partitions in parallel (they may live on different nodes); chunks of one partition in order.
     let leastAcknowledged = Number.POSITIVE_INFINITY;
+    // Every chunk is written even when one holds a running job, so that the error can say truly
+    // that the other jobs were written.
+    const running: string[] = [];
     await Promise.all(
       byPartition.map(async (partitionJobs, partition) => {
         const store = stores[partition] as PartitionStore;
@@ -141,11 +135,17 @@ export class Queue<T = unknown> {
           const chunk = partitionJobs.slice(start, start + BULK_CHUNK);
           const { statuses, acknowledged } = await store.add(chunk, ifExists, this.#waitForReplicas);
           if (acknowledged !== undefined) leastAcknowledged = Math.min(leastAcknowledged, acknowledged);
-          const running = statuses.findIndex(status => status === 3);
-          if (running >= 0) throw new ConflictError(`Job ${chunk[running]?.id} is running and cannot be replaced; the other jobs of the call were written`);
+          statuses.forEach((status, i) => {
+            if (status === 3) running.push((chunk[i] as EncodedJob).id);
+          });
         }
       }),
     );
+    if (running.length > 0) {
+      const others = encoded.length > running.length ? '; the other jobs of the call were written' : '';
+      const which = running.length === 1 ? `Job ${running[0]} is running` : `${running.length} jobs are running (${running.slice(0, 3).join(', ')}${running.length > 3 ? ', ...' : ''})`;
+      throw new ConflictError(`${which} and cannot be replaced${others}`);
+    }
     const ids = encoded.map(job => job.id);
     if (this.#waitForReplicas && leastAcknowledged < this.#waitForReplicas.replicas) {
       throw new NotReplicatedError(leastAcknowledged, this.#waitForReplicas.replicas, ids);
@@ -158,13 +158,7 @@ export class Queue<T = unknown> {
     this.#assertOpen();
     assertJobId(id);
     const raw = await (await this.#partitions.storeFor(id, READ)).get(id);
-    if (!raw) return null;
-    // A waiting job's due time is its score; an active or dead one's is in its record.
-    const waiting = raw.state === 'delayed' || raw.state === 'ready';
-    const info = toJobInfo<T>(raw.job, raw.state, waiting ? raw.score : (raw.job.dueAt ?? raw.score), raw.lastError);
-    if (raw.state === 'active') info.leaseUntilAt = raw.score;
-    if (raw.state === 'dead') info.deadAt = raw.score;
-    return info;
+    return raw ? toJobInfo<T>(raw.job, raw.state, raw.score, raw.lastError) : null;
   }
 
   /**
@@ -183,9 +177,10 @@ export class Queue<T = unknown> {
    * with a fresh set of attempts.
    * @returns `'rescheduled'`, `'running'` (unchanged) or `'not_found'`.
    */
-  async reschedule(id: string, when: { delay?: number | string; at?: Date | number }): Promise<RescheduleResult> {
+  async reschedule(id: string, when: When): Promise<RescheduleResult> {
     this.#assertOpen();
     assertJobId(id);
+    assertOptions('queue.reschedule', when, ['delay', 'at']);
     if (when?.delay === undefined && when?.at === undefined) throw new ValidationError('Expected `delay` or `at`');
     const due = toDue(when, Date.now());
     const { result } = await (await this.#partitions.storeFor(id, READ)).reschedule(id, due);
@@ -256,29 +251,33 @@ export class Queue<T = unknown> {
 
   /**
    * A page of jobs in one state: `delayed` and `ready` soonest due first, `active` soonest lease
-   * end first (with `leaseUntilAt`), `dead` most recent first (with `deadAt`).
+   * end first (with `leaseUntilAt`), `dead` most recent first (with `deadAt`); jobs of equal time
+   * in id order. Page on with `cursor: nextCursor`; a page costs the same wherever it is. Jobs that
+   * move while you page may be missed or seen twice (a list is not a snapshot).
+   *
+   * @example
+   * for (let page = await queue.list('dead'); ; page = await queue.list('dead', { cursor: page.nextCursor })) {
+   *   for (const job of page.jobs) console.log(job.id, job.lastError);
+   *   if (!page.nextCursor) break;
+   * }
    */
-  async list(state: JobState, options: { offset?: number; limit?: number } = {}): Promise<JobInfo<T>[]> {
+  async list(state: JobState, options: ListOptions = {}): Promise<JobPage<T>> {
     this.#assertOpen();
-    if (!['delayed', 'ready', 'active', 'dead'].includes(state)) {
-      throw new ValidationError(`Expected \`state\` to be 'delayed', 'ready', 'active' or 'dead', got ${String(state)}`);
+    if (!STATES.includes(state)) throw new ValidationError(`Expected \`state\` to be 'delayed', 'ready', 'active' or 'dead', got ${String(state)}`);
+    if (typeof options === 'object' && options !== null && Object.hasOwn(options, 'offset')) {
+      throw new ValidationError('`offset` is not an option of queue.list: page with `cursor`, the `nextCursor` of the previous page');
     }
-    const offset = options.offset ?? 0;
-    const limit = options.limit ?? 100;
-    assertInteger('offset', offset, 0);
+    assertOptions('queue.list', options, LIST_OPTIONS);
+    const limit = options?.limit ?? 100;
     assertInteger('limit', limit, 1, 1_000);
-    // Each partition is ordered; the page of the whole queue is within the first offset + limit
-    // of each one, merged by score.
-    const pages = await this.#eachPartition(store => store.listJobs(state, 0, offset + limit));
-    const newestFirst = state === 'dead';
-    const merged = pages.flatMap(page => page.entries).sort((a, b) => (newestFirst ? b.score - a.score : a.score - b.score));
-    return merged.slice(offset, offset + limit).map(({ job, score, lastError }) => {
-      const waiting = state === 'delayed' || state === 'ready';
-      const info = toJobInfo<T>(job, state, waiting ? score : (job.dueAt ?? score), lastError);
-      if (state === 'active') info.leaseUntilAt = score;
-      if (state === 'dead') info.deadAt = score;
-      return info;
-    });
+    const after = options?.cursor === undefined ? undefined : decodeCursor(options.cursor);
+    // Each partition is in the state's order: the page is within the first limit + 1 jobs after
+    // the cursor of each (the one extra tells whether there is a next page).
+    const pages = await this.#eachPartition(store => store.listJobs(state, after, limit + 1));
+    const more = pages.some(page => page.count > limit);
+    const { entries, next } = mergePages(state, pages.map(page => page.entries), limit, more);
+    const jobs = entries.map(({ job, score, lastError }) => toJobInfo<T>(job, state, score, lastError));
+    return { jobs, nextCursor: next ? encodeCursor(next) : null };
   }
 
   /**
@@ -306,7 +305,7 @@ export class Queue<T = unknown> {
   }
 
   /** A page of dead letters, most recently dead first, with their last error. */
-  listDead(options: { offset?: number; limit?: number } = {}): Promise<JobInfo<T>[]> {
+  listDead(options: ListOptions = {}): Promise<JobPage<T>> {
     return this.list('dead', options);
   }
 
@@ -346,7 +345,6 @@ export class Queue<T = unknown> {
   }
 
   #encode(job: BulkJob<T>): EncodedJob {
-    if (typeof job !== 'object' || job === null) throw new ValidationError('Expected each bulk entry to be { payload, delay?, at?, id?, ... }');
     if (job.id !== undefined) assertJobId(job.id);
     if (job.maxAttempts !== undefined) assertInteger('maxAttempts', job.maxAttempts, 1, 1_000_000);
     if (job.backoff !== undefined) assertBackoff(job.backoff);
@@ -394,8 +392,13 @@ async function repeatUntilZero(step: () => Promise<number>): Promise<number> {
   return total;
 }
 
-function toJobInfo<T>(job: StoredJob, state: JobInfo<T>['state'], dueAt: number, lastError: string | undefined): JobInfo<T> {
+/** A job as `get` and `list` show it; `score` is its sorted-set score in the state's set. */
+function toJobInfo<T>(job: StoredJob, state: JobState, score: number, lastError: string | undefined): JobInfo<T> {
+  // A waiting job's due time is its score; an active or dead one's is in its record.
+  const dueAt = state === 'delayed' || state === 'ready' ? score : (job.dueAt ?? score);
   const info: JobInfo<T> = { id: job.id, payload: JSON.parse(job.payloadJson) as T, state, dueAt, attempts: job.attempts };
+  if (state === 'active') info.leaseUntilAt = score;
+  if (state === 'dead') info.deadAt = score;
   if (job.maxAttempts !== undefined) info.maxAttempts = job.maxAttempts;
   if (lastError !== undefined) info.lastError = lastError;
   return info;
@@ -408,9 +411,11 @@ function toJobInfo<T>(job: StoredJob, state: JobInfo<T>['state'], dueAt: number,
  * const names = await listQueues({ connection: 'redis://127.0.0.1:6379' });
  */
 export async function listQueues(options: { connection: ConnectionOption; prefix?: string; logger?: Logger }): Promise<string[]> {
+  assertOptions('listQueues', options, ['connection', 'prefix', 'logger']);
+  if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
   const prefix = options.prefix ?? 'sg';
   assertQueueName(prefix);
-  const connection = acquireConnection(options.connection, options.logger ?? defaultLogger);
+  const connection = acquireConnection(options.connection, resolveLogger(options.logger));
   try {
     return await listQueueNames(connection.client, prefix);
   } finally {

@@ -27,16 +27,51 @@ export type BackoffOption =
 /** A backoff a worker computes itself: return the delay in ms before the next attempt. */
 export type BackoffFunction = (attempt: number, error: unknown) => number;
 
-/** Options of `queue.add`. */
-export interface AddOptions {
-  /**
-   * How long from now (on the Redis server's clock) the job falls due: milliseconds, or a duration
-   * such as `'30m'`, `'5d'`, `'1h30m'`. Exclusive with `at`.
-   * @default 0 (due at once)
-   */
-  delay?: number | string;
-  /** When the job falls due: a Date or epoch milliseconds. Exclusive with `delay`. */
-  at?: Date | number;
+/** A unit of a duration text: milliseconds, seconds, minutes, hours, days, weeks. */
+export type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd' | 'w';
+
+/**
+ * A duration as text, as {@link parseDuration} reads it: `'250ms'`, `'30m'`, `'1h30m'`, `'1d 2h 3m'`
+ * (up to three parts in the type; the parser takes any number), or digits alone for milliseconds
+ * (`'1500'`). `'30 minutes'` does not type-check.
+ */
+export type DurationText =
+  | `${number}`
+  | `${number}${DurationUnit}`
+  | `${number}${DurationUnit}${number}${DurationUnit}`
+  | `${number}${DurationUnit}${number}${DurationUnit}${number}${DurationUnit}`;
+
+/** A delay: milliseconds, or a {@link DurationText} such as `'30m'`. */
+export type Duration = number | DurationText;
+
+/**
+ * When a job falls due: `delay` from now (on the Redis server's clock), or at `at`; never both.
+ * Without either, an add is due at once; a reschedule needs one.
+ */
+export type When =
+  | {
+      /**
+       * How long from now (on the Redis server's clock) the job falls due: milliseconds, or a
+       * duration such as `'30m'`, `'5d'`, `'1h30m'`. Exclusive with `at`. At most ten years.
+       * @default 0 (due at once)
+       */
+      delay: Duration;
+      at?: never;
+    }
+  | {
+      /** When the job falls due: a Date or epoch milliseconds. Exclusive with `delay`. */
+      at: Date | number;
+      delay?: never;
+    };
+
+/** The due time of an add: like {@link When}, but both may be left out (due at once). */
+export type DueOptions = { delay?: Duration; at?: never } | { at?: Date | number; delay?: never };
+
+/** Options of `queue.add`: a due time ({@link DueOptions}, default now) and the job's own settings. */
+export type AddOptions = DueOptions & AddSettings;
+
+/** Options of `queue.add` besides its due time. */
+export interface AddSettings {
   /**
    * Your id for the job (1-200 characters, no control characters). Adding an id that already
    * exists does not create a second job; see `ifExists`. Default: a generated, time-ordered id.
@@ -55,10 +90,11 @@ export interface AddOptions {
   backoff?: BackoffOption;
 }
 
-/** One entry of `queue.addBulk`. */
-export interface BulkJob<T> extends AddOptions {
-  payload: T;
-}
+/**
+ * One entry of `queue.addBulk`: the options of `add` but `ifExists`, which is an argument of the
+ * whole call (`addBulk(jobs, 'replace')`).
+ */
+export type BulkJob<T> = DueOptions & Omit<AddSettings, 'ifExists'> & { payload: T };
 
 /** Where a job is. `ready` means due but not yet claimed by a worker. */
 export type JobState = 'delayed' | 'ready' | 'active' | 'dead';

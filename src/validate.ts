@@ -41,16 +41,40 @@ export function assertJobId(id: unknown): asserts id is string {
   }
 }
 
+/**
+ * Throws {@link ValidationError} unless `value` is an integer from `min` to `max` (at most
+ * `Number.MAX_SAFE_INTEGER`, so NaN, Infinity, fractions and unsafe integers are all refused), with
+ * the message every sandglass option uses: ``Expected `name` to be an integer from min to max, got ...``.
+ */
 export function assertInteger(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
     throw new ValidationError(`Expected \`${name}\` to be an integer from ${min} to ${max}, got ${describe(value)}`);
+  }
+}
+
+/**
+ * Throws {@link ValidationError} unless `options` is undefined or a plain object whose keys are all
+ * in `known`: a misspelled option (`dealy`) or one of a later version must not be ignored silently.
+ */
+export function assertOptions(where: string, options: unknown, known: readonly string[]): void {
+  if (options === undefined) return;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new ValidationError(`Expected the options of ${where} to be an object, got ${describe(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw new ValidationError(`Unknown option \`${key.slice(0, 60)}\` of ${where} (known: ${known.join(', ')})`);
   }
 }
 
 /** When a job falls due: either `delayMs` from the server's now, or the absolute `atMs`. */
 export type Due = { delayMs: number } | { atMs: number };
 
-export function toDue(options: { delay?: number | string; at?: Date | number }, nowMs: number): Due {
+/**
+ * The due time of an add or reschedule. `at` may be in the past (due at once) but not more than
+ * {@link MAX_DELAY_MS} ahead of `nowMs`, which also keeps it inside the range of a Date and of a
+ * safe integer; a fractional `at` or `delay` is rounded up (never early).
+ */
+export function toDue(options: { delay?: unknown; at?: unknown }, nowMs: number): Due {
   const { delay, at } = options;
   if (delay !== undefined && at !== undefined) throw new ValidationError('Give either `delay` or `at`, not both');
   if (at !== undefined) {
@@ -58,18 +82,20 @@ export function toDue(options: { delay?: number | string; at?: Date | number }, 
     if (typeof atMs !== 'number' || !Number.isFinite(atMs) || atMs < 0) {
       throw new ValidationError(`Expected \`at\` to be a valid Date or epoch milliseconds >= 0, got ${describe(at)}`);
     }
-    if (atMs > nowMs + MAX_DELAY_MS) throw new ValidationError(`\`at\` is more than 10 years away: ${new Date(atMs).toISOString()}`);
+    // Compared as numbers and quoted as numbers: a Date built from atMs could be out of range.
+    if (atMs > nowMs + MAX_DELAY_MS) throw new ValidationError(`\`at\` of ${atMs} is more than 10 years away (at most ${nowMs + MAX_DELAY_MS} now)`);
     return { atMs: Math.ceil(atMs) };
   }
   return { delayMs: toDelayMs(delay ?? 0, 'delay') };
 }
 
+/** Milliseconds from a delay option: a number of ms, or a duration text ({@link parseDuration}). */
 export function toDelayMs(delay: unknown, name: string): number {
   const ms = typeof delay === 'string' ? parseDuration(delay) : delay;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
     throw new ValidationError(`Expected \`${name}\` to be milliseconds >= 0 or a duration like '30m', got ${describe(delay)}`);
   }
-  if (ms > MAX_DELAY_MS) throw new ValidationError(`\`${name}\` of ${ms} ms is more than 10 years`);
+  if (ms > MAX_DELAY_MS) throw new ValidationError(`\`${name}\` of ${ms} ms is more than 10 years (${MAX_DELAY_MS} ms)`);
   return Math.ceil(ms);
 }
 
@@ -92,6 +118,7 @@ export function assertBackoff(backoff: unknown, name = 'backoff'): asserts backo
   if (typeof b !== 'object' || b === null || (b.type !== 'fixed' && b.type !== 'exponential')) {
     throw new ValidationError(`Expected \`${name}\` to be { type: 'fixed' | 'exponential', delayMs }, got ${describe(backoff)}`);
   }
+  assertOptions(`\`${name}\``, b, b.type === 'fixed' ? ['type', 'delayMs'] : ['type', 'delayMs', 'maxDelayMs', 'jitter']);
   assertInteger(`${name}.delayMs`, b.delayMs, 0, MAX_DELAY_MS);
   if (b.maxDelayMs !== undefined) assertInteger(`${name}.maxDelayMs`, b.maxDelayMs, 0, MAX_DELAY_MS);
   if (b.jitter !== undefined && (typeof b.jitter !== 'number' || !(b.jitter >= 0 && b.jitter <= 1))) {
@@ -99,11 +126,12 @@ export function assertBackoff(backoff: unknown, name = 'backoff'): asserts backo
   }
 }
 
+/** A value quoted in an error message: short, and never throwing (no Date formatting). */
 function describe(value: unknown): string {
   if (typeof value === 'string') return `'${value.length > 60 ? `${value.slice(0, 60)}...` : value}' (${value.length} characters)`;
   if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
   if (typeof value === 'bigint') return `${value}n`;
   if (typeof value === 'function') return 'a function';
-  if (value instanceof Date) return `Date(${value.getTime()})`;
+  if (value instanceof Date) return `Date(${value.getTime()})`; // getTime, never toISOString: it throws out of range
   return Array.isArray(value) ? 'an array' : `an object`;
 }

@@ -1,9 +1,9 @@
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { ValidationError } from './errors.js';
-import { defaultLogger } from './logger.js';
+import { resolveLogger } from './logger.js';
 import type { BackoffFunction, BackoffOption, ConnectionOption, Logger } from './types.js';
 import { MAX_PARTITIONS } from './store/partitions.js';
-import { assertBackoff, assertInteger, assertQueueName } from './validate.js';
+import { assertBackoff, assertInteger, assertOptions, assertQueueName } from './validate.js';
 
 /** Jobs one claim call takes at most: bounds the time a claim holds Redis. */
 export const MAX_CLAIM = 1_000;
@@ -55,6 +55,10 @@ export interface WorkerOptions {
   clock?: () => number;
 }
 
+const KNOWN = ['connection', 'prefix', 'concurrency', 'leaseMs', 'maxAttempts', 'backoff', 'partitions', 'batch', 'closeTimeoutMs', 'safetyIntervalMs', 'logger', 'clock'];
+/** The longest timer Node keeps: a longer one fires at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 /** Worker options checked and completed with their defaults. */
 export interface ResolvedWorkerOptions {
   readonly names: string[];
@@ -79,6 +83,7 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
   names.forEach(assertQueueName);
   if (new Set(names).size !== names.length) throw new ValidationError('Expected distinct queue names');
   if (typeof handler !== 'function') throw new ValidationError('Expected `handler` to be a function');
+  assertOptions('new Worker', options, KNOWN);
   if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
   const prefix = options.prefix ?? 'sg';
   assertQueueName(prefix);
@@ -90,10 +95,13 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
   assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   if (typeof backoff !== 'function') assertBackoff(backoff);
-  if (options.batch !== undefined) assertInteger('batch.size', options.batch?.size, 1, MAX_CLAIM);
+  if (options.batch !== undefined) {
+    assertOptions('`batch`', options.batch, ['size']);
+    assertInteger('batch.size', options.batch?.size, 1, MAX_CLAIM);
+  }
   if (options.partitions !== undefined) assertInteger('partitions', options.partitions, 1, MAX_PARTITIONS);
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
-  assertInteger('closeTimeoutMs', closeTimeoutMs, 0);
+  assertInteger('closeTimeoutMs', closeTimeoutMs, 0, MAX_TIMER_MS);
   const safetyIntervalMs = options.safetyIntervalMs ?? 5_000;
   assertInteger('safetyIntervalMs', safetyIntervalMs, 10, 3_600_000);
   return {
@@ -108,7 +116,7 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
     partitions: options.partitions,
     closeTimeoutMs,
     safetyIntervalMs,
-    logger: options.logger ?? defaultLogger,
+    logger: resolveLogger(options.logger),
     clock: options.clock ?? Date.now,
   };
 }

@@ -103,8 +103,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #closing = false;
   #closed: Promise<void> | undefined;
 
-  constructor(queues: string | readonly string[], handler: Processor<T>, options: WorkerOptions & { batch?: undefined });
+  // The batch overload comes first: when no overload matches, the compiler reports the last one,
+  // and for the common single-job handler that names the wrong option (`concurency`) instead of
+  // complaining that the handler is not a BatchProcessor.
   constructor(queues: string | readonly string[], handler: BatchProcessor<T>, options: WorkerOptions & { batch: { size: number } });
+  constructor(queues: string | readonly string[], handler: Processor<T>, options: WorkerOptions & { batch?: undefined });
   constructor(queues: string | readonly string[], handler: Processor<T> | BatchProcessor<T>, options: WorkerOptions) {
     super();
     const resolved = resolveWorkerOptions(queues, handler, options);
@@ -340,7 +343,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const outcome = await settled;
     if (outcome === 'stale') this.#emitSafely('stale', job);
     if (outcome !== 'applied') return;
-    this.#emitSafely('failed', job, error, dead ? undefined : this.#serverNow() + retryDelayMs);
+    // Whole ms, like every instant sandglass gives (the clock offset is an average, so fractional).
+    this.#emitSafely('failed', job, error, dead ? undefined : Math.ceil(this.#serverNow()) + retryDelayMs);
     if (dead) this.#emitSafely('dead', job, error);
   }
 

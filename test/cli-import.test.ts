@@ -93,7 +93,7 @@ describe('sandglass import', { concurrency: 3 }, () => {
     const name = uniqueQueue();
     const run = await cli(['import', name, '--bare', '--delay', '10m'], '{"orderId":1}\n2\n"three"\n');
     assert.equal(run.code, 0, run.stderr);
-    const jobs = await openQueue(name).list('delayed');
+    const { jobs } = await openQueue(name).list('delayed');
     assert.deepEqual(jobs.map(job => job.payload), [{ orderId: 1 }, 2, 'three']);
     assert.ok(jobs.every(job => job.dueAt > Date.now() + 9 * 60_000));
   });

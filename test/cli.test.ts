@@ -136,9 +136,15 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     ] as const) {
       await cli(['add', name, `{"id":"${id}"}`, '--id', id, '--delay', delay]);
     }
-    const page = await json(['ls', name, '--state', 'delayed', '--limit', '2', '--offset', '1']);
+    const first = await json(['ls', name, '--state', 'delayed', '--limit', '1']);
+    assert.equal(first.code, 0, first.stderr);
+    assert.deepEqual((first.body.jobs as { id: string }[]).map(job => job.id), ['a']);
+    const page = await json(['ls', name, '--state', 'delayed', '--limit', '2', '--cursor', first.body.nextCursor as string]);
     assert.equal(page.code, 0, page.stderr);
-    assert.deepEqual((page.body.jobs as { id: string }[]).map(job => job.id), ['b', 'c']);
+    assert.deepEqual([(page.body.jobs as { id: string }[]).map(job => job.id), page.body.nextCursor], [['b', 'c'], null]);
+    const hint = await cli(['ls', name, '--state', 'delayed', '--limit', '1']);
+    assert.match(hint.stdout, new RegExp(`^\\(more with: sandglass ls ${name} --state delayed --limit 1 --cursor ${first.body.nextCursor}\\)$`, 'm'));
+    assert.equal((await cli(['ls', name, '--offset', '1'])).code, 2, 'offset is gone: an unknown option');
     const ready = await json(['ls', name, '--state', 'ready']);
     assert.deepEqual((ready.body.jobs as { id: string }[]).map(job => job.id), ['now']);
     const table = await cli(['ls', name]);

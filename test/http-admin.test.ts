@@ -76,8 +76,11 @@ describe('HTTP admin', () => {
     await addJobs(queue, [{ payload: 'r', id: 'r1' }, { payload: 'd', id: 'd1', delay: '2h' }, { payload: 'd', id: 'd2', delay: '1h' }]);
     const delayed = await api.call('GET', `/v1/queues/${queue}/jobs?state=delayed`);
     assert.deepEqual(delayed.body.jobs.map((job: { id: string }) => job.id), ['d2', 'd1'], 'soonest due first');
-    const page = await api.call('GET', `/v1/queues/${queue}/jobs?state=delayed&offset=1&limit=1`);
-    assert.deepEqual(page.body.jobs.map((job: { id: string }) => job.id), ['d1']);
+    assert.equal(delayed.body.nextCursor, null, 'one page holds them all');
+    const first = await api.call('GET', `/v1/queues/${queue}/jobs?state=delayed&limit=1`);
+    assert.deepEqual(first.body.jobs.map((job: { id: string }) => job.id), ['d2']);
+    const page = await api.call('GET', `/v1/queues/${queue}/jobs?state=delayed&limit=1&cursor=${first.body.nextCursor}`);
+    assert.deepEqual([page.body.jobs.map((job: { id: string }) => job.id), page.body.nextCursor], [['d1'], null]);
     assert.deepEqual((await api.call('GET', `/v1/queues/${queue}/jobs?state=ready`)).body.jobs.map((job: { id: string }) => job.id), ['r1']);
     await api.call('POST', `/v1/queues/${queue}/claim`, { leaseMs: 60_000 });
     const active = (await api.call('GET', `/v1/queues/${queue}/jobs?state=active`)).body.jobs;

@@ -291,7 +291,7 @@ describe('toHttpError', () => {
     ];
     for (const [error, status, code] of cases) {
       const http = toHttpError(error);
-      assert.deepEqual([http.statusCode, http.code], [status, code], String(error));
+      assert.deepEqual([http.statusCode, http.apiCode], [status, code], String(error));
       if (status === 500) assert.doesNotMatch(http.message, /secret-key-name|undefined/, 'internals stay in the log');
     }
   });

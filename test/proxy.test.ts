@@ -113,7 +113,7 @@ describe('fault proxy: lost replies and resets', () => {
     await queue.cancel('warm-up');
     const calls = await evalshaCalls();
     h.proxy.setMode(dropRepliesThenReset(RESET_AFTER_MS));
-    const entries = Array.from({ length: 1_200 }, (_, n) => ({ payload: { n }, delay: '1h', ...(n % 2 === 0 ? { id: `even-${n}` } : {}) }));
+    const entries = Array.from({ length: 1_200 }, (_, n) => ({ payload: { n }, delay: '1h' as const, ...(n % 2 === 0 ? { id: `even-${n}` } : {}) }));
     const ids = await queue.addBulk(entries);
     assert.equal((await evalshaCalls()) - calls, 4, 'three chunks, the first one sent twice');
     assert.equal(new Set(ids).size, 1_200);

@@ -167,9 +167,9 @@ describe('Queue listings', () => {
       { payload: 5 },
     ]);
     const [active] = await consumer.claim({ leaseMs: 60_000 });
-    assert.deepEqual((await queue.list('ready')).map(job => job.payload), [5]);
-    assert.deepEqual((await queue.list('delayed')).map(job => job.payload), [2, 3, 4]);
-    const activeList = await queue.list('active');
+    assert.deepEqual((await queue.list('ready')).jobs.map(job => job.payload), [5]);
+    assert.deepEqual((await queue.list('delayed')).jobs.map(job => job.payload), [2, 3, 4]);
+    const { jobs: activeList } = await queue.list('active');
     assert.equal(activeList[0]?.id, active?.id);
     assert.ok((activeList[0]?.leaseUntilAt ?? 0) > Date.now() + 50_000);
     const histogram = await queue.dueHistogram([60_000, 3_600_000, 86_400_000]);

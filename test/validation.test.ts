@@ -14,10 +14,11 @@ describe('parseDuration', () => {
     assert.equal(parseDuration('5d'), 432_000_000);
     assert.equal(parseDuration('1w 2d'), 777_600_000);
     assert.equal(parseDuration('1.5s'), 1_500);
+    assert.equal(parseDuration('1500'), 1_500, 'digits alone are milliseconds, as a number is');
   });
 
   it('refuses anything that is not a duration', () => {
-    for (const text of ['', '30', 'abc', '1x', '1h30', '-5m', 'm5', '1e3s', '5 minutes']) {
+    for (const text of ['', '-30', 'abc', '1x', '1h30', '-5m', 'm5', '1e3s', '5 minutes']) {
       assert.throws(() => parseDuration(text), ValidationError, text);
     }
   });
@@ -39,8 +40,8 @@ describe('bad input gets a typed error and writes nothing', () => {
       ['NaN delay', q.add(1, { delay: Number.NaN }), ValidationError],
       ['infinite delay', q.add(1, { delay: Number.POSITIVE_INFINITY }), ValidationError],
       ['absurd delay', q.add(1, { delay: '11000d' }), ValidationError],
-      ['unparseable delay', q.add(1, { delay: 'soon' }), ValidationError],
-      ['delay and at', q.add(1, { delay: 5, at: Date.now() }), ValidationError],
+      ['unparseable delay', q.add(1, { delay: 'soon' as never }), ValidationError],
+      ['delay and at', q.add(1, { delay: 5, at: Date.now() } as never), ValidationError],
       ['invalid date', q.add(1, { at: new Date('nope') }), ValidationError],
       ['negative at', q.add(1, { at: -5 }), ValidationError],
       ['empty id', q.add(1, { id: '' }), ValidationError],
@@ -55,7 +56,7 @@ describe('bad input gets a typed error and writes nothing', () => {
       ['bad backoff', q.add(1, { backoff: { type: 'linear', delayMs: 5 } as never }), ValidationError],
       ['bad ifExists', q.add(1, { ifExists: 'merge' as never }), ValidationError],
       ['bad bulk entry', q.addBulk([{ payload: 1 }, { payload: 2, delay: -3 }]), ValidationError],
-      ['reschedule without time', q.reschedule('x', {}), ValidationError],
+      ['reschedule without time', q.reschedule('x', {} as never), ValidationError],
       ['cancel with bad id', q.cancel(''), ValidationError],
     ];
     for (const [label, promise, type] of cases) await assert.rejects(promise, type, label);

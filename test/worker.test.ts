@@ -76,7 +76,7 @@ describe('Worker', () => {
     assert.equal(dead?.state, 'dead');
     assert.equal(dead?.attempts, 3);
     assert.match(dead?.lastError ?? '', /boom on attempt 3/);
-    const listed = await q.listDead();
+    const { jobs: listed } = await q.listDead();
     assert.deepEqual(listed.map(job => job.id), [id]);
     assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 1, paused: false });
   });

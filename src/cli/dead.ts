@@ -12,10 +12,10 @@ export function registerDeadCommands(program: Command, cli: Cli): void {
     .command('ls <queue>')
     .description('list dead letters, newest first, with their last error')
     .option('--limit <n>', 'how many (1-1000)', integerArgument(1, 1_000), 20)
-    .option('--offset <n>', 'skip this many', integerArgument(0, Number.MAX_SAFE_INTEGER), 0)
-    .action(async (name: string, flags: { limit: number; offset: number }) => {
-      const jobs = await cli.withQueue(name, queue => queue.listDead(flags));
-      cli.result({ jobs }, formatJobList(jobs, { state: 'dead', ...flags }, Date.now()));
+    .option('--cursor <cursor>', 'start after the page that printed this cursor (its nextCursor)')
+    .action(async (name: string, flags: { limit: number; cursor?: string }) => {
+      const page = await cli.withQueue(name, queue => queue.listDead({ limit: flags.limit, ...(flags.cursor === undefined ? {} : { cursor: flags.cursor }) }));
+      cli.result(page, formatJobList(page, { state: 'dead', ...flags }, Date.now(), `sandglass dead ls ${name} --limit ${flags.limit}`));
     });
 
   dead

@@ -5,7 +5,7 @@
 // an import twice adds nothing twice) and due times. Unknown fields are refused, not ignored: a file
 // of bare payload objects fed without --bare is then skipped line by line with a hint, instead of
 // being imported as jobs whose payload is missing. With --bare, each line is the payload itself.
-import { ValidationError, parseDuration, type BulkJob } from '../index.js';
+import { ValidationError, parseDuration, type BulkJob, type Duration } from '../index.js';
 import { findOutOfRangeNumber, OUT_OF_RANGE } from '../json-numbers.js';
 import { parseAt } from './input.js';
 
@@ -13,7 +13,7 @@ export type LineFormat = 'envelope' | 'bare';
 
 /** Defaults from the command line, for lines that do not give their own due time. */
 export interface LineDefaults {
-  delay?: number | string;
+  delay?: Duration;
   at?: number | Date;
 }
 
@@ -35,7 +35,7 @@ export function parseLine(text: string, format: LineFormat, defaults: LineDefaul
     const field = format === 'bare' ? `payload${overflow}` : overflow.replace(/^\./, '') || 'the line';
     return { error: `${field} ${OUT_OF_RANGE}` };
   }
-  if (format === 'bare') return { job: { payload: value, ...defaults } };
+  if (format === 'bare') return { job: { payload: value, ...defaults } as BulkJob<unknown> };
   try {
     return { job: toJob(value, defaults) };
   } catch (error) {
@@ -52,7 +52,8 @@ function toJob(value: unknown, defaults: LineDefaults): BulkJob<unknown> {
   if (unknown !== undefined) throw new ValidationError(`unknown field '${unknown}': a line is { "payload", "delay"?, "at"?, "id"?, "maxAttempts"? } (use --bare for lines that are payloads)`);
   if (!Object.hasOwn(fields, 'payload')) throw new ValidationError('missing "payload"');
   const { payload, delay, at, id, maxAttempts } = fields;
-  const job: BulkJob<unknown> = { payload };
+  // Loose while it is built; `delay` and `at` were checked exclusive above.
+  const job: { payload: unknown; delay?: Duration; at?: number | Date; id?: string; maxAttempts?: number } = { payload };
   if (delay !== undefined && at !== undefined) throw new ValidationError('give "delay" or "at", not both');
   if (delay !== undefined) job.delay = toDelay(delay);
   else if (at !== undefined) job.at = toAt(at);
@@ -65,16 +66,16 @@ function toJob(value: unknown, defaults: LineDefaults): BulkJob<unknown> {
     if (typeof maxAttempts !== 'number' || !Number.isInteger(maxAttempts)) throw new ValidationError(`"maxAttempts" must be an integer, got ${JSON.stringify(maxAttempts)}`);
     job.maxAttempts = maxAttempts;
   }
-  return job;
+  return job as BulkJob<unknown>;
 }
 
 /** Checked here rather than only by the library, so that the common mistake costs no extra round trip. */
-function toDelay(delay: unknown): number | string {
+function toDelay(delay: unknown): Duration {
   if (typeof delay === 'number' && Number.isFinite(delay) && delay >= 0) return delay;
   if (typeof delay === 'string') {
     try {
       parseDuration(delay);
-      return delay;
+      return delay as Duration;
     } catch {
       throw new ValidationError(`invalid "delay" ${JSON.stringify(delay)}: expected milliseconds or a duration like '30m'`);
     }

@@ -2,7 +2,7 @@
 // while commander parses, an InvalidArgumentError (also exit 2), with the value that was refused.
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
-import { ValidationError, parseDuration } from '../index.js';
+import { ValidationError, parseDuration, type Duration } from '../index.js';
 import { findOutOfRangeNumber, OUT_OF_RANGE } from '../json-numbers.js';
 
 const INTEGER = /^\d+$/;
@@ -21,7 +21,7 @@ export function durationArgument(min: number, max: number): (text: string) => nu
   return text => {
     let ms: number;
     try {
-      ms = INTEGER.test(text) ? Number(text) : parseDuration(text);
+      ms = parseDuration(text);
     } catch {
       throw new InvalidArgumentError("Expected milliseconds or a duration like '5s' or '1m30s'.");
     }
@@ -39,12 +39,13 @@ export function choiceArgument<T extends string>(choices: readonly T[]): (text: 
 }
 
 /**
- * When a job falls due, from `--delay` (`1500` is milliseconds, `30m` a duration) and `--at`
- * (epoch milliseconds or an ISO 8601 date). The library checks ranges and exclusivity.
+ * When a job falls due, from `--delay` (passed on as text: the library's duration rule reads `1500`
+ * as milliseconds and `30m` as a duration) and `--at` (epoch milliseconds or an ISO 8601 date). The
+ * library checks ranges and exclusivity.
  */
-export function parseWhen(options: { delay?: string; at?: string }): { delay?: number | string; at?: number | Date } {
-  const when: { delay?: number | string; at?: number | Date } = {};
-  if (options.delay !== undefined) when.delay = INTEGER.test(options.delay) ? Number(options.delay) : options.delay;
+export function parseWhen(options: { delay?: string; at?: string }): { delay?: Duration; at?: number | Date } {
+  const when: { delay?: Duration; at?: number | Date } = {};
+  if (options.delay !== undefined) when.delay = options.delay as Duration;
   if (options.at !== undefined) when.at = parseAt(options.at, '--at');
   return when;
 }

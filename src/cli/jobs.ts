@@ -1,6 +1,6 @@
 // One job at a time: add, get, cancel, reschedule.
 import type { Command } from 'commander';
-import { ConflictError, NotFoundError, ValidationError, parseDuration, type AddOptions } from '../index.js';
+import { ConflictError, NotFoundError, ValidationError, parseDuration, type AddOptions, type DueOptions, type When } from '../index.js';
 import type { Cli } from './context.js';
 import { formatDuration, formatJob, formatRelative } from './format.js';
 import { integerArgument, parseWhen, readPayload } from './input.js';
@@ -26,7 +26,7 @@ export function registerJobCommands(program: Command, cli: Cli): void {
     .option('--replace', 'if the id exists, replace its payload and due time (exit 4 when it is running)')
     .action(async (name: string, payloadText: string | undefined, flags: AddFlags) => {
       const payload = await readPayload(payloadText, flags.file);
-      const options: AddOptions = { ...parseWhen(flags), ...(flags.replace ? { ifExists: 'replace' } : {}) };
+      const options: AddOptions = { ...(parseWhen(flags) as DueOptions), ...(flags.replace ? { ifExists: 'replace' } : {}) };
       if (flags.id !== undefined) options.id = flags.id;
       if (flags.maxAttempts !== undefined) options.maxAttempts = flags.maxAttempts;
       const id = await cli.withQueue(name, queue => queue.add(payload, options));
@@ -60,7 +60,7 @@ export function registerJobCommands(program: Command, cli: Cli): void {
     .action(async (name: string, id: string, flags: { delay?: string; at?: string }) => {
       if (flags.delay === undefined && flags.at === undefined) throw new ValidationError('Give the new due time with --delay or --at');
       const when = parseWhen(flags);
-      const result = await cli.withQueue(name, queue => queue.reschedule(id, when));
+      const result = await cli.withQueue(name, queue => queue.reschedule(id, when as When));
       if (result === 'not_found') throw new NotFoundError(`No job '${id}' in queue '${name}': never added, or already completed or cancelled`);
       if (result === 'running') throw new ConflictError(`Job '${id}' is running and was not rescheduled`);
       cli.result({ id, result }, `rescheduled ${id}: due ${describeWhen(when)}`);

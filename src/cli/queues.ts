@@ -32,10 +32,10 @@ export function registerQueueCommands(program: Command, cli: Cli): void {
     .description('list jobs in one state: delayed and ready soonest first, active by lease end, dead newest first')
     .option('--state <state>', `one of ${STATES.join(', ')}`, choiceArgument(STATES), 'delayed')
     .option('--limit <n>', 'how many (1-1000)', integerArgument(1, 1_000), 20)
-    .option('--offset <n>', 'skip this many', integerArgument(0, Number.MAX_SAFE_INTEGER), 0)
-    .action(async (name: string, flags: { state: JobState; limit: number; offset: number }) => {
-      const jobs = await cli.withQueue(name, queue => queue.list(flags.state, { limit: flags.limit, offset: flags.offset }));
-      cli.result({ jobs }, formatJobList(jobs, flags, Date.now()));
+    .option('--cursor <cursor>', 'start after the page that printed this cursor (its nextCursor)')
+    .action(async (name: string, flags: { state: JobState; limit: number; cursor?: string }) => {
+      const page = await cli.withQueue(name, queue => queue.list(flags.state, { limit: flags.limit, ...(flags.cursor === undefined ? {} : { cursor: flags.cursor }) }));
+      cli.result(page, formatJobList(page, flags, Date.now(), `sandglass ls ${name} --state ${flags.state} --limit ${flags.limit}`));
     });
 
   program
@@ -77,7 +77,7 @@ async function statsOfAll(cli: Cli): Promise<void> {
 async function statsOfOne(cli: Cli, name: string): Promise<void> {
   const { stats, counters, nextDueAt } = await cli.withQueue(name, async queue => {
     const [stats, counters, next] = await Promise.all([queue.stats(), queue.counters(), queue.list('ready', { limit: 1 })]);
-    const first = next[0] ?? (stats.delayed > 0 ? (await queue.list('delayed', { limit: 1 }))[0] : undefined);
+    const first = next.jobs[0] ?? (stats.delayed > 0 ? (await queue.list('delayed', { limit: 1 })).jobs[0] : undefined);
     return { stats, counters, nextDueAt: first?.dueAt ?? null };
   });
   const totals = Object.keys(counters) as (keyof QueueCounters)[];
@@ -99,11 +99,16 @@ function statsRow(name: string, stats: QueueStats): string[] {
 }
 
 /** A table whose columns suit the state: due time for waiting jobs, lease end for active ones, death and error for dead ones. */
-export function formatJobList(jobs: readonly JobInfo<unknown>[], page: { state: JobState; limit: number; offset: number }, nowMs: number): string {
-  if (jobs.length === 0) return page.offset === 0 ? `(no ${page.state} jobs)` : `(no ${page.state} jobs from offset ${page.offset})`;
+export function formatJobList(
+  { jobs, nextCursor }: { jobs: readonly JobInfo<unknown>[]; nextCursor: string | null },
+  page: { state: JobState; cursor?: string },
+  nowMs: number,
+  command: string,
+): string {
+  if (jobs.length === 0) return page.cursor === undefined ? `(no ${page.state} jobs)` : `(no more ${page.state} jobs)`;
   const { columns, row } = LIST_LAYOUTS[page.state];
   const lines = [formatTable(columns, jobs.map(job => row(job, nowMs)))];
-  if (jobs.length === page.limit) lines.push(`(${page.offset + 1}-${page.offset + jobs.length}; more with --offset ${page.offset + jobs.length})`);
+  if (nextCursor !== null) lines.push(`(more with: ${command} --cursor ${nextCursor})`);
   return lines.join('\n');
 }
 

@@ -126,9 +126,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler((error, request, reply) => {
     const http = toHttpError(error);
     const route = request.routeOptions.url;
-    if (http.statusCode >= 500) request.log.error({ err: error, route }, `request failed: ${http.code}`);
-    else if (http.statusCode === 401 || http.statusCode === 403) request.log.info({ code: http.code, route, ip: request.ip }, `refused: ${http.message}`);
-    else request.log.debug({ code: http.code, route }, http.message);
+    if (http.statusCode >= 500) request.log.error({ err: error, route }, `request failed: ${http.apiCode}`);
+    else if (http.statusCode === 401 || http.statusCode === 403) request.log.info({ code: http.apiCode, route, ip: request.ip }, `refused: ${http.message}`);
+    else request.log.debug({ code: http.apiCode, route }, http.message);
     return reply.code(http.statusCode).send(http.toJSON());
   });
   app.setNotFoundHandler(request => {

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { QUEUE_NAME_RULE, isQueueName } from '../index.js';
+import { QUEUE_NAME_RULE, SandglassError, isQueueName } from '../index.js';
 import { parseWebhookBindings, type WebhookBinding } from './webhooks.js';
 
 /** The settled configuration. */
@@ -56,10 +56,9 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
 ];
 
 /** A setting is wrong: the message says which and how to fix it. */
-export class ConfigError extends Error {
+export class ConfigError extends SandglassError {
   constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
+    super('ERR_CONFIG', message);
   }
 }
 

@@ -3,15 +3,7 @@
  * below. Library errors, fastify's own errors and the routes' refusals are mapped to a status and
  * a code in ONE place, {@link toHttpError}; nothing else decides a status for an error.
  */
-import {
-  ClosedError,
-  ConflictError,
-  ConnectionError,
-  NotFoundError,
-  PayloadTooLargeError,
-  RedisOutOfMemoryError,
-  ValidationError,
-} from '../index.js';
+import { SandglassError, type SandglassErrorCode } from '../index.js';
 
 /** The stable error codes, their status and when they are answered (docs/http-api.md lists them too). */
 export const ERROR_CODES = {
@@ -43,22 +35,49 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** An error with its HTTP status and stable code, ready to be answered. */
-export class HttpError extends Error {
+/**
+ * An error with its HTTP status and stable API code, ready to be answered. A {@link SandglassError}
+ * of code `ERR_HTTP`; the API code the client sees is `apiCode`.
+ */
+export class HttpError extends SandglassError {
   readonly statusCode: number;
-  readonly code: ErrorCode;
+  /** The code answered in `{ error: { code } }`. */
+  readonly apiCode: ErrorCode;
 
-  constructor(code: ErrorCode, message: string) {
-    super(message);
-    this.name = 'HttpError';
-    this.code = code;
-    this.statusCode = ERROR_CODES[code].status;
+  constructor(apiCode: ErrorCode, message: string) {
+    super('ERR_HTTP', message);
+    this.apiCode = apiCode;
+    this.statusCode = ERROR_CODES[apiCode].status;
   }
 
   toJSON(): { error: { code: ErrorCode; message: string } } {
-    return { error: { code: this.code, message: this.message } };
+    return { error: { code: this.apiCode, message: this.message } };
   }
 }
+
+/**
+ * What each library error becomes, exhaustive over {@link SandglassErrorCode}: a new code does not
+ * compile until it is mapped here. `undefined`: never the client's business (500 INTERNAL, logged).
+ */
+const LIBRARY_CODES: Record<Exclude<SandglassErrorCode, 'ERR_HTTP'>, ((error: SandglassError) => HttpError) | undefined> = {
+  ERR_VALIDATION: error => new HttpError('VALIDATION', error.message),
+  ERR_PAYLOAD_TOO_LARGE: error => new HttpError('PAYLOAD_TOO_LARGE', error.message),
+  ERR_CONFLICT: error => new HttpError('CONFLICT', error.message),
+  ERR_NOT_FOUND: error => new HttpError('NOT_FOUND', error.message),
+  ERR_CONNECTION: error => new HttpError('REDIS_UNAVAILABLE', `Redis is unavailable: ${error.message}`),
+  ERR_REDIS_OOM: () => new HttpError('REDIS_FULL', 'Redis is out of memory (maxmemory reached); nothing was written'),
+  ERR_CLOSED: () => new HttpError('SHUTTING_DOWN', 'The service is shutting down'),
+  // A write that fewer replicas confirmed, a Redis error sandglass does not expect, a lease or a
+  // webhook, a setting or a missing redis-server binary: none of them is caused by a request, so none is explained to its sender.
+  ERR_NOT_REPLICATED: undefined,
+  ERR_REDIS: undefined,
+  ERR_LEASE_LOST: undefined,
+  ERR_UNRECOVERABLE: undefined,
+  ERR_CONFIG: undefined,
+  ERR_WEBHOOK: undefined,
+  ERR_UNAVAILABLE: undefined,
+  ERR_REDIS_SERVER_NOT_FOUND: undefined,
+};
 
 /** Fastify's error codes for bad requests, and what each becomes. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -79,13 +98,9 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
  */
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
-  if (error instanceof ValidationError) return new HttpError('VALIDATION', error.message);
-  if (error instanceof PayloadTooLargeError) return new HttpError('PAYLOAD_TOO_LARGE', error.message);
-  if (error instanceof ConflictError) return new HttpError('CONFLICT', error.message);
-  if (error instanceof NotFoundError) return new HttpError('NOT_FOUND', error.message);
-  if (error instanceof ConnectionError) return new HttpError('REDIS_UNAVAILABLE', `Redis is unavailable: ${error.message}`);
-  if (error instanceof RedisOutOfMemoryError) return new HttpError('REDIS_FULL', 'Redis is out of memory (maxmemory reached); nothing was written');
-  if (error instanceof ClosedError) return new HttpError('SHUTTING_DOWN', 'The service is shutting down');
+  if (error instanceof SandglassError && error.code !== 'ERR_HTTP') {
+    return LIBRARY_CODES[error.code]?.(error) ?? new HttpError('INTERNAL', 'Internal error; the service log has the details');
+  }
   const fastify = error as { code?: unknown; statusCode?: unknown; message?: unknown; validation?: unknown; validationContext?: unknown };
   const mapped = typeof fastify?.code === 'string' ? FASTIFY_CODES[fastify.code] : undefined;
   if (fastify?.validation !== undefined || mapped === 'VALIDATION') return new HttpError('VALIDATION', String(fastify.message));

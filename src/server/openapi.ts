@@ -89,7 +89,8 @@ export function routeSchema(spec: RouteSpec): Record<string, JsonSchema> {
   if (params.length > 0) {
     schema.params = { type: 'object', required: params, properties: Object.fromEntries(params.map(name => [name, PATH_PARAMS[name]])) };
   }
-  if (spec.query) schema.querystring = { type: 'object', properties: spec.query.properties, ...(spec.query.required ? { required: spec.query.required } : {}) };
+  // Unknown query parameters are refused like unknown body fields: a misspelled one must not be ignored.
+  if (spec.query) schema.querystring = { type: 'object', additionalProperties: false, properties: spec.query.properties, ...(spec.query.required ? { required: spec.query.required } : {}) };
   if (spec.body) schema.body = spec.body;
   return schema;
 }

@@ -157,8 +157,8 @@ export const pauseBody: JsonSchema = {
 export const listQuery = {
   properties: {
     state: { enum: ['delayed', 'ready', 'active', 'dead'] },
-    offset: { type: 'string', pattern: '^[0-9]{1,9}$', description: 'Jobs to skip. Default 0.' },
     limit: { type: 'string', pattern: '^[0-9]{1,4}$', description: 'Page size, 1-1000. Default 100.' },
+    cursor: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$', description: 'The `nextCursor` of the previous page; the first page without it.' },
   },
   required: ['state'],
 };
@@ -242,7 +242,14 @@ export const answers = {
   id: { type: 'object', required: ['id'], properties: { id: jobId } },
   ids: { type: 'object', required: ['ids'], properties: { ids: { type: 'array', items: jobId } } },
   job: ref('JobInfo'),
-  jobs: { type: 'object', required: ['jobs'], properties: { jobs: { type: 'array', items: ref('JobInfo') } } },
+  jobs: {
+    type: 'object',
+    required: ['jobs', 'nextCursor'],
+    properties: {
+      jobs: { type: 'array', items: ref('JobInfo') },
+      nextCursor: { type: ['string', 'null'], description: 'Pass it as `cursor` for the next page; null on the last page.' },
+    },
+  },
   claimed: { type: 'object', required: ['jobs'], properties: { jobs: { type: 'array', items: ref('PulledJob') } } },
   result: (...values: string[]): JsonSchema => ({ type: 'object', required: ['result'], properties: { result: { enum: values } } }),
   failed: {

@@ -6,7 +6,20 @@
 import { EventEmitter } from 'node:events';
 import { Agent as HttpAgent, request as httpRequest, type Agent } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { ClosedError, QUEUE_NAME_RULE, UnrecoverableError, ValidationError, Worker, isQueueName, type ConnectionOption, type Job, type Logger } from '../index.js';
+import {
+  ClosedError,
+  QUEUE_NAME_RULE,
+  SandglassError,
+  UnrecoverableError,
+  ValidationError,
+  Worker,
+  assertInteger,
+  defaultLogger,
+  isQueueName,
+  type ConnectionOption,
+  type Job,
+  type Logger,
+} from '../index.js';
 import { MIN_SECRET_LENGTH, signPayload } from './signature.js';
 
 export { signPayload, verifySignature, DEFAULT_TOLERANCE_SECONDS, type VerifyOptions } from './signature.js';
@@ -53,13 +66,12 @@ export interface WebhookDeliveryEvents {
 }
 
 /** Why an attempt failed. Its message is what the dead letter keeps as `lastError`. */
-export class WebhookError extends Error {
+export class WebhookError extends SandglassError {
   /** The HTTP status of the answer; undefined for a timeout or a network error. */
   readonly status: number | undefined;
 
   constructor(message: string, status?: number, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'WebhookError';
+    super('ERR_WEBHOOK', message, options);
     this.status = status;
   }
 }
@@ -74,13 +86,6 @@ const MAX_ANSWER_BYTES = 16 * 1024;
 const ERROR_BODY_CHARS = 200;
 const USER_AGENT = 'sandglass-webhooks/1';
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
-
-const processWarnings: Logger = {
-  debug: () => undefined,
-  info: () => undefined,
-  warn: message => process.emitWarning(message, 'SandglassWarning'),
-  error: message => process.emitWarning(message, 'SandglassError'),
-};
 
 /**
  * Delivers the jobs of bound queues to their URLs at their due times: a self-hosted QStash or Cloud
@@ -116,7 +121,7 @@ export class WebhookDelivery extends EventEmitter<WebhookDeliveryEvents> {
     assertInteger('closeTimeoutMs', this.#closeTimeoutMs, 0, 3_600_000);
     this.#bindings = resolveBindings(options.bindings);
     this.#connection = options.connection;
-    this.#logger = options.logger ?? processWarnings;
+    this.#logger = options.logger ?? defaultLogger;
   }
 
   /** Starts one Worker per binding; resolves when all of them listen for due jobs. */
@@ -343,10 +348,4 @@ function checkUrl(value: unknown, name: string): URL {
   if (!url) throw new ValidationError(`Expected ${name} to be an absolute http(s) URL, got ${typeof value === 'string' ? 'a string that is not one' : typeof value}`);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError(`Expected ${name} to be an http(s) URL, got protocol '${url.protocol}'`);
   return url;
-}
-
-function assertInteger(name: string, value: unknown, min: number, max: number): asserts value is number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new ValidationError(`Expected \`${name}\` to be an integer from ${min} to ${max}, got ${typeof value === 'number' ? value : typeof value}`);
-  }
 }

@@ -156,8 +156,13 @@ export class PartitionStore {
 
   /** Renews leases; returns the positions in `leases` this caller no longer holds. */
   async extend(leaseMs: number, leases: readonly LeaseRef[]): Promise<number[]> {
+    return (await this.extendAt(leaseMs, leases)).lost;
+  }
+
+  /** `extend`, with the server's now at which the new leases of `leaseMs` began. */
+  async extendAt(leaseMs: number, leases: readonly LeaseRef[]): Promise<{ now: number; lost: number[] }> {
     const reply = (await this.#run('extend', [leaseMs, ...leases.flatMap(lease => [lease.id, lease.token])])) as number[];
-    return reply.slice(1);
+    return { now: reply[0] as number, lost: reply.slice(1) };
   }
 
   async release(leases: readonly LeaseRef[]): Promise<number> {
@@ -199,8 +204,16 @@ export class PartitionStore {
     };
   }
 
-  async listJobs(state: RawJobState['state'], offset: number, limit: number): Promise<{ now: number; entries: { job: StoredJob; score: number; lastError: string | undefined }[] }> {
-    const reply = (await this.#run('listJobs', [state, offset, limit])) as [number, ...string[]];
+  /**
+   * Up to `limit` jobs in one state after `after` (the last job of the previous page, in the
+   * state's order), or from the start. `count` is how many the page held, records lost or not.
+   */
+  async listJobs(
+    state: RawJobState['state'],
+    after: { score: number; id: string } | undefined,
+    limit: number,
+  ): Promise<{ now: number; count: number; entries: { job: StoredJob; score: number; lastError: string | undefined }[] }> {
+    const reply = (await this.#run('listJobs', [state, after?.score ?? '', after?.id ?? '', limit])) as [number, ...string[]];
     const entries = [];
     for (let i = 1; i < reply.length; i += 4) {
       const record = reply[i + 1] as string;
@@ -208,7 +221,7 @@ export class PartitionStore {
       const lastError = reply[i + 3] as string;
       entries.push({ job: decodeRecord(reply[i] as string, record), score: Number(reply[i + 2]), lastError: lastError === '' ? undefined : lastError });
     }
-    return { now: reply[0], entries };
+    return { now: reply[0], count: (reply.length - 1) / 4, entries };
   }
 
   /** Counts of waiting jobs: ready, then one per window ending at each bound (ms from now), then the rest. */

@@ -35,10 +35,9 @@ export function adminRoutes({ connection, prefix, pool, activity, logger }: Serv
     },
 
     async listJobs(request) {
-      const query = request.query as { state: JobState; offset?: string; limit?: string };
-      const options = { offset: query.offset === undefined ? undefined : Number(query.offset), limit: query.limit === undefined ? undefined : Number(query.limit) };
-      const jobs = await pool.queue(params(request).queue, queue => queue.list(query.state, options));
-      return { jobs };
+      const query = request.query as { state: JobState; limit?: string; cursor?: string };
+      const options = { limit: query.limit === undefined ? undefined : Number(query.limit), cursor: query.cursor };
+      return pool.queue(params(request).queue, queue => queue.list(query.state, options));
     },
 
     async getTimeline(request) {

@@ -1,11 +1,12 @@
 /** Producer routes: add, bulk add, get, cancel, reschedule. */
-import { ValidationError, type AddOptions, type BackoffOption } from '../../index.js';
+import { ValidationError, type AddOptions, type BackoffOption, type Duration, type When } from '../../index.js';
 import { params, type Handlers, type ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 
 interface JobBody {
   payload: unknown;
-  delay?: number | string;
+  // Any text up to 64 characters (the schema); the library's duration rule judges it.
+  delay?: Duration;
   at?: number | string;
   id?: string;
   maxAttempts?: number;
@@ -21,7 +22,8 @@ function toAt(at: number | string | undefined): number | undefined {
 }
 
 function addOptions(body: JobBody): AddOptions {
-  return { delay: body.delay, at: toAt(body.at), id: body.id, maxAttempts: body.maxAttempts, backoff: body.backoff };
+  // Both `delay` and `at` pass on as given: the library refuses the pair with its exact message.
+  return { delay: body.delay, at: toAt(body.at), id: body.id, maxAttempts: body.maxAttempts, backoff: body.backoff } as AddOptions;
 }
 
 export function producerRoutes({ pool }: ServiceContext): Handlers {
@@ -56,8 +58,8 @@ export function producerRoutes({ pool }: ServiceContext): Handlers {
 
     async rescheduleJob(request) {
       const { queue: name, id } = params(request);
-      const body = request.body as { delay?: number | string; at?: number | string };
-      const result = await pool.queue(name, queue => queue.reschedule(id, { delay: body.delay, at: toAt(body.at) }));
+      const body = request.body as { delay?: Duration; at?: number | string };
+      const result = await pool.queue(name, queue => queue.reschedule(id, { delay: body.delay, at: toAt(body.at) } as When));
       if (result === 'not_found') throw notFound(name, id);
       if (result === 'running') throw new HttpError('JOB_RUNNING', `Job ${id} is running: a consumer holds it; it was not rescheduled`);
       return { result };
