@@ -47,6 +47,11 @@ interface Source {
   lastFull: boolean;
   /** The last claim whose reply arrived: its resend memo can go. */
   answeredClaimId: string | undefined;
+  /**
+   * The id of the last claim whose reply never came (timed out, connection lost): the next claim of
+   * the partition resends it, so that jobs it may have taken come back now, not after their lease.
+   */
+  unansweredClaimId: string | undefined;
   errorDelayMs: number;
 }
 
@@ -174,7 +179,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #newSource(queue: string, store: PartitionStore): Source {
-    return { queue, store, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, renewing: false, lastFull: false, answeredClaimId: undefined, errorDelayMs: 0 };
+    return { queue, store, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, renewing: false, lastFull: false, answeredClaimId: undefined, unansweredClaimId: undefined, errorDelayMs: 0 };
   }
 
   /** Resolves once the worker listens for wake-ups (it claims due jobs from the start). */
@@ -249,7 +254,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   async #claim(source: Source, limit: number): Promise<void> {
     const sentAt = this.#clock();
-    const claimId = newClaimId();
+    // A resend answers with what the first run took (if it ran) instead of claiming more, whatever
+    // the order the two reach Redis in: jobs beyond the room there is now are handed back below.
+    const claimId = source.unansweredClaimId ?? newClaimId();
+    source.unansweredClaimId = undefined;
     source.heardAt = Number.POSITIVE_INFINITY;
     source.inFlight += 1;
     // A partition whose last claim failed (its node away, or failing over) sends probes that hold no
@@ -272,6 +280,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId });
     } catch (error) {
       this.#reportError(error);
+      source.unansweredClaimId = claimId;
       // Short and capped: a claim refused at once (BUSY, LOADING) is retried every 0.25 s at most, so
       // due jobs start within a quarter second once Redis serves again. An unreachable Redis does not
       // spin: such a call only fails after the client's own reconnect attempts (seconds).
@@ -282,7 +291,6 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       clearTimeout(patience);
       source.inFlight -= 1;
     }
-    const overdue = !slot.reserving;
     this.#unreserve(slot);
     if (!result) {
       // Only now, with this claim no longer in flight, can the timer be armed for the retry
@@ -306,8 +314,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       return;
     }
     let jobs = result.jobs;
-    if (overdue && jobs.length > this.#freeJobs()) {
-      // Its capacity went to other partitions meanwhile: hand back what there is no room for.
+    if (jobs.length > this.#freeJobs()) {
+      // A claim past its patience, a probe or a resend: the capacity went to other partitions
+      // meanwhile, or the first run took more. Hand back what there is no room for.
       const room = Math.max(0, this.#freeJobs());
       void source.store.release(jobs.slice(room)).catch(error => this.#reportError(error));
       jobs = jobs.slice(0, room);

@@ -156,4 +156,29 @@ describe('Redis unreachable: every call fails within the call timeout, and a Red
       assert.equal(await pull.ack(job.id, job.token), 'acked');
     });
   }
+
+  it('a claim that timed out on a frozen Redis is resent with its own id: the jobs it took run once Redis wakes, not after their lease', async () => {
+    const name = uniqueQueue('resend');
+    const connection = { host: '127.0.0.1', port: redis.server.port, commandTimeout: 1_000 };
+    const queue = redis.track(new Queue<number>(name, { connection }));
+    const runs: number[] = [];
+    const worker = redis.track(new Worker<number>(name, job => void runs.push(job.payload), { connection, leaseMs: 30_000 }));
+    let claimErrors = 0;
+    worker.on('error', () => void (claimErrors += 1));
+    await worker.waitUntilReady();
+    await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: i, delay: 1_000 })));
+    // Frozen after the worker heard of the jobs (pub/sub), before they fall due: its claim at the due
+    // time reaches the socket, not an answer.
+    await sleep(500);
+    await redis.server.kill('SIGSTOP');
+    await sleep(3_000);
+    await redis.server.kill('SIGCONT');
+    const wokeAt = Date.now();
+    // The first claim ran when Redis woke and took the jobs, but its caller had given up on it.
+    // Without the resend they would wait out their 30 s lease.
+    await waitFor(() => runs.length === 5, 10_000, 'the jobs the timed-out claim took');
+    console.log(`resend: 5 jobs ran ${Date.now() - wokeAt} ms after Redis woke (lease 30 s)`);
+    assert.deepEqual(runs.sort(), [0, 1, 2, 3, 4], 'each once');
+    assert.ok(claimErrors > 0, 'the worker did claim while Redis was frozen');
+  });
 });
