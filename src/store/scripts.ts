@@ -136,21 +136,40 @@ async function run(
   const script = SCRIPTS[name];
   const keyList = [...PARTITION_KEY_NAMES.map(key => keys[key]), ...extraKeys];
   const argv = [keys.wakeChannel, ...args];
-  const send = async (useSource: boolean): Promise<{ reply: unknown; acknowledged: number | undefined }> => {
-    if (!wait) {
-      const reply = useSource ? await redis.eval(script.source, keyList.length, ...keyList, ...argv) : await redis.evalsha(script.sha, keyList.length, ...keyList, ...argv);
-      return { reply, acknowledged: undefined };
-    }
-    const pipeline = redis.pipeline();
+  // Script and WAIT go in one pipeline, so that a Cluster client sends both to the node that owns
+  // the keys (WAIT counts the replicas that have this connection's writes). ioredis follows ASK and
+  // MOVED for a single command but not for such a pipeline (WAIT is a write command): here they are
+  // followed by sending the pipeline to the node named (after ASKING for ASK).
+  const sendAndWait = async (via: Redis | Cluster, asking: boolean, useSource: boolean, replicas: number, timeoutMs: number) => {
+    const pipeline = via.pipeline();
+    if (asking) pipeline.asking();
     if (useSource) pipeline.eval(script.source, keyList.length, ...keyList, ...argv);
     else pipeline.evalsha(script.sha, keyList.length, ...keyList, ...argv);
-    pipeline.call('WAIT', wait.replicas, wait.timeoutMs);
-    const results = (await pipeline.exec()) ?? [];
+    pipeline.call('WAIT', replicas, timeoutMs);
+    const results = ((await pipeline.exec()) ?? []).slice(asking ? 1 : 0);
     const [scriptError, reply] = results[0] ?? [new Error('empty pipeline reply'), undefined];
     const [waitError, acknowledged] = results[1] ?? [new Error('empty pipeline reply'), undefined];
     if (scriptError) throw scriptError;
     if (waitError) throw waitError;
     return { reply, acknowledged: Number(acknowledged) };
+  };
+  const send = async (useSource: boolean): Promise<{ reply: unknown; acknowledged: number | undefined }> => {
+    if (!wait) {
+      const reply = useSource ? await redis.eval(script.source, keyList.length, ...keyList, ...argv) : await redis.evalsha(script.sha, keyList.length, ...keyList, ...argv);
+      return { reply, acknowledged: undefined };
+    }
+    let via: Redis | Cluster = redis;
+    let asking = false;
+    for (let hop = 0; ; hop++) {
+      try {
+        return await sendAndWait(via, asking, useSource, wait.replicas, wait.timeoutMs);
+      } catch (error) {
+        const node = hop < MAX_REDIRECTIONS ? redirectedNode(redis, error) : undefined;
+        if (!node) throw error; // ASK or MOVED to a node not known yet: waited out as a migration
+        via = node.client;
+        asking = node.asking;
+      }
+    }
   };
   const once = async () => {
     try {
@@ -188,14 +207,30 @@ async function retryWhileMigrating<R>(call: () => Promise<R>): Promise<R> {
   }
 }
 
+/** Redirections followed by one call with `waitForReplicas` (a slot moves once at a time). */
+const MAX_REDIRECTIONS = 5;
+
 /**
- * TRYAGAIN, or ioredis giving up after redirections (ASK, MOVED, TRYAGAIN): none of them ran the
- * script. ioredis also gives up "after redirections" when a node's connection keeps closing (a dead
+ * The node an ASK or MOVED reply of a Cluster names, if the client knows it. A MOVED also makes the
+ * client refresh its slot map, so that the next calls go to the new owner directly.
+ */
+function redirectedNode(redis: Redis | Cluster, error: unknown): { client: Redis; asking: boolean } | undefined {
+  const redirect = error instanceof Error ? /^(ASK|MOVED) \d+ (.+):(\d+)$/.exec(error.message) : null;
+  if (!redirect || !('refreshSlotsCache' in redis)) return undefined;
+  const [, kind, host, port] = redirect;
+  if (kind === 'MOVED') redis.refreshSlotsCache();
+  const client = redis.nodes('master').find(node => node.options.host === host && String(node.options.port) === port);
+  return client ? { client, asking: kind === 'ASK' } : undefined;
+}
+
+/**
+ * TRYAGAIN (or an ASK or MOVED not followed), or ioredis giving up after redirections (ASK, MOVED,
+ * TRYAGAIN): none of them ran the script. ioredis also gives up "after redirections" when a node's connection keeps closing (a dead
  * master): that is an unreachable node, not a migration, and is not waited out.
  */
 function isMigrating(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  if (error.message.startsWith('TRYAGAIN')) return true;
+  if (/^(TRYAGAIN|ASK|MOVED) /.test(error.message)) return true;
   return error.message.startsWith('Too many Cluster redirections') && /Last error: \S*:? ?(TRYAGAIN|ASK|MOVED)\b/.test(error.message);
 }
 
@@ -212,6 +247,8 @@ export function toSandglassError(error: unknown, operation: string): Error {
     message.startsWith('LOADING') ||
     message.startsWith('MASTERDOWN') ||
     message.startsWith('TRYAGAIN') ||
+    message.startsWith('ASK ') ||
+    message.startsWith('MOVED ') ||
     message.startsWith('CLUSTERDOWN') ||
     message.startsWith('Too many Cluster redirections')
   ) {
