@@ -48,10 +48,11 @@ interface Source {
   /** The last claim whose reply arrived: its resend memo can go. */
   answeredClaimId: string | undefined;
   /**
-   * The id of the last claim whose reply never came (timed out, connection lost): the next claim of
-   * the partition resends it, so that jobs it may have taken come back now, not after their lease.
+   * The last claim whose reply never came (timed out, connection lost), and when it was first sent:
+   * the next claim of the partition resends it, so that jobs it may have taken come back now, not
+   * after their lease (which began after that first send).
    */
-  unansweredClaimId: string | undefined;
+  unanswered: { claimId: string; firstSentAt: number } | undefined;
   errorDelayMs: number;
 }
 
@@ -179,7 +180,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #newSource(queue: string, store: PartitionStore): Source {
-    return { queue, store, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, renewing: false, lastFull: false, answeredClaimId: undefined, unansweredClaimId: undefined, errorDelayMs: 0 };
+    return { queue, store, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, renewing: false, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0 };
   }
 
   /** Resolves once the worker listens for wake-ups (it claims due jobs from the start). */
@@ -253,11 +254,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   async #claim(source: Source, limit: number): Promise<void> {
-    const sentAt = this.#clock();
     // A resend answers with what the first run took (if it ran) instead of claiming more, whatever
     // the order the two reach Redis in: jobs beyond the room there is now are handed back below.
-    const claimId = source.unansweredClaimId ?? newClaimId();
-    source.unansweredClaimId = undefined;
+    const resent = source.unanswered;
+    source.unanswered = undefined;
+    const claimId = resent?.claimId ?? newClaimId();
+    const sentAt = this.#clock();
+    // Leases are counted from the first send: the first run may have taken the jobs then.
+    const leaseFrom = resent?.firstSentAt ?? sentAt;
     source.heardAt = Number.POSITIVE_INFINITY;
     source.inFlight += 1;
     // A partition whose last claim failed (its node away, or failing over) sends probes that hold no
@@ -280,10 +284,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId });
     } catch (error) {
       this.#reportError(error);
-      source.unansweredClaimId = claimId;
+      source.unanswered = { claimId, firstSentAt: leaseFrom };
       // Short and capped: a claim refused at once (BUSY, LOADING) is retried every 0.25 s at most, so
       // due jobs start within a quarter second once Redis serves again. An unreachable Redis does not
-      // spin: such a call only fails after the client's own reconnect attempts (seconds).
+      // spin: such a call only fails after the call timeout or the client's own retries (seconds).
       source.errorDelayMs = Math.min(250, source.errorDelayMs === 0 ? 50 : source.errorDelayMs * 2);
       source.nextAt = Math.min(this.#serverNow() + source.errorDelayMs, source.heardAt);
       source.lastFull = false;
@@ -322,8 +326,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       jobs = jobs.slice(0, room);
     }
     const size = this.#batchSize ?? 1;
-    // The lease began on the server after `sentAt`: counting from `sentAt` errs on the early side.
-    for (let i = 0; i < jobs.length; i += size) void this.#run(source, jobs.slice(i, i + size), sentAt);
+    // The lease began on the server after `leaseFrom`: counting from it errs on the early side.
+    for (let i = 0; i < jobs.length; i += size) void this.#run(source, jobs.slice(i, i + size), leaseFrom);
     this.#pump();
   }
 

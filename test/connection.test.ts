@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { ConnectionError, PullConsumer, Queue, RedisOutOfMemoryError, Worker, type Logger } from '../src/index.js';
+import { ConnectionError, PullConsumer, Queue, RedisOutOfMemoryError, ValidationError, Worker, type Logger } from '../src/index.js';
 import { startLocalRedis, type LocalRedis } from '../src/local-redis.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
@@ -111,6 +111,12 @@ async function expectFailsWithin(boundMs: number, what: string, call: () => Prom
 }
 
 describe('Redis unreachable: every call fails within the call timeout, and a Redis that comes back is used again', () => {
+  it('refuses a commandTimeout that is not a whole number of ms, before connecting', () => {
+    for (const commandTimeout of [0, -1, 1.5, Number.NaN, '3000']) {
+      assert.throws(() => new Queue('bad-timeout', { connection: { port: redis.server.port, commandTimeout } as never }), ValidationError);
+    }
+  });
+
   for (const fault of ['SIGKILL', 'SIGSTOP'] as const) {
     it(`${fault === 'SIGKILL' ? 'killed (SIGKILL)' : 'frozen (SIGSTOP, a blackhole)'}: successive and parallel adds each fail typed in time, the 10th too; then Worker, PullConsumer and adds go on`, async () => {
       const name = uniqueQueue(fault);
