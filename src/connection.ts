@@ -1,11 +1,13 @@
 import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import { ValidationError } from './errors.js';
+import { DEFAULT_CALL_TIMEOUT_MS, setCallTimeout } from './store/scripts.js';
 import type { ConnectionOption, Logger } from './types.js';
 import { Waker } from './waker.js';
 
 /** Defaults for connections sandglass opens itself. */
 const OWNED_DEFAULTS: RedisOptions = {
-  // A call made while Redis is away waits through ~10 reconnect attempts (about 3 s), then fails
-  // with a ConnectionError instead of hanging forever.
+  // How long a call waits for Redis is sandglass's own bound (`commandTimeout`, see callTimeoutOf);
+  // this only keeps ioredis from holding queued commands across more than 10 reconnect attempts.
   maxRetriesPerRequest: 10,
   // Measured: ioredis auto-pipelining slows script-heavy workloads on loopback; sandglass batches itself.
   enableAutoPipelining: false,
@@ -36,15 +38,41 @@ function isClient(option: ConnectionOption): option is Redis | Cluster {
   return typeof (option as Redis).evalsha === 'function' && typeof (option as Redis).duplicate === 'function';
 }
 
+/**
+ * How long each sandglass call may wait for Redis before it fails with a ConnectionError: the
+ * connection's `commandTimeout` (ioredis option: in the options you pass, or on the instance, for a
+ * Cluster in its `redisOptions`), else 3 s. An add with `waitForReplicas` may wait that much longer.
+ */
+function callTimeoutOf(option: ConnectionOption): number {
+  const options: { commandTimeout?: unknown } | undefined =
+    typeof option === 'string'
+      ? undefined
+      : isClient(option)
+        ? 'redisOptions' in option.options
+          ? option.options.redisOptions
+          : (option.options as RedisOptions)
+        : option;
+  const timeoutMs = options?.commandTimeout;
+  if (timeoutMs === undefined) return DEFAULT_CALL_TIMEOUT_MS;
+  if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
+    throw new ValidationError(`Expected the connection's \`commandTimeout\` to be an integer number of ms from 1 to 600000, got ${String(timeoutMs)}`);
+  }
+  return timeoutMs;
+}
+
 export function acquireConnection(option: ConnectionOption, logger: Logger): ConnectionLease {
   let shared = typeof option === 'string' ? byUrl.get(option) : byObject.get(option);
   if (!shared) {
     const owned = !isClient(option);
+    const timeoutMs = callTimeoutOf(option);
+    // On connections it opens, sandglass applies `commandTimeout` itself (to the whole call, WAIT
+    // included) rather than ioredis (per command, which would cut a WAIT longer than it short).
     const client: Redis | Cluster = isClient(option)
       ? option
       : typeof option === 'string'
         ? new Redis(option, OWNED_DEFAULTS)
-        : new Redis({ ...OWNED_DEFAULTS, ...option });
+        : new Redis({ ...OWNED_DEFAULTS, ...option, commandTimeout: undefined });
+    setCallTimeout(client, timeoutMs);
     // Without a listener ioredis prints every reconnect error; the callers see typed errors instead.
     if (owned) client.on('error', () => undefined);
     const forget = typeof option === 'string' ? () => byUrl.delete(option) : () => byObject.delete(option);

@@ -1,4 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
+import { withinCallTimeout } from './store/scripts.js';
 
 /** Called with the due time (server ms) of a job that became a partition's earliest, or NaN after a reconnect. */
 export type WakeListener = (dueAt: number) => void;
@@ -12,6 +13,8 @@ export type WakeListener = (dueAt: number) => void;
 export class Waker {
   readonly #source: Redis | Cluster;
   readonly #listeners = new Map<string, Set<WakeListener>>();
+  /** Per channel: settles when Redis confirmed the subscription. */
+  readonly #confirmations = new Map<string, Promise<void>>();
   #subscriber: Redis | Cluster | undefined;
   #connectedOnce = false;
 
@@ -19,20 +22,37 @@ export class Waker {
     this.#source = source;
   }
 
-  /** Subscribes `listener` to `channel`; resolves once Redis confirmed. Returns the unsubscribe call. */
+  /**
+   * Subscribes `listener` to `channel`; resolves once Redis confirmed, or after the connection's call
+   * timeout when Redis is away or frozen (a Worker must still start and close). The subscription then
+   * goes through when Redis answers, and the channel's listeners hear NaN at that moment.
+   * Returns the unsubscribe call.
+   */
   async listen(channel: string, listener: WakeListener): Promise<() => Promise<void>> {
     const subscriber = this.#connect();
     let set = this.#listeners.get(channel);
-    if (!set) {
+    let confirmed = this.#confirmations.get(channel);
+    if (!set || !confirmed) {
       set = new Set();
       this.#listeners.set(channel, set);
-      await subscriber.subscribe(channel);
+      const listeners = set;
+      let late = false;
+      confirmed = subscriber.subscribe(channel).then(
+        () => {
+          if (late) for (const wake of listeners) wake(Number.NaN);
+        },
+        () => undefined, // only when closing: ioredis resubscribes after reconnects by itself
+      );
+      this.#confirmations.set(channel, confirmed);
+      withinCallTimeout(this.#source, 'subscribe', confirmed).catch(() => (late = true));
     }
     set.add(listener);
+    await withinCallTimeout(this.#source, 'subscribe', confirmed).catch(() => undefined);
     return async () => {
       const current = this.#listeners.get(channel);
       if (!current?.delete(listener) || current.size > 0) return;
       this.#listeners.delete(channel);
+      this.#confirmations.delete(channel);
       if (subscriber.status === 'ready') await subscriber.unsubscribe(channel).catch(() => undefined);
     };
   }
@@ -45,6 +65,7 @@ export class Waker {
 
   async close(): Promise<void> {
     this.#listeners.clear();
+    this.#confirmations.clear();
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
     if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());

@@ -41,10 +41,18 @@ interface Source {
   heardAt: number;
   /** Claims of this partition in flight. */
   inFlight: number;
+  /** Whether a lease renewal of this partition is in flight (one at a time). */
+  renewing: boolean;
   /** Whether the last claim came back with all it asked for (more is likely due). */
   lastFull: boolean;
   /** The last claim whose reply arrived: its resend memo can go. */
   answeredClaimId: string | undefined;
+  /**
+   * The last claim whose reply never came (timed out, connection lost), and when it was first sent:
+   * the next claim of the partition resends it, so that jobs it may have taken come back now, not
+   * after their lease (which began after that first send).
+   */
+  unanswered: { claimId: string; firstSentAt: number } | undefined;
   errorDelayMs: number;
 }
 
@@ -58,7 +66,21 @@ interface Running<T> {
   released: boolean;
 }
 
-const MAX_CLAIMS_IN_FLIGHT = 2;
+/** A claim in flight and the capacity it holds for the jobs it may bring. */
+interface ClaimSlot {
+  readonly limit: number;
+  /** Counted in `#reservedJobs`: until it answers or `CLAIM_PATIENCE_MS` have passed (never for a probe). */
+  reserving: boolean;
+}
+
+/** Claims that hold capacity at once: two, so that Redis prepares the next batch while this process runs the last. */
+const MAX_RESERVING_CLAIMS = 2;
+/**
+ * How long a claim holds capacity while it has not answered. A claim stuck on a slow or dead node
+ * (until the call timeout, or until a Cluster failover ends) then stops holding back the other
+ * partitions; if its jobs arrive after all, those there is no room for are handed back at once.
+ */
+const CLAIM_PATIENCE_MS = 500;
 const REAP_LIMIT = 100;
 
 /**
@@ -93,7 +115,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #busySlots = 0;
   #offsetMs = 0;
   #cursor = 0;
-  #claimsInFlight = 0;
+  /** Claims in flight that still hold capacity (see ClaimSlot). */
+  #reservingClaims = 0;
   /** Jobs that in-flight claims may bring: counted as taken so that claims never exceed capacity. */
   #reservedJobs = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -160,7 +183,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #newSource(queue: string, store: PartitionStore): Source {
-    return { queue, store, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, lastFull: false, answeredClaimId: undefined, errorDelayMs: 0 };
+    return { queue, store, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, renewing: false, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0 };
   }
 
   /** Resolves once the worker listens for wake-ups (it claims due jobs from the start). */
@@ -202,9 +225,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   /**
    * Sends claims while there is room and a partition is due, then sleeps until the next due time.
-   * Up to two claims are in flight, each for at most half the capacity, so that Redis prepares the
-   * next batch while this process runs the last one. A partition gets a second concurrent claim only
-   * while its claims come back full: otherwise the second would most likely find nothing.
+   * Up to two claims hold capacity at once, each for at most half of it, so that Redis prepares the
+   * next batch while this process runs the last one. Each partition has one claim in flight, a second
+   * only while its claims come back full (otherwise the second would most likely find nothing): a
+   * partition whose node is slow or dead holds back itself, and the others only for CLAIM_PATIENCE_MS.
    */
   #pump(): void {
     if (this.#closing) return;
@@ -212,19 +236,19 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const count = this.#sources.length;
     if (count === 0) return; // still learning the partitions
     const batchSize = this.#batchSize ?? 1;
-    const perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil((this.#concurrency * batchSize) / MAX_CLAIMS_IN_FLIGHT)));
+    const perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil((this.#concurrency * batchSize) / MAX_RESERVING_CLAIMS)));
     let sent = true;
-    while (sent && this.#claimsInFlight < MAX_CLAIMS_IN_FLIGHT) {
+    while (sent && this.#reservingClaims < MAX_RESERVING_CLAIMS) {
       sent = false;
       // Start each round at the next partition, so that one busy queue cannot starve the others.
       this.#cursor = (this.#cursor + 1) % count;
-      for (let k = 0; k < count && this.#claimsInFlight < MAX_CLAIMS_IN_FLIGHT; k++) {
+      for (let k = 0; k < count && this.#reservingClaims < MAX_RESERVING_CLAIMS; k++) {
         const source = this.#sources[(this.#cursor + k) % count] as Source;
         const free = this.#freeJobs();
         // With a claim in flight, wait until a whole batch is free: claiming each slot as it frees
         // would shred the batches into claims of one job.
-        if (free <= 0 || (this.#claimsInFlight > 0 && free < perClaim)) break;
-        if (source.nextAt > now || (source.inFlight > 0 && !source.lastFull)) continue;
+        if (free <= 0 || (this.#reservingClaims > 0 && free < perClaim)) break;
+        if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1)) continue;
         void this.#claim(source, Math.min(free, perClaim));
         sent = true;
       }
@@ -233,12 +257,28 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   async #claim(source: Source, limit: number): Promise<void> {
+    // A resend answers with what the first run took (if it ran) instead of claiming more, whatever
+    // the order the two reach Redis in: jobs beyond the room there is now are handed back below.
+    const resent = source.unanswered;
+    source.unanswered = undefined;
+    const claimId = resent?.claimId ?? newClaimId();
     const sentAt = this.#clock();
-    const claimId = newClaimId();
+    // Leases are counted from the first send: the first run may have taken the jobs then.
+    const leaseFrom = resent?.firstSentAt ?? sentAt;
     source.heardAt = Number.POSITIVE_INFINITY;
     source.inFlight += 1;
-    this.#claimsInFlight += 1;
-    this.#reservedJobs += limit;
+    // A partition whose last claim failed (its node away, or failing over) sends probes that hold no
+    // capacity: they would hold back the healthy partitions each time. A probe that brings jobs there
+    // is no room for hands them back.
+    const slot: ClaimSlot = { limit, reserving: source.errorDelayMs === 0 };
+    if (slot.reserving) {
+      this.#reservingClaims += 1;
+      this.#reservedJobs += limit;
+    }
+    const patience = setTimeout(() => {
+      this.#unreserve(slot);
+      this.#pump();
+    }, CLAIM_PATIENCE_MS);
     let result;
     try {
       // Hand the last answered claim's memo over for deletion, once (if this call fails, it expires).
@@ -247,17 +287,18 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       result = await source.store.claim(limit, this.#leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId });
     } catch (error) {
       this.#reportError(error);
+      source.unanswered = { claimId, firstSentAt: leaseFrom };
       // Short and capped: a claim refused at once (BUSY, LOADING) is retried every 0.25 s at most, so
       // due jobs start within a quarter second once Redis serves again. An unreachable Redis does not
-      // spin: such a call only fails after the client's own reconnect attempts (seconds).
+      // spin: such a call only fails after the call timeout or the client's own retries (seconds).
       source.errorDelayMs = Math.min(250, source.errorDelayMs === 0 ? 50 : source.errorDelayMs * 2);
       source.nextAt = Math.min(this.#serverNow() + source.errorDelayMs, source.heardAt);
       source.lastFull = false;
     } finally {
+      clearTimeout(patience);
       source.inFlight -= 1;
-      this.#claimsInFlight -= 1;
-      this.#reservedJobs -= limit;
     }
+    this.#unreserve(slot);
     if (!result) {
       // Only now, with this claim no longer in flight, can the timer be armed for the retry
       // (a partition with a claim in flight is left to that claim's reply).
@@ -279,10 +320,25 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       if (result.jobs.length > 0) await source.store.release(result.jobs).catch(error => this.#reportError(error));
       return;
     }
+    let jobs = result.jobs;
+    if (jobs.length > this.#freeJobs()) {
+      // A claim past its patience, a probe or a resend: the capacity went to other partitions
+      // meanwhile, or the first run took more. Hand back what there is no room for.
+      const room = Math.max(0, this.#freeJobs());
+      void source.store.release(jobs.slice(room)).catch(error => this.#reportError(error));
+      jobs = jobs.slice(0, room);
+    }
     const size = this.#batchSize ?? 1;
-    // The lease began on the server after `sentAt`: counting from `sentAt` errs on the early side.
-    for (let i = 0; i < result.jobs.length; i += size) void this.#run(source, result.jobs.slice(i, i + size), sentAt);
+    // The lease began on the server after `leaseFrom`: counting from it errs on the early side.
+    for (let i = 0; i < jobs.length; i += size) void this.#run(source, jobs.slice(i, i + size), leaseFrom);
     this.#pump();
+  }
+
+  #unreserve(slot: ClaimSlot): void {
+    if (!slot.reserving) return;
+    slot.reserving = false;
+    this.#reservingClaims -= 1;
+    this.#reservedJobs -= slot.limit;
   }
 
   // --- running ----------------------------------------------------------------------------
@@ -357,7 +413,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       list.push(entry);
       bySource.set(entry.source, list);
     }
-    for (const [source, entries] of bySource) {
+    // Partitions at once, each renewal on its own: a partition whose node is slow or dead must not
+    // hold back the renewals of the others (their leases would run out).
+    const renewals = [...bySource].map(async ([source, entries]) => {
+      if (source.renewing) return;
+      source.renewing = true;
       const sentAt = this.#clock();
       try {
         const lost = new Set(await source.store.extend(this.#leaseMs, entries.map(entry => entry.stored)));
@@ -367,8 +427,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         }
       } catch (error) {
         this.#reportError(error);
+      } finally {
+        source.renewing = false;
       }
-    }
+    });
+    await Promise.all(renewals);
   }
 
   // --- closing ----------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Cluster } from 'ioredis';
 import { after, before, describe, it } from 'node:test';
-import { Queue, Worker } from '../src/index.js';
+import { ConnectionError, NotReplicatedError, Queue, Worker } from '../src/index.js';
 import { partitionKeys } from '../src/store/keys.js';
 import { partitionOf } from '../src/store/partitions.js';
 import { startLocalCluster, type ClusterNode, type LocalCluster, type MigrateReport } from './helpers/cluster.js';
@@ -66,6 +66,48 @@ describe('resharding under load', () => {
     assert.equal(plain.workerErrors, 0, 'the worker saw no error');
   });
 });
+
+describe('an add that waits for replicas (waitForReplicas)', () => {
+  it('waits out a migration window (TRYAGAIN) like any other call instead of failing', async () => {
+    const name = 'replicated-move';
+    const slot = await cluster.slotOf(partitionKeys('sg', name, 0).due);
+    const source = await cluster.ownerOf(slot);
+    const to = (await cluster.masters()).find(node => node !== source) as ClusterNode;
+    const plain = new Queue<string>(name, { connection: client });
+    // This cluster has no replicas: WAIT answers 0 and the add throws NotReplicatedError, which says
+    // the script ran. A TRYAGAIN that was not waited out would be a ConnectionError instead.
+    const waiting = new Queue<string>(name, { connection: client, waitForReplicas: { replicas: 1, timeoutMs: 50 } });
+    try {
+      // Give the partition its keys (a migration window needs keys on both sides), learn the layout.
+      await plain.addBulk(Array.from({ length: 6 }, (_, i) => ({ payload: 'earlier', id: `earlier-${i}`, delay: '1h' })));
+      assert.ok((await waiting.add('first', { id: 'first', delay: '1h' }).catch((e: unknown) => e)) instanceof NotReplicatedError);
+      const tryAgainBefore = await tryAgainCount();
+      let during: Promise<unknown> | undefined;
+      // Two keys per MIGRATE and 1.5 s after each: the partition's keys stay split for seconds.
+      const report = await cluster.migrateSlot(slot, to, {
+        batchKeys: 2,
+        pauseMs: 1_500,
+        onBatch: () => {
+          during ??= waiting.add('during', { id: 'during', delay: '1h' }).catch((e: unknown) => e);
+        },
+      });
+      const outcome = await during;
+      const tryAgain = (await tryAgainCount()) - tryAgainBefore;
+      console.log(`waitForReplicas add during a ${report.windowMs} ms migration window: ${String(outcome)}; servers answered TRYAGAIN ${tryAgain} times`);
+      assert.ok(tryAgain > 0, 'the add met the migration (TRYAGAIN)');
+      assert.ok(!(outcome instanceof ConnectionError), `the migration was not waited out: ${String(outcome)}`);
+      assert.ok(outcome instanceof NotReplicatedError, `got ${String(outcome)}`);
+      assert.equal((await plain.get('during'))?.state, 'delayed', 'the job is written');
+    } finally {
+      await waiting.close();
+      await plain.close();
+    }
+  });
+});
+
+async function tryAgainCount(): Promise<number> {
+  return (await errorStats()).TRYAGAIN;
+}
 
 interface MoveContext {
   readonly slot: number;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
-import { ConnectionError, Queue, RedisOutOfMemoryError, Worker, type Logger } from '../src/index.js';
+import { ConnectionError, PullConsumer, Queue, RedisOutOfMemoryError, ValidationError, Worker, type Logger } from '../src/index.js';
 import { startLocalRedis, type LocalRedis } from '../src/local-redis.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
@@ -93,5 +93,98 @@ describe('Redis faults', () => {
     await waitFor(() => done.size === 20, 15_000, 'the jobs added before the crash');
     assert.deepEqual([...done].sort(), [...ids].sort());
     assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+  });
+});
+
+/** Each call must fail with a ConnectionError within its bound; generous slack for a loaded machine. */
+async function expectFailsWithin(boundMs: number, what: string, call: () => Promise<unknown>): Promise<number> {
+  const startedAt = Date.now();
+  const error = await call().then(
+    () => new Error(`${what} succeeded while Redis was unreachable`),
+    (e: unknown) => e,
+  );
+  const elapsedMs = Date.now() - startedAt;
+  assert.ok(error instanceof ConnectionError, `${what}: got ${String(error)}`);
+  assert.equal(error.code, 'ERR_CONNECTION');
+  assert.ok(elapsedMs < boundMs + 3_000, `${what} failed after ${elapsedMs} ms (bound ${boundMs} ms)`);
+  return elapsedMs;
+}
+
+describe('Redis unreachable: every call fails within the call timeout, and a Redis that comes back is used again', () => {
+  it('refuses a commandTimeout that is not a whole number of ms, before connecting', () => {
+    for (const commandTimeout of [0, -1, 1.5, Number.NaN, '3000']) {
+      assert.throws(() => new Queue('bad-timeout', { connection: { port: redis.server.port, commandTimeout } as never }), ValidationError);
+    }
+  });
+
+  for (const fault of ['SIGKILL', 'SIGSTOP'] as const) {
+    it(`${fault === 'SIGKILL' ? 'killed (SIGKILL)' : 'frozen (SIGSTOP, a blackhole)'}: successive and parallel adds each fail typed in time, the 10th too; then Worker, PullConsumer and adds go on`, async () => {
+      const name = uniqueQueue(fault);
+      const byDefault = redis.track(new Queue<number>(name, { connection: redis.url }));
+      // commandTimeout (ioredis's option name) sets the bound; a short one keeps ten calls fast.
+      const connection = { host: '127.0.0.1', port: redis.server.port, commandTimeout: 1_000 };
+      const short = redis.track(new Queue<number>(name, { connection }));
+      const pullName = uniqueQueue(`${fault}-pull`);
+      const pull = redis.track(new PullConsumer<number>(pullName, { connection }));
+      const pullQueue = redis.track(new Queue<number>(pullName, { connection }));
+      const done: number[] = [];
+      const worker = redis.track(new Worker<number>(name, job => void done.push(job.payload), { connection: redis.url }));
+      worker.on('error', () => undefined);
+      await worker.waitUntilReady();
+      await short.add(0);
+      await waitFor(() => done.length === 1, 5_000, 'the first job');
+
+      await redis.server.kill(fault);
+      let restored = false;
+      try {
+        const timings: number[] = [];
+        // The default bound: 3 s. Before, the second call alone took ~9 s (ioredis's retry rounds
+        // grow), and with a frozen server every call hung until it woke.
+        for (let i = 0; i < 2; i++) timings.push(await expectFailsWithin(3_000, `default add #${i + 1}`, () => byDefault.add(i)));
+        for (let i = 0; i < 10; i++) timings.push(await expectFailsWithin(1_000, `add #${i + 1}`, () => short.add(i)));
+        const parallel = await Promise.all(Array.from({ length: 10 }, (_, i) => expectFailsWithin(1_000, `parallel add #${i + 1}`, () => short.add(i))));
+        const pulled = await expectFailsWithin(1_000, 'PullConsumer.claim', () => pull.claim());
+        console.log(`${fault}: adds failed after ${timings.join(', ')} ms; 10 parallel after ${Math.min(...parallel)}-${Math.max(...parallel)} ms; a pull claim after ${pulled} ms`);
+      } finally {
+        if (fault === 'SIGKILL') await redis.server.restart();
+        else await redis.server.kill('SIGCONT');
+        restored = true;
+      }
+      assert.ok(restored);
+      // Back: the same Queue, Worker and PullConsumer objects carry on, nothing restarted. (Adds that
+      // failed may still be applied now, as after a lost reply: their commands reached Redis late.)
+      await waitFor(async () => (await short.add(100).then(() => true, () => false)), 15_000, 'an add to succeed again');
+      await byDefault.add(200);
+      await waitFor(() => done.includes(100) && done.includes(200), 15_000, 'the worker to run jobs added after the outage');
+      await pullQueue.add(300);
+      const [job] = await pull.claim({ waitMs: 5_000 });
+      assert.equal(job?.payload, 300, 'the PullConsumer claims again');
+      assert.equal(await pull.ack(job.id, job.token), 'acked');
+    });
+  }
+
+  it('a claim that timed out on a frozen Redis is resent with its own id: the jobs it took run once Redis wakes, not after their lease', async () => {
+    const name = uniqueQueue('resend');
+    const connection = { host: '127.0.0.1', port: redis.server.port, commandTimeout: 1_000 };
+    const queue = redis.track(new Queue<number>(name, { connection }));
+    const runs: number[] = [];
+    const worker = redis.track(new Worker<number>(name, job => void runs.push(job.payload), { connection, leaseMs: 30_000 }));
+    let claimErrors = 0;
+    worker.on('error', () => void (claimErrors += 1));
+    await worker.waitUntilReady();
+    await queue.addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: i, delay: 1_000 })));
+    // Frozen after the worker heard of the jobs (pub/sub), before they fall due: its claim at the due
+    // time reaches the socket, not an answer.
+    await sleep(500);
+    await redis.server.kill('SIGSTOP');
+    await sleep(3_000);
+    await redis.server.kill('SIGCONT');
+    const wokeAt = Date.now();
+    // The first claim ran when Redis woke and took the jobs, but its caller had given up on it.
+    // Without the resend they would wait out their 30 s lease.
+    await waitFor(() => runs.length === 5, 10_000, 'the jobs the timed-out claim took');
+    console.log(`resend: 5 jobs ran ${Date.now() - wokeAt} ms after Redis woke (lease 30 s)`);
+    assert.deepEqual(runs.sort(), [0, 1, 2, 3, 4], 'each once');
+    assert.ok(claimErrors > 0, 'the worker did claim while Redis was frozen');
   });
 });

@@ -1,11 +1,11 @@
 import type { Cluster, Redis } from 'ioredis';
 import { queueRegistryKey } from './keys.js';
-import { toSandglassError } from './scripts.js';
+import { toSandglassError, withinCallTimeout } from './scripts.js';
 
 /** Records a queue name under the prefix, for admin tools that list queues. */
 export async function registerQueue(redis: Redis | Cluster, prefix: string, queue: string): Promise<void> {
   try {
-    await redis.sadd(queueRegistryKey(prefix), queue);
+    await withinCallTimeout(redis, 'add', redis.sadd(queueRegistryKey(prefix), queue));
   } catch (error) {
     throw toSandglassError(error, 'add');
   }
@@ -14,7 +14,7 @@ export async function registerQueue(redis: Redis | Cluster, prefix: string, queu
 /** Names of the queues used under the prefix, sorted. */
 export async function listQueueNames(redis: Redis | Cluster, prefix: string): Promise<string[]> {
   try {
-    return (await redis.smembers(queueRegistryKey(prefix))).sort();
+    return (await withinCallTimeout(redis, 'listQueues', redis.smembers(queueRegistryKey(prefix)))).sort();
   } catch (error) {
     throw toSandglassError(error, 'listQueues');
   }

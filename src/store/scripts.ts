@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
-import { ConnectionError, RedisCommandError, RedisOutOfMemoryError } from '../errors.js';
+import { ConnectionError, RedisCommandError, RedisOutOfMemoryError, SandglassError } from '../errors.js';
 import { PARTITION_KEY_NAMES, type PartitionKeys } from './keys.js';
 
 /** The atomic operations, one Lua file each in ./lua. */
@@ -56,6 +56,39 @@ export function scriptSource(name: ScriptName): string {
   return SCRIPTS[name].source;
 }
 
+/** How long one script call waits for Redis, unless the connection says otherwise (`commandTimeout`). */
+export const DEFAULT_CALL_TIMEOUT_MS = 3_000;
+
+// Set by connection.ts for every client sandglass uses; a client it never saw gets the default.
+const callTimeouts = new WeakMap<object, number>();
+
+/** Sets how long each call on `redis` may wait for an answer before it fails with a ConnectionError. */
+export function setCallTimeout(redis: Redis | Cluster, timeoutMs: number): void {
+  callTimeouts.set(redis, timeoutMs);
+}
+
+/**
+ * Rejects with a ConnectionError when `work` has not settled within the connection's call timeout
+ * (plus `extraMs`, time Redis is asked to spend, such as WAIT's). ioredis alone bounds nothing
+ * here: a frozen server (SIGSTOP, a blackholed network) never answers and never closes the socket,
+ * and a command queued while reconnecting waits for the next of ever sparser retry rounds (2.8 s,
+ * then 8.8, 14.9 s...). The command itself is not withdrawn: like an add whose reply was lost, it
+ * may still run once Redis answers, which adds (by id) and claims (by claim id) are made safe for.
+ */
+export async function withinCallTimeout<R>(redis: Redis | Cluster, operation: string, work: Promise<R>, extraMs = 0): Promise<R> {
+  const timeoutMs = (callTimeouts.get(redis) ?? DEFAULT_CALL_TIMEOUT_MS) + extraMs;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ConnectionError(`${operation}: Redis did not answer within ${timeoutMs} ms (unreachable or frozen)`)), timeoutMs);
+  });
+  work.catch(() => undefined); // settles after the race was lost: nobody listens any more
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Runs a script on one partition: EVALSHA, and EVAL when Redis answers NOSCRIPT (after a restart,
  * a failover or `SCRIPT FLUSH`), which also puts the script back into Redis's cache.
@@ -68,19 +101,86 @@ export async function runScript(
   args: ReadonlyArray<string | number>,
   extraKeys: readonly string[] = [],
 ): Promise<unknown> {
+  return (await run(redis, name, keys, args, extraKeys, undefined)).reply;
+}
+
+/**
+ * Runs a script, then `WAIT replicas timeoutMs` on the same connection (one pipeline, so a Cluster
+ * client sends both to the node that owns the keys). Returns the script's reply and how many
+ * replicas acknowledged the write.
+ */
+export async function runScriptAndWait(
+  redis: Redis | Cluster,
+  name: ScriptName,
+  keys: PartitionKeys,
+  args: ReadonlyArray<string | number>,
+  replicas: number,
+  timeoutMs: number,
+): Promise<{ reply: unknown; acknowledged: number }> {
+  const { reply, acknowledged } = await run(redis, name, keys, args, [], { replicas, timeoutMs });
+  return { reply, acknowledged: acknowledged ?? 0 };
+}
+
+/**
+ * The one runner behind both: NOSCRIPT answered by EVAL, each attempt bounded by the call timeout,
+ * a slot migration waited out, errors mapped to sandglass errors.
+ */
+async function run(
+  redis: Redis | Cluster,
+  name: ScriptName,
+  keys: PartitionKeys,
+  args: ReadonlyArray<string | number>,
+  extraKeys: readonly string[],
+  wait: { replicas: number; timeoutMs: number } | undefined,
+): Promise<{ reply: unknown; acknowledged: number | undefined }> {
   const script = SCRIPTS[name];
   const keyList = [...PARTITION_KEY_NAMES.map(key => keys[key]), ...extraKeys];
   const argv = [keys.wakeChannel, ...args];
+  // Script and WAIT go in one pipeline, so that a Cluster client sends both to the node that owns
+  // the keys (WAIT counts the replicas that have this connection's writes). ioredis follows ASK and
+  // MOVED for a single command but not for such a pipeline (WAIT is a write command): here they are
+  // followed by sending the pipeline to the node named (after ASKING for ASK).
+  const sendAndWait = async (via: Redis | Cluster, asking: boolean, useSource: boolean, replicas: number, timeoutMs: number) => {
+    const pipeline = via.pipeline();
+    if (asking) pipeline.asking();
+    if (useSource) pipeline.eval(script.source, keyList.length, ...keyList, ...argv);
+    else pipeline.evalsha(script.sha, keyList.length, ...keyList, ...argv);
+    pipeline.call('WAIT', replicas, timeoutMs);
+    const results = ((await pipeline.exec()) ?? []).slice(asking ? 1 : 0);
+    const [scriptError, reply] = results[0] ?? [new Error('empty pipeline reply'), undefined];
+    const [waitError, acknowledged] = results[1] ?? [new Error('empty pipeline reply'), undefined];
+    if (scriptError) throw scriptError;
+    if (waitError) throw waitError;
+    return { reply, acknowledged: Number(acknowledged) };
+  };
+  const send = async (useSource: boolean): Promise<{ reply: unknown; acknowledged: number | undefined }> => {
+    if (!wait) {
+      const reply = useSource ? await redis.eval(script.source, keyList.length, ...keyList, ...argv) : await redis.evalsha(script.sha, keyList.length, ...keyList, ...argv);
+      return { reply, acknowledged: undefined };
+    }
+    let via: Redis | Cluster = redis;
+    let asking = false;
+    for (let hop = 0; ; hop++) {
+      try {
+        return await sendAndWait(via, asking, useSource, wait.replicas, wait.timeoutMs);
+      } catch (error) {
+        const node = hop < MAX_REDIRECTIONS ? redirectedNode(redis, error) : undefined;
+        if (!node) throw error; // ASK or MOVED to a node not known yet: waited out as a migration
+        via = node.client;
+        asking = node.asking;
+      }
+    }
+  };
   const once = async () => {
     try {
-      return await redis.evalsha(script.sha, keyList.length, ...keyList, ...argv);
+      return await send(false);
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return await redis.eval(script.source, keyList.length, ...keyList, ...argv);
+      return await send(true);
     }
   };
   try {
-    return await retryWhileMigrating(once);
+    return await retryWhileMigrating(() => withinCallTimeout(redis, name, once(), wait?.timeoutMs));
   } catch (error) {
     throw toSandglassError(error, name);
   }
@@ -107,53 +207,36 @@ async function retryWhileMigrating<R>(call: () => Promise<R>): Promise<R> {
   }
 }
 
-/** TRYAGAIN, or ioredis giving up after redirections (ASK, MOVED, TRYAGAIN): none of them ran the script. */
-function isMigrating(error: unknown): boolean {
-  return error instanceof Error && (error.message.startsWith('TRYAGAIN') || error.message.startsWith('Too many Cluster redirections'));
+/** Redirections followed by one call with `waitForReplicas` (a slot moves once at a time). */
+const MAX_REDIRECTIONS = 5;
+
+/**
+ * The node an ASK or MOVED reply of a Cluster names, if the client knows it. A MOVED also makes the
+ * client refresh its slot map, so that the next calls go to the new owner directly.
+ */
+function redirectedNode(redis: Redis | Cluster, error: unknown): { client: Redis; asking: boolean } | undefined {
+  const redirect = error instanceof Error ? /^(ASK|MOVED) \d+ (.+):(\d+)$/.exec(error.message) : null;
+  if (!redirect || !('refreshSlotsCache' in redis)) return undefined;
+  const [, kind, host, port] = redirect;
+  if (kind === 'MOVED') redis.refreshSlotsCache();
+  const client = redis.nodes('master').find(node => node.options.host === host && String(node.options.port) === port);
+  return client ? { client, asking: kind === 'ASK' } : undefined;
 }
 
 /**
- * Runs a script, then `WAIT replicas timeoutMs` on the same connection (one pipeline, so a Cluster
- * client sends both to the node that owns the keys). Returns the script's reply and how many
- * replicas acknowledged the write.
+ * TRYAGAIN (or an ASK or MOVED not followed), or ioredis giving up after redirections (ASK, MOVED,
+ * TRYAGAIN): none of them ran the script. ioredis also gives up "after redirections" when a node's connection keeps closing (a dead
+ * master): that is an unreachable node, not a migration, and is not waited out.
  */
-export async function runScriptAndWait(
-  redis: Redis | Cluster,
-  name: ScriptName,
-  keys: PartitionKeys,
-  args: ReadonlyArray<string | number>,
-  replicas: number,
-  timeoutMs: number,
-): Promise<{ reply: unknown; acknowledged: number }> {
-  const script = SCRIPTS[name];
-  const keyList = PARTITION_KEY_NAMES.map(key => keys[key]);
-  const argv = [keys.wakeChannel, ...args];
-  const send = async (useSource: boolean) => {
-    const pipeline = redis.pipeline();
-    if (useSource) pipeline.eval(script.source, keyList.length, ...keyList, ...argv);
-    else pipeline.evalsha(script.sha, keyList.length, ...keyList, ...argv);
-    pipeline.call('WAIT', replicas, timeoutMs);
-    const results = (await pipeline.exec()) ?? [];
-    const [scriptError, reply] = results[0] ?? [new Error('empty pipeline reply'), undefined];
-    const [waitError, acknowledged] = results[1] ?? [new Error('empty pipeline reply'), undefined];
-    if (scriptError) throw scriptError;
-    if (waitError) throw waitError;
-    return { reply, acknowledged: Number(acknowledged) };
-  };
-  try {
-    try {
-      return await send(false);
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return await send(true);
-    }
-  } catch (error) {
-    throw toSandglassError(error, name);
-  }
+function isMigrating(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (/^(TRYAGAIN|ASK|MOVED) /.test(error.message)) return true;
+  return error.message.startsWith('Too many Cluster redirections') && /Last error: \S*:? ?(TRYAGAIN|ASK|MOVED)\b/.test(error.message);
 }
 
 /** Maps what ioredis throws to the typed errors of `errors.ts`. */
 export function toSandglassError(error: unknown, operation: string): Error {
+  if (error instanceof SandglassError) return error;
   if (!(error instanceof Error)) return new RedisCommandError(`${operation}: ${String(error)}`, { cause: error });
   const message = error.message;
   if (message.startsWith('OOM')) {
@@ -164,6 +247,8 @@ export function toSandglassError(error: unknown, operation: string): Error {
     message.startsWith('LOADING') ||
     message.startsWith('MASTERDOWN') ||
     message.startsWith('TRYAGAIN') ||
+    message.startsWith('ASK ') ||
+    message.startsWith('MOVED ') ||
     message.startsWith('CLUSTERDOWN') ||
     message.startsWith('Too many Cluster redirections')
   ) {
