@@ -17,7 +17,14 @@ export const OUT_OF_RANGE = 'is a number out of range (beyond ±1.79769313486231
  * `text` could hold such a number, so that common bodies cost one regular expression test.
  */
 export function findOutOfRangeNumber(text: string, value: unknown): string | undefined {
-  if (!MAY_OVERFLOW.test(text)) return undefined;
+  return MAY_OVERFLOW.test(text) ? findNonFiniteNumber(value) : undefined;
+}
+
+/**
+ * The path of the first number of `value` that is not finite (NaN, ±Infinity), which
+ * `JSON.stringify` would write as `null`; undefined when there is none.
+ */
+export function findNonFiniteNumber(value: unknown): string | undefined {
   // Iterative, so that any nesting depth is safe.
   const stack: [unknown, string][] = [[value, '']];
   while (stack.length > 0) {

@@ -1,5 +1,6 @@
 import { parseDuration } from './duration.js';
 import { PayloadTooLargeError, ValidationError } from './errors.js';
+import { findNonFiniteNumber } from './json-numbers.js';
 import type { BackoffOption } from './types.js';
 
 /** The longest delay accepted: ten years. Anything larger is almost surely a unit mistake. */
@@ -108,6 +109,12 @@ export function serializePayload(payload: unknown, maxBytes: number): string {
     throw new ValidationError(`Payload is not JSON-serializable: ${(error as Error).message}`);
   }
   if (json === undefined) throw new ValidationError(`Payload is not JSON-serializable: got ${describe(payload)}`);
+  // JSON.stringify writes NaN and ±Infinity as null: refuse them rather than change the job's data.
+  // Only a payload whose JSON holds a null can contain one, so common payloads skip the walk.
+  if (json.includes('null')) {
+    const path = findNonFiniteNumber(payload);
+    if (path !== undefined) throw new ValidationError(`Payload is not JSON-serializable: payload${path} is a number JSON cannot carry (NaN or ±Infinity)`);
+  }
   const bytes = Buffer.byteLength(json);
   if (bytes > maxBytes) throw new PayloadTooLargeError(bytes, maxBytes);
   return json;

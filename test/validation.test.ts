@@ -50,6 +50,8 @@ describe('bad input gets a typed error and writes nothing', () => {
       ['function payload', q.add((() => 1) as unknown as number), ValidationError],
       ['undefined payload', q.add(undefined as unknown as number), ValidationError],
       ['bigint payload', q.add({ n: 1n } as unknown as number), ValidationError],
+      ['Infinity in a payload (JSON would write null)', q.add({ amount: Number.POSITIVE_INFINITY } as unknown as number), ValidationError],
+      ['NaN in a payload', q.add([1, { n: Number.NaN }] as unknown as number), ValidationError],
       ['circular payload', q.add((() => { const o: Record<string, unknown> = {}; o.self = o; return o; })() as unknown as number), ValidationError],
       ['payload too large', q.add('x'.repeat(2_000) as unknown as number), PayloadTooLargeError],
       ['maxAttempts 0', q.add(1, { maxAttempts: 0 }), ValidationError],
@@ -65,6 +67,10 @@ describe('bad input gets a typed error and writes nothing', () => {
     assert.equal(error.code, 'ERR_PAYLOAD_TOO_LARGE');
     assert.equal(error.limitBytes, 1_024);
     assert.match(error.message, /2002 bytes/);
+    await assert.rejects(q.add({ order: { amount: Number.NEGATIVE_INFINITY } } as unknown as number), {
+      name: 'ValidationError',
+      message: 'Payload is not JSON-serializable: payload.order.amount is a number JSON cannot carry (NaN or ±Infinity)',
+    });
     assert.deepEqual(await redis.raw.keys(`sg:{${name}:0}:*`), [], 'nothing was written');
   });
 
