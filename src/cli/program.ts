@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { registerBenchCommand } from './bench.js';
+import { DEFAULT_DATA_DIR } from '../data-folder.js';
 import { Cli, DEFAULT_REDIS_URL, EXIT, ExitCode, describeError, exitCodeOf } from './context.js';
 import { registerDeadCommands } from './dead.js';
 import { registerImportCommand } from './import.js';
@@ -12,7 +13,9 @@ import { registerQueueCommands } from './queues.js';
 import { registerServeCommand } from './serve.js';
 
 const EPILOG = `
-Environment: REDIS_URL (--redis), SANDGLASS_PREFIX (--prefix).
+Environment: REDIS_URL (--redis), SANDGLASS_PREFIX (--prefix), SANDGLASS_DATA_DIR (--data-dir).
+Redis: --redis, else REDIS_URL, else the private Redis of a sandglass serve running on the data
+folder, else ${DEFAULT_REDIS_URL}. Human output says which on stderr.
 
 Exit codes:
     0  ok
@@ -38,7 +41,8 @@ export function createProgram(): { program: Command; cli: Cli } {
   program
     .description('Operate sandglass delay queues on Redis.')
     .version(version(), '-V, --version')
-    .addOption(new Option('--redis <url>', `Redis URL (default: ${DEFAULT_REDIS_URL}; serve: a private redis-server)`).env('REDIS_URL'))
+    .addOption(new Option('--redis <url>', `Redis URL (default: the private Redis of a sandglass serve running on --data-dir, else ${DEFAULT_REDIS_URL}; serve: starts a private redis-server)`).env('REDIS_URL'))
+    .addOption(new Option('--data-dir <path>', `data folder of a running sandglass serve, whose private Redis is used without --redis / REDIS_URL (default: ${DEFAULT_DATA_DIR})`).env('SANDGLASS_DATA_DIR'))
     .addOption(new Option('--prefix <prefix>', 'key prefix').env('SANDGLASS_PREFIX').default('sg'))
     .option('--json', 'print one JSON document on stdout, errors included')
     .addOption(new Option('--connect-timeout <duration>', 'give up on an unreachable Redis after this long').argParser(durationArgument(100, 600_000)).default(5_000, '5s'))
