@@ -22,7 +22,7 @@ Exit codes:
     1  failure: Redis unreachable (after --connect-timeout at most), a Redis error
     2  usage or validation: unknown option, bad JSON, bad delay or id; nothing was written
     3  not found: get, cancel, reschedule, dead retry <ids>
-    4  conflict: the job is running (cancel, reschedule, add --replace)
+    4  conflict: the job is running (cancel, reschedule, add --replace); serve: data folder in use
     5  partial import: some lines were skipped
   130  import interrupted by Ctrl-C (after printing how far it got)
 

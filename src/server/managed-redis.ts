@@ -46,6 +46,8 @@ export class ManagedRedis {
   #down: string | undefined;
   #stopping = false;
   #wake: (() => void) | undefined;
+  /** A restart in progress: stop() waits for it, so that no server starts after the service stopped. */
+  #restarting: Promise<void> | undefined;
   #fail!: (error: Error) => void;
   /** Settles (never rejects) when supervision gave up: the server keeps dying. */
   readonly failed = new Promise<Error>(resolve => (this.#fail = resolve));
@@ -101,6 +103,7 @@ export class ManagedRedis {
   async stop(): Promise<void> {
     this.#stopping = true;
     this.#wake?.();
+    await this.#restarting?.catch(() => undefined);
     await this.#redis.stop();
     this.#claim.release();
   }
@@ -134,7 +137,9 @@ export class ManagedRedis {
       });
       if (this.#stopping) return;
       try {
-        await this.#redis.restart();
+        this.#restarting = this.#redis.restart();
+        await this.#restarting;
+        if (this.#stopping) return; // stop() stops the new server
         pid = this.#redis.pid;
         this.#claim.setRedis({ pid, port: this.#redis.port, url: this.#redis.url });
         this.#down = undefined;
