@@ -3,12 +3,14 @@
 // on the same AOF (readiness 503 meanwhile), an unreachable REDIS_URL said at start, and the CLI
 // finding a running serve's Redis through the data folder.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { claimDataFolder, LOCK_FILE, processStartTime, readDataFolderOwner } from '../src/data-folder.js';
+import { ConflictError } from '../src/index.js';
 import { freePort, startLocalRedis } from '../src/local-redis.js';
 import { useRedis, waitFor } from './helpers/redis.js';
 
@@ -113,6 +115,37 @@ function exitCode(serve: Serve, ms = 30_000): Promise<number | null> {
 function isAlive(pid: number): boolean {
   const stat = readFileSafe(`/proc/${pid}/stat`);
   return stat !== '' && !/ Z /.test(stat.slice(stat.lastIndexOf(')')));
+}
+
+describe('the data folder lock', () => {
+  it('is refused while its owner lives, and taken over from a dead owner or a reused pid', () => {
+    const dir = dataFolder();
+    mkdirSync(dir, { recursive: true });
+    const record = (pid: number, startTime: string | null) => JSON.stringify({ pid, startTime, host: hostname(), claimedAt: new Date().toISOString() });
+
+    const claim = claimDataFolder(dir);
+    assert.throws(() => claimDataFolder(dir), (error: unknown) => error instanceof ConflictError && /is in use by another sandglass serve \(pid \d+/.test(error.message));
+    claim.setRedis({ pid: 1, port: 6380, url: 'redis://127.0.0.1:6380' });
+    assert.equal(readDataFolderOwner(dir)?.redis?.port, 6380);
+    claim.release();
+    assert.equal(readDataFolderOwner(dir), undefined);
+
+    // A live pid (this process) that started at another time: the pid was reused, the owner is gone.
+    writeFileSync(join(dir, LOCK_FILE), record(process.pid, `${processStartTime(process.pid)}-other`));
+    assert.equal(readDataFolderOwner(dir), undefined);
+    claimDataFolder(dir).release();
+
+    // A pid that no longer exists.
+    const dead = spawnSyncPid();
+    writeFileSync(join(dir, LOCK_FILE), record(dead, '1'));
+    claimDataFolder(dir).release();
+  });
+});
+
+/** The pid of a process that has exited. */
+function spawnSyncPid(): number {
+  const child = spawnSync(process.execPath, ['-e', '0']);
+  return child.pid as number;
 }
 
 describe('serve owns its data folder', { timeout: 120_000 }, () => {
