@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandglassError } from './errors.js';
@@ -25,6 +25,20 @@ export interface LocalRedisOptions {
   args?: string[];
   /** @default 'redis-server' (from PATH) */
   command?: string;
+  /**
+   * Tie the server's life to this process: it runs in its own process group (a Ctrl-C in the
+   * terminal reaches only this process, which then stops it in order), and a tiny `sh` watcher
+   * holding a pipe from this process sends it SIGTERM (a clean shutdown, AOF flushed) when this
+   * process dies, even by SIGKILL. POSIX only; ignored on Windows.
+   * @default false
+   */
+  stopWithOwner?: boolean;
+}
+
+/** How a server process ended: its exit code, or the signal that killed it. */
+export interface LocalRedisExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
 }
 
 /** A private `redis-server` process started by {@link startLocalRedis}. */
@@ -40,6 +54,8 @@ export interface LocalRedis {
   kill(signal: NodeJS.Signals): Promise<void>;
   /** Starts the server again on the same port and folder (after stop or kill). */
   restart(): Promise<void>;
+  /** Resolves when the current server process exits, for whatever reason. */
+  exited(): Promise<LocalRedisExit>;
 }
 
 /**
@@ -63,31 +79,32 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
     '--logfile', '',
     ...(options.args ?? []),
   ];
-  let child: ChildProcess = await launch(options.command ?? 'redis-server', args, port);
-
-  const exited = (proc: ChildProcess) =>
-    proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve() : new Promise<void>(resolve => proc.once('exit', () => resolve()));
+  const command = options.command ?? 'redis-server';
+  const tied = options.stopWithOwner === true && process.platform !== 'win32';
+  let server = await launch(command, args, port, tied);
 
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
     dir,
     get pid() {
-      return child.pid as number;
+      return server.child.pid as number;
     },
     async stop() {
-      const done = exited(child);
-      child.kill('SIGTERM');
-      await done;
+      server.watcher?.kill('SIGKILL');
+      server.child.kill('SIGTERM');
+      await server.exit;
     },
     async kill(signal) {
       const fatal = signal !== 'SIGSTOP' && signal !== 'SIGCONT';
-      const done = fatal ? exited(child) : Promise.resolve();
-      child.kill(signal);
-      await done;
+      server.child.kill(signal);
+      if (fatal) await server.exit;
     },
     async restart() {
-      child = await launch(options.command ?? 'redis-server', args, port);
+      server = await launch(command, args, port, tied);
+    },
+    exited() {
+      return server.exit;
     },
   };
 }
@@ -115,8 +132,17 @@ function spawnError(command: string, error: NodeJS.ErrnoException): Error {
   return new Error(`Could not start ${command}: ${error.message}`, { cause: error });
 }
 
-async function launch(command: string, args: string[], port: number): Promise<ChildProcess> {
-  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+interface Launched {
+  child: ChildProcess;
+  /** Settles when the process exits; never rejects. */
+  exit: Promise<LocalRedisExit>;
+  /** The `sh` that stops the server when this process dies (with stopWithOwner). */
+  watcher: ChildProcess | undefined;
+}
+
+async function launch(command: string, args: string[], port: number, tied: boolean): Promise<Launched> {
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], detached: tied });
+  const exit = new Promise<LocalRedisExit>(resolve => child.once('exit', (code, signal) => resolve({ code, signal })));
   let stderr = '';
   child.stderr?.on('data', chunk => (stderr += String(chunk)));
   const failed = new Promise<never>((_, reject) => {
@@ -126,11 +152,33 @@ async function launch(command: string, args: string[], port: number): Promise<Ch
   failed.catch(() => undefined);
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
-    if (await ping(port)) return child;
+    if (await ping(port)) {
+      const watcher = tied && child.pid !== undefined ? watchOwner(child.pid) : undefined;
+      // The watcher has no work once the server is gone (and must not signal a reused pid).
+      void exit.then(() => watcher?.kill('SIGKILL'));
+      return { child, exit, watcher };
+    }
     await Promise.race([failed, new Promise(resolve => setTimeout(resolve, 20))]);
   }
   child.kill('SIGKILL');
   throw new Error(`${command} did not answer PING on port ${port} within 20 s`);
+}
+
+/**
+ * Starts `sh`, detached, reading a pipe whose only writer is this process: the read returns when
+ * this process exits by any means (the kernel closes the pipe), and the server gets SIGTERM.
+ */
+function watchOwner(serverPid: number): ChildProcess {
+  const watcher = spawn('sh', ['-c', 'read _; kill -TERM "$1" 2>/dev/null', 'sandglass-redis-watch', String(serverPid)], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    detached: true,
+  });
+  watcher.on('error', () => undefined); // no sh: the next owner stops the orphan instead
+  watcher.stdin?.on('error', () => undefined);
+  // Neither the watcher nor its pipe keeps this process alive.
+  watcher.unref();
+  (watcher.stdin as Socket | null)?.unref();
+  return watcher;
 }
 
 /** True once the server answers PING (and has finished loading its data). */

@@ -1,6 +1,8 @@
 // What every command shares: the global options, the exit codes, the output (human text or one JSON
 // document), and opening queues with a bounded first contact with Redis.
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { DEFAULT_DATA_DIR, readDataFolderOwner } from '../data-folder.js';
 import { ConflictError, ConnectionError, NotFoundError, PayloadTooLargeError, Queue, SandglassError, ValidationError, listQueues, type Logger } from '../index.js';
 import { redactUrl } from '../redact-url.js';
 import { printable } from './format.js';
@@ -8,11 +10,22 @@ import { printable } from './format.js';
 /** Exit codes a script can rely on. Listed in `sandglass --help` and docs/cli.md. */
 export const EXIT = { ok: 0, failure: 1, usage: 2, notFound: 3, conflict: 4, partial: 5 } as const;
 
-/** Used when neither `--redis` nor REDIS_URL is given (except by `serve`, which then runs its own Redis). */
+/**
+ * Used when neither `--redis` nor REDIS_URL is given and no `sandglass serve` runs on the data folder
+ * (`serve` itself then runs its own Redis).
+ */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** The Redis a command talks to, and why that one. */
+export interface RedisTarget {
+  url: string;
+  /** Where the URL came from, for the note printed in human output. */
+  from: string;
+}
 
 export interface GlobalOptions {
   redis?: string;
+  dataDir?: string;
   prefix: string;
   json?: boolean;
   connectTimeout: number;
@@ -35,6 +48,9 @@ const stderrLogger: Logger = {
 
 /** The state of one invocation, handed to every command group. */
 export class Cli {
+  #target: RedisTarget | undefined;
+  #announced = false;
+
   constructor(readonly program: Command) {}
 
   get options(): GlobalOptions {
@@ -47,7 +63,25 @@ export class Cli {
   }
 
   get redisUrl(): string {
-    return this.options.redis ?? DEFAULT_REDIS_URL;
+    return this.redisTarget.url;
+  }
+
+  /**
+   * Which Redis: `--redis`, else REDIS_URL, else the private Redis of a `sandglass serve` that runs
+   * on the data folder (its owner record names it, see data-folder.ts), else {@link DEFAULT_REDIS_URL}.
+   */
+  get redisTarget(): RedisTarget {
+    this.#target ??= this.#findRedis();
+    return this.#target;
+  }
+
+  #findRedis(): RedisTarget {
+    const { redis } = this.options;
+    if (redis !== undefined && redis !== '') return { url: redis, from: this.program.getOptionValueSource('redis') === 'env' ? 'REDIS_URL' : '--redis' };
+    const dir = resolve(this.options.dataDir || DEFAULT_DATA_DIR);
+    const owner = readDataFolderOwner(dir);
+    if (owner?.redis) return { url: owner.redis.url, from: `private redis-server of sandglass serve pid ${owner.pid}, data in ${dir}` };
+    return { url: DEFAULT_REDIS_URL, from: `default: no --redis, REDIS_URL or sandglass serve running on ${dir}` };
   }
 
   get logger(): Logger {
@@ -91,6 +125,8 @@ export class Cli {
    */
   async queueNames(): Promise<string[]> {
     const url = redactUrl(this.redisUrl);
+    if (!this.json && !this.#announced) this.note(`sandglass: Redis ${url} (${this.redisTarget.from})`);
+    this.#announced = true;
     const timeoutMs = this.options.connectTimeout;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {

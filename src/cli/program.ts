@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { registerBenchCommand } from './bench.js';
+import { DEFAULT_DATA_DIR } from '../data-folder.js';
 import { Cli, DEFAULT_REDIS_URL, EXIT, ExitCode, describeError, exitCodeOf } from './context.js';
 import { registerDeadCommands } from './dead.js';
 import { registerImportCommand } from './import.js';
@@ -12,14 +13,16 @@ import { registerQueueCommands } from './queues.js';
 import { registerServeCommand } from './serve.js';
 
 const EPILOG = `
-Environment: REDIS_URL (--redis), SANDGLASS_PREFIX (--prefix).
+Environment: REDIS_URL (--redis), SANDGLASS_PREFIX (--prefix), SANDGLASS_DATA_DIR (--data-dir).
+Redis: --redis, else REDIS_URL, else the private Redis of a sandglass serve running on the data
+folder, else ${DEFAULT_REDIS_URL}. Human output says which on stderr.
 
 Exit codes:
     0  ok
     1  failure: Redis unreachable (after --connect-timeout at most), a Redis error
     2  usage or validation: unknown option, bad JSON, bad delay or id; nothing was written
     3  not found: get, cancel, reschedule, dead retry <ids>; pause (without --create), resume of an unknown queue
-    4  conflict: the job is running (cancel, reschedule, add --replace)
+    4  conflict: the job is running (cancel, reschedule, add --replace); serve: data folder in use
     5  partial import: some lines were skipped
   130  import interrupted by Ctrl-C (after printing how far it got)
 
@@ -38,7 +41,8 @@ export function createProgram(): { program: Command; cli: Cli } {
   program
     .description('Operate sandglass delay queues on Redis.')
     .version(version(), '-V, --version')
-    .addOption(new Option('--redis <url>', `Redis URL (default: ${DEFAULT_REDIS_URL}; serve: a private redis-server)`).env('REDIS_URL').argParser(redisUrlArgument(program)))
+    .addOption(new Option('--redis <url>', `Redis URL (default: the private Redis of a sandglass serve running on --data-dir, else ${DEFAULT_REDIS_URL}; serve: starts a private redis-server)`).env('REDIS_URL').argParser(redisUrlArgument(program)))
+    .addOption(new Option('--data-dir <path>', `data folder of a running sandglass serve, whose private Redis is used without --redis / REDIS_URL (default: ${DEFAULT_DATA_DIR})`).env('SANDGLASS_DATA_DIR'))
     .addOption(new Option('--prefix <prefix>', 'key prefix').env('SANDGLASS_PREFIX').default('sg'))
     .option('--json', 'print one JSON document on stdout, errors included')
     .addOption(new Option('--connect-timeout <duration>', 'give up on an unreachable Redis after this long').argParser(durationArgument(100, 600_000)).default(5_000, '5s'))

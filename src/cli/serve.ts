@@ -13,8 +13,8 @@ export function registerServeCommand(program: Command): void {
       const { resolveServeConfig, ConfigError } = await loadServer('config');
       const given: Record<string, string> = {};
       for (const [name, value] of Object.entries(flags)) if (typeof value === 'string') given[name] = value;
-      // --redis and --prefix are global options: take them only when given (else the server reads env and its defaults).
-      for (const name of ['redis', 'prefix'] as const) {
+      // --redis, --prefix and --data-dir are global options: take them only when given (else the server reads env and its defaults).
+      for (const name of ['redis', 'prefix', 'dataDir'] as const) {
         if (program.getOptionValueSource(name) === 'cli') given[name] = program.getOptionValue(name) as string;
       }
       let config;
@@ -25,8 +25,10 @@ export function registerServeCommand(program: Command): void {
       }
       const { startServer } = await loadServer('start');
       const running = await startServer(config);
-      await untilSignal();
+      // The service ends on a signal, or by itself when it cannot go on (its private Redis keeps dying).
+      const failure = await Promise.race([untilSignal(), running.failed]);
       await running.close();
+      if (failure) throw failure;
     });
 
   // Mirror the server's settings as options, only when `serve` is the command being run.
@@ -60,14 +62,14 @@ async function loadServer<K extends keyof ServerModules>(name: K): Promise<Serve
 }
 
 /** Resolves on the first SIGINT or SIGTERM, for a graceful shutdown; a second one exits at once. */
-function untilSignal(): Promise<void> {
+function untilSignal(): Promise<undefined> {
   return new Promise(resolve => {
     const first = () => {
       process.removeListener('SIGINT', first);
       process.removeListener('SIGTERM', first);
       process.once('SIGINT', () => process.exit(130));
       process.once('SIGTERM', () => process.exit(143));
-      resolve();
+      resolve(undefined);
     };
     process.once('SIGINT', first);
     process.once('SIGTERM', first);

@@ -4,7 +4,7 @@
  * public API only, and does not listen: `startServer` (start.ts) or a test calls `listen`.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
-import { listQueues, Queue, ValidationError, type ConnectionOption, type Logger } from '../index.js';
+import { ConnectionError, listQueues, Queue, ValidationError, type ConnectionOption, type Logger } from '../index.js';
 import type { Socket } from 'node:net';
 import { Activity } from './activity.js';
 import { answerClientError } from './client-errors.js';
@@ -46,6 +46,12 @@ export interface AppOptions {
    * @default 30000
    */
   requestTimeoutMs?: number;
+  /**
+   * Why Redis is known to be down right now (the service's private redis-server died and is being
+   * restarted), else undefined. While it says so, /readyz and every route that needs Redis answer
+   * 503 at once instead of waiting for Redis calls to time out.
+   */
+  redisDown?: () => string | undefined;
 }
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -95,7 +101,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const pool = new QueuePool({ connection: options.connection, prefix, logger });
   const probeQueue = new Queue(PROBE_QUEUE, { connection: options.connection, prefix, logger });
   const activity = new Activity();
-  const metrics = new ServiceMetrics(() => snapshot(options.connection, prefix, pool, logger));
+  const redisDown = options.redisDown ?? (() => undefined);
+  /** Fails at once while Redis is known to be down (a ConnectionError: 503 REDIS_UNAVAILABLE). */
+  const assertRedisUp = () => {
+    const reason = redisDown();
+    if (reason !== undefined) throw new ConnectionError(reason);
+  };
+  const metrics = new ServiceMetrics(async () => {
+    assertRedisUp();
+    return snapshot(options.connection, prefix, pool, logger);
+  });
   const closing = new AbortController();
   const context: ServiceContext = {
     connection: options.connection,
@@ -107,6 +122,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     dashboardDir: options.dashboardDir ?? DEFAULT_DASHBOARD_DIR,
     openApiJson: `${JSON.stringify(buildOpenApiDocument(), null, 2)}\n`,
     probe: async () => {
+      assertRedisUp();
       await probeQueue.stats();
     },
     closing: closing.signal,
@@ -152,6 +168,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       config: { public: spec.public === true },
       // An optional body left out is the empty object, so the schema applies the same way.
       ...(spec.bodyOptional ? { preValidation: async request => void (request.body ??= {}) } : {}),
+      // Routes that need Redis fail fast while it is known to be down (/readyz and /metrics say so themselves).
+      ...(spec.local || spec.operationId === 'readyz' || spec.operationId === 'metrics' ? {} : { preHandler: async () => assertRedisUp() }),
       handler,
     });
   }

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { QUEUE_NAME_RULE, SandglassError, isQueueName } from '../index.js';
+import { DEFAULT_DATA_DIR } from '../data-folder.js';
 import { parseWebhookBindings, type WebhookBinding } from './webhooks.js';
 
 /** The settled configuration. */
@@ -48,7 +49,7 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { name: 'token', flag: undefined, value: '<token>', env: 'SANDGLASS_TOKEN', default: undefined, description: 'Bearer token required by the API (not a flag: ps would show it). Without one the service is open and listens on loopback only' },
   { name: 'tokenFile', flag: '--token-file', value: '<path>', env: 'SANDGLASS_TOKEN_FILE', default: undefined, description: 'Read the token from this file instead' },
   { name: 'prefix', flag: '--prefix', value: '<prefix>', env: 'SANDGLASS_PREFIX', default: 'sg', description: 'Prefix of the Redis keys (the same as your producers and workers)' },
-  { name: 'dataDir', flag: '--data-dir', value: '<path>', env: 'SANDGLASS_DATA_DIR', default: './.sandglass-data', description: 'Data folder of the private redis-server (created when missing)' },
+  { name: 'dataDir', flag: '--data-dir', value: '<path>', env: 'SANDGLASS_DATA_DIR', default: DEFAULT_DATA_DIR, description: 'Data folder of the private redis-server (created when missing); one sandglass serve at a time' },
   { name: 'bodyLimit', flag: '--body-limit', value: '<bytes>', env: 'SANDGLASS_BODY_LIMIT', default: '1048576', description: "Largest request body, refused before parsing: bytes, or '512kb', '2mb'" },
   { name: 'webhooks', flag: undefined, value: '<json>', env: 'SANDGLASS_WEBHOOKS', default: undefined, description: 'Webhook bindings: a JSON array of { queue, url, secret, concurrency?, timeoutMs?, maxAttempts? } (not a flag: it holds secrets)' },
   { name: 'webhooksFile', flag: '--webhooks-file', value: '<path>', env: 'SANDGLASS_WEBHOOKS_FILE', default: undefined, description: 'Read the webhook bindings (JSON array) from this file instead' },

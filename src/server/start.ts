@@ -4,14 +4,13 @@
  * graceful shutdown: stop accepting, end long polls, let requests and webhook deliveries in flight
  * finish (or hand their jobs back), close the queues, stop the private Redis.
  */
-import { mkdirSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
-import { startLocalRedis, type LocalRedis } from '../local-redis.js';
 import { redactUrl } from '../redact-url.js';
 import { buildApp } from './app.js';
 import type { ServeConfig } from './config.js';
 import { createLogger, toLibraryLogger } from './logger.js';
+import { ManagedRedis } from './managed-redis.js';
 import { WebhookDelivery } from './webhooks.js';
 
 /** A running service. */
@@ -22,6 +21,11 @@ export interface RunningServer {
   readonly app: FastifyInstance;
   /** The private redis-server, when the service started one. */
   readonly managedRedis: { readonly url: string; readonly pid: number; readonly dir: string } | undefined;
+  /**
+   * Settles (never rejects) when the service cannot go on: the private redis-server kept dying and
+   * supervision gave up. The service has closed itself by then; the process should exit non-zero.
+   */
+  readonly failed: Promise<Error>;
   /** Graceful shutdown; safe to call more than once. */
   close(): Promise<void>;
 }
@@ -33,6 +37,8 @@ export interface StartOptions {
   handleSignals?: boolean;
   /** How long webhook deliveries in flight may finish on shutdown before their jobs are handed back. @default 10000 */
   webhookCloseTimeoutMs?: number;
+  /** Wait before restarting a private redis-server that died (doubled for each further death, at most 5 s). @default 500 */
+  redisRestartDelayMs?: number;
 }
 
 /** Starts the service; resolves once it listens. */
@@ -43,18 +49,19 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     log.warn(`No SANDGLASS_TOKEN: the API is open without authentication, so it listens on ${config.host} (loopback) only and answers only loopback host names`);
   }
 
-  let redis: LocalRedis | undefined;
+  let redis: ManagedRedis | undefined;
   let webhooks: WebhookDelivery | undefined;
   let app: FastifyInstance | undefined;
+  const watching = new AbortController();
   const cleanUp = async () => {
+    watching.abort();
     await Promise.all([app?.close(), webhooks?.close()]);
     await redis?.stop();
   };
   try {
     if (config.redisUrl === undefined) {
-      mkdirSync(config.dataDir, { recursive: true });
-      redis = await startLocalRedis({ dir: config.dataDir, appendOnly: true });
-      log.info({ dataDir: config.dataDir, pid: redis.pid, redis: redis.url }, `No REDIS_URL: started a private redis-server (AOF on) with its data in ${config.dataDir}; it stops when the service does`);
+      redis = await ManagedRedis.start({ dataDir: config.dataDir, log, restartDelayMs: options.redisRestartDelayMs });
+      log.info({ dataDir: config.dataDir, redisPid: redis.pid, redis: redis.url }, `No REDIS_URL: started a private redis-server (AOF on) with its data in ${config.dataDir}; it stops when the service does`);
     }
     const connection = redis?.url ?? (config.redisUrl as string);
     const libraryLog = toLibraryLogger(log);
@@ -63,7 +70,8 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
       webhooks.on('dead', (queue, job, error) => log.warn({ queue, id: job.id, error: error.message }, 'webhook delivery gave up: the job is a dead letter'));
       webhooks.on('error', error => log.error({ error: error.message }, 'webhook delivery: Redis call failed (retrying)'));
     }
-    app = await buildApp({ connection, prefix: config.prefix, token: config.token, bodyLimit: config.bodyLimit, logger: log, webhooks });
+    const managed = redis;
+    app = await buildApp({ connection, prefix: config.prefix, token: config.token, bodyLimit: config.bodyLimit, logger: log, webhooks, redisDown: managed && (() => managed.downReason()) });
     await webhooks?.start();
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -75,6 +83,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
+  const redisLabel = redis ? `the private redis-server (${redis.url}, data in ${config.dataDir})` : redactUrl(config.redisUrl as string);
   log.info(
     {
       url,
@@ -85,6 +94,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     },
     `sandglass serve listening on ${url}`,
   );
+  void reportReadiness(app, log, redisLabel, watching.signal);
 
   let closing: Promise<void> | undefined;
   const close = () => {
@@ -115,12 +125,40 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   }
+  const failed = (redis?.failed ?? new Promise<never>(() => undefined)).then(async error => {
+    await close().catch(() => undefined);
+    if (options.handleSignals) process.exit(1);
+    return error;
+  });
 
   return {
     url,
     port,
     app,
-    managedRedis: redis ? { url: redis.url, pid: redis.pid, dir: config.dataDir } : undefined,
+    managedRedis: redis,
+    failed,
     close,
   };
+}
+
+/**
+ * Says in the log whether Redis answers (what /readyz answers), once at start, and again once it
+ * does: a service started while its Redis is unreachable must say so, not only "listening".
+ */
+async function reportReadiness(app: FastifyInstance, log: PinoLogger, redis: string, stop: AbortSignal): Promise<void> {
+  let reported = false;
+  while (!stop.aborted) {
+    const answer = await app.inject({ method: 'GET', url: '/readyz' }).catch(() => undefined);
+    if (stop.aborted || answer === undefined) return;
+    if (answer.statusCode === 200) {
+      if (reported) log.info({ redis }, `Redis answers now: ready (${redis})`);
+      return;
+    }
+    if (!reported) {
+      const reason = /"message":"([^"]*)"/.exec(answer.body)?.[1] ?? `status ${answer.statusCode}`;
+      log.error({ redis, reason }, `Redis is not reachable at ${redis}: /readyz answers 503 until it is (${reason})`);
+      reported = true;
+    }
+    await new Promise(resolve => setTimeout(resolve, 1_000).unref());
+  }
 }
