@@ -142,7 +142,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.setErrorHandler((error, request, reply) => {
     const http = toHttpError(error);
     const route = request.routeOptions.url;
-    if (http.statusCode >= 500) request.log.error({ err: error, route }, `request failed: ${http.apiCode}`);
+    // Redis being away is already logged once where it is noticed (its death, the start-up check):
+    // each request it refuses is a warning without a stack, or an outage would flood the log.
+    if (http.statusCode === 503) request.log.warn({ code: http.apiCode, route }, `refused: ${http.message}`);
+    else if (http.statusCode >= 500) request.log.error({ err: error, route }, `request failed: ${http.apiCode}`);
     else if (http.statusCode === 401 || http.statusCode === 403) request.log.info({ code: http.apiCode, route, ip: request.ip }, `refused: ${http.message}`);
     else request.log.debug({ code: http.apiCode, route }, http.message);
     return reply.code(http.statusCode).send(http.toJSON());
