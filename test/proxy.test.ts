@@ -351,6 +351,9 @@ describe('fault proxy: latency and blackholes', () => {
     const { h, id, runs, outcomes, claimedAt } = await holderAndObserver(t, { leaseMs, holderMs: 2_000 });
     await sleep(Math.max(0, claimedAt + 300 - Date.now()));
     h.proxy.setMode(blackhole);
+    // The lease's end on the server's clock (the same machine's clock as Date.now()): the holder's
+    // handler started a little after the claim ran, so claimedAt + leaseMs is no bound to judge by.
+    const leaseEndsAt = Number(await redis.raw.zscore(h.keys.active, id));
     // The lease (last renewed before the blackhole) runs out; the observer reaps and runs the job.
     await waitFor(() => runs.length === 2, leaseMs + 3_000, 'the observer to run the job');
     await waitFor(() => outcomes.includes('observer completed'), 2_000, 'the observer to complete it');
@@ -364,7 +367,8 @@ describe('fault proxy: latency and blackholes', () => {
     const c = await counters(h);
     assert.equal(c.completed, 1, 'completed once');
     assert.equal(c.reaped, 1);
-    assert.ok(redeliveredMs >= leaseMs, `redelivered ${redeliveredMs} ms after the first claim`);
+    assert.ok(leaseEndsAt >= claimedAt + leaseMs - 1_000, `the lease ends at ${leaseEndsAt}, ${leaseEndsAt - claimedAt} ms after the holder started`);
+    assert.ok((runs[1]?.at as number) >= leaseEndsAt, `redelivered ${leaseEndsAt - (runs[1]?.at as number)} ms before the lease ran out`);
     t.diagnostic(`blackhole: the observer ran the job ${redeliveredMs} ms after the holder's claim (lease ${leaseMs} ms)`);
   });
 });
