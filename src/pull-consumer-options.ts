@@ -1,9 +1,6 @@
-import { DEFAULT_BACKOFF } from './backoff.js';
-import { ValidationError } from './errors.js';
-import { resolveLogger } from './logger.js';
-import { MAX_PARTITIONS } from './store/partitions.js';
+import { resolveRetryOptions, resolveSharedOptions } from './role-options.js';
 import type { BackoffOption, ConnectionOption, Logger } from './types.js';
-import { assertBackoff, assertInteger, assertOptions, assertQueueName } from './validate.js';
+import { assertQueueName } from './validate.js';
 
 /** Options of `new PullConsumer`. */
 export interface PullConsumerOptions {
@@ -40,14 +37,7 @@ const KNOWN = ['connection', 'prefix', 'maxAttempts', 'backoff', 'logger', 'part
  */
 export function resolvePullConsumerOptions(queue: unknown, options: PullConsumerOptions): ResolvedPullConsumerOptions {
   assertQueueName(queue);
-  assertOptions('new PullConsumer', options, KNOWN);
-  if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
-  const prefix = options.prefix ?? 'sg';
-  assertQueueName(prefix);
-  const maxAttempts = options.maxAttempts ?? 3;
-  assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
-  const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  assertBackoff(backoff);
-  if (options.partitions !== undefined) assertInteger('partitions', options.partitions, 1, MAX_PARTITIONS);
-  return { queue, prefix, connection: options.connection, maxAttempts, backoff, logger: resolveLogger(options.logger), partitions: options.partitions };
+  const shared = resolveSharedOptions('new PullConsumer', options, KNOWN);
+  const { maxAttempts, backoff } = resolveRetryOptions(options ?? {}, false);
+  return { queue, ...shared, maxAttempts, backoff };
 }

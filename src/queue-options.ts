@@ -1,6 +1,4 @@
-import { ValidationError } from './errors.js';
-import { resolveLogger } from './logger.js';
-import { MAX_PARTITIONS } from './store/partitions.js';
+import { resolveSharedOptions } from './role-options.js';
 import type { ConnectionOption, Logger } from './types.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, assertInteger, assertOptions, assertQueueName } from './validate.js';
 
@@ -54,13 +52,9 @@ const KNOWN = ['connection', 'prefix', 'maxPayloadBytes', 'logger', 'partitions'
  */
 export function resolveQueueOptions(name: unknown, options: QueueOptions): ResolvedQueueOptions {
   assertQueueName(name);
-  assertOptions('new Queue', options, KNOWN);
-  if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
-  const prefix = options.prefix ?? 'sg';
-  assertQueueName(prefix);
+  const shared = resolveSharedOptions('new Queue', options, KNOWN);
   const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
   assertInteger('maxPayloadBytes', maxPayloadBytes, 2, 512 * 1024 * 1024);
-  if (options.partitions !== undefined) assertInteger('partitions', options.partitions, 1, MAX_PARTITIONS);
   let waitForReplicas: ResolvedQueueOptions['waitForReplicas'];
   if (options.waitForReplicas !== undefined) {
     assertOptions('`waitForReplicas`', options.waitForReplicas, ['replicas', 'timeoutMs']);
@@ -68,13 +62,5 @@ export function resolveQueueOptions(name: unknown, options: QueueOptions): Resol
     assertInteger('waitForReplicas.timeoutMs', options.waitForReplicas.timeoutMs, 1, 60_000);
     waitForReplicas = { replicas: options.waitForReplicas.replicas, timeoutMs: options.waitForReplicas.timeoutMs };
   }
-  return {
-    name,
-    prefix,
-    connection: options.connection,
-    maxPayloadBytes,
-    logger: resolveLogger(options.logger),
-    partitions: options.partitions,
-    waitForReplicas,
-  };
+  return { name, ...shared, maxPayloadBytes, waitForReplicas };
 }

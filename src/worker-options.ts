@@ -1,9 +1,7 @@
-import { DEFAULT_BACKOFF } from './backoff.js';
 import { ValidationError } from './errors.js';
-import { resolveLogger } from './logger.js';
+import { resolveRetryOptions, resolveSharedOptions } from './role-options.js';
 import type { BackoffFunction, BackoffOption, ConnectionOption, Logger } from './types.js';
-import { MAX_PARTITIONS } from './store/partitions.js';
-import { assertBackoff, assertInteger, assertOptions, assertQueueName } from './validate.js';
+import { assertInteger, assertOptions, assertQueueName } from './validate.js';
 
 /** Jobs one claim call takes at most: bounds the time a claim holds Redis. */
 export const MAX_CLAIM = 1_000;
@@ -83,40 +81,30 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
   names.forEach(assertQueueName);
   if (new Set(names).size !== names.length) throw new ValidationError('Expected distinct queue names');
   if (typeof handler !== 'function') throw new ValidationError('Expected `handler` to be a function');
-  assertOptions('new Worker', options, KNOWN);
-  if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
-  const prefix = options.prefix ?? 'sg';
-  assertQueueName(prefix);
+  const shared = resolveSharedOptions('new Worker', options, KNOWN);
   const concurrency = options.concurrency ?? 10;
   assertInteger('concurrency', concurrency, 1, 100_000);
   const leaseMs = options.leaseMs ?? 30_000;
   assertInteger('leaseMs', leaseMs, 200, 86_400_000);
-  const maxAttempts = options.maxAttempts ?? 3;
-  assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
-  const backoff = options.backoff ?? DEFAULT_BACKOFF;
-  if (typeof backoff !== 'function') assertBackoff(backoff);
+  const { maxAttempts, backoff } = resolveRetryOptions(options, true);
   if (options.batch !== undefined) {
     assertOptions('`batch`', options.batch, ['size']);
     assertInteger('batch.size', options.batch?.size, 1, MAX_CLAIM);
   }
-  if (options.partitions !== undefined) assertInteger('partitions', options.partitions, 1, MAX_PARTITIONS);
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
   assertInteger('closeTimeoutMs', closeTimeoutMs, 0, MAX_TIMER_MS);
   const safetyIntervalMs = options.safetyIntervalMs ?? 5_000;
   assertInteger('safetyIntervalMs', safetyIntervalMs, 10, 3_600_000);
   return {
     names,
-    prefix,
-    connection: options.connection,
+    ...shared,
     concurrency,
     leaseMs,
     maxAttempts,
     backoff,
     batchSize: options.batch?.size,
-    partitions: options.partitions,
     closeTimeoutMs,
     safetyIntervalMs,
-    logger: resolveLogger(options.logger),
     clock: options.clock ?? Date.now,
   };
 }
