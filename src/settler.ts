@@ -4,13 +4,14 @@ import type { FailEntry, LeaseRef, PartitionStore } from './store/partition-stor
  * What became of an ack or fail, as the script decided it: applied (for an ack also: applied earlier
  * by this same token, the ack being resent after a lost reply); `stale` (the token does not hold the
  * job: its lease ran out and another delivery took it, or completed it); `not-found` (an ack of a
- * job that does not exist and did not complete lately); or given up after the lease ran out.
+ * job that does not exist and did not complete lately); or given up (sends kept failing until well
+ * past the lease, or the worker closed first).
  */
 export type SettleOutcome = 'applied' | 'stale' | 'not-found' | 'gave-up';
 
 interface Pending<E> {
   readonly entry: E;
-  /** Time (the caller's clock) after which retrying is pointless: the lease is gone and the job will be redelivered. */
+  /** The lease's end (the caller's clock): failed sends are retried until RETRY_PAST_LEASE_MS after it. */
   readonly giveUpAt: number;
   readonly resolve: (outcome: SettleOutcome) => void;
 }
@@ -22,11 +23,19 @@ interface StoreQueue {
 
 /** Entries per script call: bounds the time one call holds Redis. */
 const MAX_PER_CALL = 1_000;
+/**
+ * How long past the lease a failed send is still retried. The script, not this process, decides
+ * what became of a late ack (applied by this token before a lost reply, or stale), so retrying past
+ * the lease gets the caller a true answer: a process that was frozen mid-call (its call timed out
+ * while it could not read the reply) learns `stale` or `applied` instead of nothing. Shorter than
+ * the 60 s for which Redis remembers which token completed a job, so `applied` is still known.
+ */
+const RETRY_PAST_LEASE_MS = 30_000;
 
 /**
  * Collects acks and fails from handlers that finish in the same tick and sends them as one script
  * call per partition: under load a worker settles hundreds of jobs per round trip. A failed send is
- * retried with backoff until the lease would have run out anyway.
+ * retried with backoff until RETRY_PAST_LEASE_MS after the lease ran out.
  */
 export class Settler {
   readonly #queues = new Map<PartitionStore, StoreQueue>();
@@ -125,7 +134,7 @@ export class Settler {
       this.#onError(error);
       const now = this.#clock();
       for (const pending of batch) {
-        if (now < pending.giveUpAt) requeue.push(pending);
+        if (now < pending.giveUpAt + RETRY_PAST_LEASE_MS) requeue.push(pending);
         else pending.resolve('gave-up');
       }
       this.#retryLater();
