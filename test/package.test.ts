@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { cleanEnv, npmCli, runCommand, type CommandResult } from './helpers/commands.js';
+import { packagesRefusing, readLockfile } from './helpers/engines.js';
 import { useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -137,6 +138,12 @@ describe('the packed package, installed into an app', () => {
   it('type-checks from an ES module and from a CommonJS TypeScript file (module nodenext)', async () => {
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     ok(await runCommand(process.execPath, [tsc, '-p', app], { cwd: app }), 'tsc');
+  });
+
+  it("gives the app no dependency that refuses sandglass's Node range (npm's EBADENGINE)", () => {
+    // The repo's lockfile does not reach a user: this is the tree `npm install sandglass` gives them.
+    const { engines } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { engines: { node: string } };
+    assert.deepEqual(packagesRefusing(readLockfile(join(app, 'package-lock.json')), engines.node), [], `sandglass declares node ${engines.node}`);
   });
 
   it('installs the sandglass bin: npx sandglass --help', async () => {
