@@ -12,9 +12,8 @@ export type WakeListener = (dueAt: number) => void;
  */
 export class Waker {
   readonly #source: Redis | Cluster;
-  readonly #listeners = new Map<string, Set<WakeListener>>();
-  /** Per channel: settles when Redis confirmed the subscription. */
-  readonly #confirmations = new Map<string, Promise<void>>();
+  /** Per channel: its listeners, and a promise that settles when Redis confirmed the subscription. */
+  readonly #channels = new Map<string, { listeners: Set<WakeListener>; confirmed: Promise<void> }>();
   #subscriber: Redis | Cluster | undefined;
   #connectedOnce = false;
 
@@ -30,42 +29,42 @@ export class Waker {
    */
   async listen(channel: string, listener: WakeListener): Promise<() => Promise<void>> {
     const subscriber = this.#connect();
-    let set = this.#listeners.get(channel);
-    let confirmed = this.#confirmations.get(channel);
-    if (!set || !confirmed) {
-      set = new Set();
-      this.#listeners.set(channel, set);
-      const listeners = set;
+    let channelState = this.#channels.get(channel);
+    let answered: Promise<void>;
+    if (channelState) {
+      answered = withinCallTimeout(this.#source, 'subscribe', channelState.confirmed);
+    } else {
+      const listeners = new Set<WakeListener>();
       let late = false;
-      confirmed = subscriber.subscribe(channel).then(
+      const confirmed = subscriber.subscribe(channel).then(
         () => {
           if (late) for (const wake of listeners) wake(Number.NaN);
         },
         () => undefined, // only when closing: ioredis resubscribes after reconnects by itself
       );
-      this.#confirmations.set(channel, confirmed);
-      withinCallTimeout(this.#source, 'subscribe', confirmed).catch(() => (late = true));
+      channelState = { listeners, confirmed };
+      this.#channels.set(channel, channelState);
+      answered = withinCallTimeout(this.#source, 'subscribe', confirmed);
+      answered.catch(() => (late = true));
     }
-    set.add(listener);
-    await withinCallTimeout(this.#source, 'subscribe', confirmed).catch(() => undefined);
+    channelState.listeners.add(listener);
+    await answered.catch(() => undefined);
     return async () => {
-      const current = this.#listeners.get(channel);
-      if (!current?.delete(listener) || current.size > 0) return;
-      this.#listeners.delete(channel);
-      this.#confirmations.delete(channel);
+      const current = this.#channels.get(channel);
+      if (!current?.listeners.delete(listener) || current.listeners.size > 0) return;
+      this.#channels.delete(channel);
       if (subscriber.status === 'ready') await subscriber.unsubscribe(channel).catch(() => undefined);
     };
   }
 
   get listenerCount(): number {
     let count = 0;
-    for (const set of this.#listeners.values()) count += set.size;
+    for (const { listeners } of this.#channels.values()) count += listeners.size;
     return count;
   }
 
   async close(): Promise<void> {
-    this.#listeners.clear();
-    this.#confirmations.clear();
+    this.#channels.clear();
     const subscriber = this.#subscriber;
     this.#subscriber = undefined;
     if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());
@@ -78,14 +77,14 @@ export class Waker {
     subscriber.on('error', () => undefined); // reconnects are reported by the workers' own calls
     subscriber.on('message', (channel: string, message: string) => {
       const dueAt = Number(message);
-      for (const listener of this.#listeners.get(channel) ?? []) listener(dueAt);
+      for (const listener of this.#channels.get(channel)?.listeners ?? []) listener(dueAt);
     });
     subscriber.on('ready', () => {
       if (!this.#connectedOnce) {
         this.#connectedOnce = true;
         return;
       }
-      for (const set of this.#listeners.values()) for (const listener of set) listener(Number.NaN);
+      for (const { listeners } of this.#channels.values()) for (const listener of listeners) listener(Number.NaN);
     });
     this.#subscriber = subscriber;
     return subscriber;
