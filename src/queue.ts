@@ -3,8 +3,8 @@ import { acquireConnection, type ConnectionLease } from './connection.js';
 import { ClosedError, ConflictError, NotFoundError, NotReplicatedError, ValidationError } from './errors.js';
 import { newJobId } from './ids.js';
 import { decodeCursor, encodeCursor, mergePages } from './list-page.js';
-import { resolveLogger } from './logger.js';
 import { resolveQueueOptions, type QueueOptions } from './queue-options.js';
+import { resolveSharedOptions } from './role-options.js';
 import { PartitionStore, type EncodedJob } from './store/partition-store.js';
 import type { StoredJob } from './store/record.js';
 import { isQueueRegistered, listQueueNames, registerQueue } from './store/registry.js';
@@ -22,7 +22,7 @@ import type {
   RescheduleResult,
   When,
 } from './types.js';
-import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertOptions, assertQueueName, serializePayload, toDue } from './validate.js';
+import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertOptions, serializePayload, toDue } from './validate.js';
 
 export type { QueueOptions } from './queue-options.js';
 
@@ -411,11 +411,8 @@ function toJobInfo<T>(job: StoredJob, state: JobState, score: number, lastError:
  * const names = await listQueues({ connection: 'redis://127.0.0.1:6379' });
  */
 export async function listQueues(options: { connection: ConnectionOption; prefix?: string; logger?: Logger }): Promise<string[]> {
-  assertOptions('listQueues', options, ['connection', 'prefix', 'logger']);
-  if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
-  const prefix = options.prefix ?? 'sg';
-  assertQueueName(prefix);
-  const connection = acquireConnection(options.connection, resolveLogger(options.logger));
+  const { connection: option, prefix, logger } = resolveSharedOptions('listQueues', options, ['connection', 'prefix', 'logger']);
+  const connection = acquireConnection(option, logger);
   try {
     return await listQueueNames(connection.client, prefix);
   } finally {

@@ -2,22 +2,23 @@ import type { Cluster, Redis } from 'ioredis';
 import { queueRegistryKey } from './keys.js';
 import { toSandglassError, withinCallTimeout } from './scripts.js';
 
+/** A registry command, bounded by the connection's call timeout, its errors typed as `operation`'s. */
+async function registryCall<R>(redis: Redis | Cluster, operation: string, work: () => Promise<R>): Promise<R> {
+  try {
+    return await withinCallTimeout(redis, operation, work());
+  } catch (error) {
+    throw toSandglassError(error, operation);
+  }
+}
+
 /** Records a queue name under the prefix, for admin tools that list queues. */
 export async function registerQueue(redis: Redis | Cluster, prefix: string, queue: string): Promise<void> {
-  try {
-    await withinCallTimeout(redis, 'add', redis.sadd(queueRegistryKey(prefix), queue));
-  } catch (error) {
-    throw toSandglassError(error, 'add');
-  }
+  await registryCall(redis, 'add', () => redis.sadd(queueRegistryKey(prefix), queue));
 }
 
 /** Names of the queues used under the prefix, sorted. */
 export async function listQueueNames(redis: Redis | Cluster, prefix: string): Promise<string[]> {
-  try {
-    return (await withinCallTimeout(redis, 'listQueues', redis.smembers(queueRegistryKey(prefix)))).sort();
-  } catch (error) {
-    throw toSandglassError(error, 'listQueues');
-  }
+  return (await registryCall(redis, 'listQueues', () => redis.smembers(queueRegistryKey(prefix)))).sort();
 }
 
 /**
@@ -25,9 +26,5 @@ export async function listQueueNames(redis: Redis | Cluster, prefix: string): Pr
  * added to it, or it was paused with `create`). Queues are never unrecorded, so a yes stays true.
  */
 export async function isQueueRegistered(redis: Redis | Cluster, prefix: string, queue: string, operation: string): Promise<boolean> {
-  try {
-    return (await redis.sismember(queueRegistryKey(prefix), queue)) === 1;
-  } catch (error) {
-    throw toSandglassError(error, operation);
-  }
+  return (await registryCall(redis, operation, () => redis.sismember(queueRegistryKey(prefix), queue))) === 1;
 }
