@@ -14,7 +14,7 @@ export function registerDeadCommands(program: Command, cli: Cli): void {
     .option('--limit <n>', 'how many (1-1000)', integerArgument(1, 1_000), 20)
     .option('--cursor <cursor>', 'start after the page that printed this cursor (its nextCursor)')
     .action(async (name: string, flags: { limit: number; cursor?: string }) => {
-      const page = await cli.withQueue(name, queue => queue.listDead({ limit: flags.limit, ...(flags.cursor === undefined ? {} : { cursor: flags.cursor }) }));
+      const page = await cli.withQueue(name, queue => queue.listDead({ limit: flags.limit, cursor: flags.cursor }));
       cli.result(page, formatJobList(page, { state: 'dead', ...flags }, Date.now(), `sandglass dead ls ${name} --limit ${flags.limit}`));
     });
 

@@ -34,7 +34,7 @@ export function registerQueueCommands(program: Command, cli: Cli): void {
     .option('--limit <n>', 'how many (1-1000)', integerArgument(1, 1_000), 20)
     .option('--cursor <cursor>', 'start after the page that printed this cursor (its nextCursor)')
     .action(async (name: string, flags: { state: JobState; limit: number; cursor?: string }) => {
-      const page = await cli.withQueue(name, queue => queue.list(flags.state, { limit: flags.limit, ...(flags.cursor === undefined ? {} : { cursor: flags.cursor }) }));
+      const page = await cli.withQueue(name, queue => queue.list(flags.state, { limit: flags.limit, cursor: flags.cursor }));
       cli.result(page, formatJobList(page, flags, Date.now(), `sandglass ls ${name} --state ${flags.state} --limit ${flags.limit}`));
     });
 
