@@ -26,12 +26,19 @@ export interface PartitionKeys {
   readonly done0: string;
   readonly done1: string;
   readonly done2: string;
+  /** HASH id -> "<token>,<attempt>,<dueAt>" of each active job: the lease a claim granted (lua/lib.lua). */
+  readonly leases: string;
+  /**
+   * ZSET bucket number -> bucket start (ms): the far-future tier, buckets of jobs due beyond the
+   * horizon, each moved into `due` shortly before it starts (lua/lib.lua).
+   */
+  readonly wheel: string;
   /** Pub/sub channel: the due time of a job that became the earliest one. */
   readonly wakeChannel: string;
 }
 
 /** The names of a partition's keys, in the order the scripts' KEYS arrays use them. */
-export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta', 'done0', 'done1', 'done2'] as const;
+export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta', 'done0', 'done1', 'done2', 'leases', 'wheel'] as const;
 export type PartitionKeyName = (typeof PARTITION_KEY_NAMES)[number];
 
 export function partitionKeys(prefix: string, queue: string, partition: number): PartitionKeys {
@@ -47,6 +54,8 @@ export function partitionKeys(prefix: string, queue: string, partition: number):
     done0: `${tag}:done:0`,
     done1: `${tag}:done:1`,
     done2: `${tag}:done:2`,
+    leases: `${tag}:leases`,
+    wheel: `${tag}:wheel`,
     wakeChannel: `${tag}:wake`,
   };
 }

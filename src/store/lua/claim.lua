@@ -7,13 +7,13 @@
   ARGV[3] leaseMs             ms       lease length
   ARGV[4] reapLimit           integer  expired leases to take back at most in this call
   ARGV[5] defaultMaxAttempts  integer  for jobs without their own maxAttempts (reaping counts as an attempt)
-  KEYS[11] memo               STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
+  KEYS[13] memo               STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
                                        "<first token>\n<last token>\n<id>\n<id>..." of the jobs this
                                        call took (its tokens are that range), kept at most leaseMs:
                                        a resend of the call (after a lost reply) answers with them
                                        instead of leaving them to run out their lease
-  KEYS[12] answered           STRING   the memo of the caller's previous claim, whose reply arrived
-  ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[12] (that claim took jobs, so it left a memo);
+  KEYS[14] answered           STRING   the memo of the caller's previous claim, whose reply arrived
+  ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[14] (that claim took jobs, so it left a memo);
                                        one memo per caller lives, not one per call
 
   Returns: { now, nextAt, id1, record1, id2, record2, ... }
@@ -27,7 +27,7 @@ local limit = tonumber(ARGV[2])
 local leaseMs = tonumber(ARGV[3])
 local reapLimit = tonumber(ARGV[4])
 local defaultMaxAttempts = tonumber(ARGV[5])
-local memoKey, answeredKey = KEYS[11], KEYS[12]
+local memoKey, answeredKey = KEYS[13], KEYS[14]
 local forgetAnswered = ARGV[6] == '1'
 local now = nowMs()
 if forgetAnswered then rcall('DEL', answeredKey) end
@@ -65,6 +65,8 @@ if memo then
   return again
 end
 
+-- The far-future tier: buckets starting soon move into `due` (bounded per call). WHEEL HOOK.
+local moveAt = promoteWheel(now)
 local dueHead = head(dueKey)
 
 -- 0. Drop the `done` bucket whose time is over, also when nothing is acked any more (after a burst
@@ -152,6 +154,7 @@ else
   local nextAt = -1
   if not paused and dueHead ~= nil then nextAt = dueHead end
   if leaseHead ~= nil and (nextAt == -1 or leaseHead < nextAt) then nextAt = leaseHead end
+  if moveAt ~= nil and (nextAt == -1 or moveAt < nextAt) then nextAt = moveAt end
   out[2] = nextAt
 end
 return out

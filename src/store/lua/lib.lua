@@ -13,7 +13,9 @@
                             `partitions`, the queue's partition count
     KEYS[8..10] done:0..2  HASH  id -> token of the claim that completed the job: the jobs
                       completed in one 30 s period, the buckets taking turns (below)
-  and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[11] and KEYS[12], the
+    KEYS[11] leases   HASH  id -> lease of an active job (issue 8: engine)
+    KEYS[12] wheel    ZSET  far-future bucket number -> bucket start (issue 8: time wheel)
+  and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[13] and KEYS[14], the
   memo keys of this call and of the caller's previous one.)
 
   A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>\n<payload JSON>". JSON.stringify
@@ -36,6 +38,7 @@ local rcall = redis.call
 local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local doneKeys = { KEYS[8], KEYS[9], KEYS[10] }
+local leasesKey, wheelKey = KEYS[11], KEYS[12]
 local wakeChannel = ARGV[1]
 
 -- One period of the `done` buckets (ms): a completed job is remembered 2 to 3 periods, the window in
@@ -118,5 +121,12 @@ local function doneBy(id)
     local token = rcall('HGET', doneKeys[b], id)
     if token then return token end
   end
+  return nil
+end
+
+-- The far-future tier (time wheel): moves the buckets that start within the lead time into `due`,
+-- in bounded batches. Returns when the claim loop must call again for the next move (server ms), or
+-- nil when the wheel is empty. (Stub until the wheel lands.)
+local function promoteWheel(now)
   return nil
 end
