@@ -27,6 +27,8 @@ export interface PhaseOutput {
   readonly figures: Figure[];
   /** Everything else a reader may want to check: per-repetition values, counts, breakdowns. */
   readonly details: Record<string, unknown>;
+  /** Lines printed after the table (breakdowns too wide for it). */
+  readonly report?: string[];
 }
 
 export const BARS = {

@@ -4,7 +4,7 @@
  * its figures are indicative only (short windows, small counts).
  */
 
-export const PHASE_NAMES = ['enqueue', 'drain', 'lateness', 'idle', 'scale'] as const;
+export const PHASE_NAMES = ['enqueue', 'spread-memory', 'cold-drain', 'drain', 'lateness', 'idle', 'scale'] as const;
 export type PhaseName = (typeof PHASE_NAMES)[number];
 
 export interface LatencyWorkload {
@@ -27,6 +27,22 @@ export interface ScaleWorkload {
   readonly addJobs: number;
   /** Due jobs drained per claim-throughput measurement. */
   readonly claimJobs: number;
+}
+
+/** The deployment-shaped drain: a cold worker in its own process (bench/worker-process.ts). */
+export interface ColdDrainWorkload {
+  /** Due jobs loaded before the worker process starts. */
+  readonly jobs: number;
+  /** Repetitions; the libraries alternate within each, the median is reported. */
+  readonly reps: number;
+  /** Size of the sandglass batch-mode row (at the first concurrency). */
+  readonly batchSize: number;
+}
+
+/** `--profile`: one extra, profiled sandglass drain process (its figures are not the table's). */
+export interface ProfileOptions {
+  /** Where `node --cpu-prof` writes the child's profile. */
+  readonly dir: string;
 }
 
 export interface BenchOptions {
@@ -57,17 +73,30 @@ export interface BenchOptions {
   /** Quiet time after an idle worker starts, before the window opens (startup traffic excluded). */
   readonly idleSettleMs: number;
   readonly scale: ScaleWorkload;
+  readonly coldDrain: ColdDrainWorkload;
+  /** Jobs of the spread-delay memory figure (due 1 minute to 30 days from now, log-uniform). */
+  readonly spreadJobs: number;
+  /** Set by `--profile[=DIR]`. */
+  readonly profile: ProfileOptions | undefined;
   /** A drain that makes no progress for this long fails its figure instead of hanging the bench. */
   readonly stallMs: number;
 }
 
-const USAGE = `usage: npm run bench -- [--quick] [--only=${PHASE_NAMES.join(',')}] [--reps=N] [--concurrency=N] [--out=FILE]`;
+const USAGE = `usage: npm run bench -- [--quick] [--only=${PHASE_NAMES.join(',')}] [--reps=N] [--concurrency=N] [--out=FILE]
+       [--cold-jobs=N] [--spread-jobs=N] [--scale-waiting=N] [--profile[=DIR]]
+  --cold-jobs      due jobs of the deployment-shaped drain (default 20000)
+  --spread-jobs    jobs of the spread-delay memory figure (default 200000, quick 20000)
+  --scale-waiting  jobs waiting in the sandglass queue of the scale phase (e.g. 10000000; BullMQ keeps its count)
+  --profile        one extra sandglass drain process under node --cpu-prof (profile in DIR, default bench/profiles),
+                   and the Redis / client microseconds per delivered job printed per command`;
+
+const FLAGS = ['quick', 'only', 'reps', 'concurrency', 'out', 'help', 'cold-jobs', 'spread-jobs', 'scale-waiting', 'profile'];
 
 export function parseOptions(argv: readonly string[]): BenchOptions {
   const flags = new Map<string, string>();
   for (const arg of argv) {
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!match || !['quick', 'only', 'reps', 'concurrency', 'out', 'help'].includes(match[1] as string)) throw new Error(`Unknown argument ${arg}\n${USAGE}`);
+    if (!match || !FLAGS.includes(match[1] as string)) throw new Error(`Unknown argument ${arg}\n${USAGE}`);
     flags.set(match[1] as string, match[2] ?? '');
   }
   if (flags.has('help')) {
@@ -75,13 +104,18 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     process.exit(0);
   }
   const quick = flags.has('quick');
+  const concurrencies = flags.has('concurrency') ? [positiveInt(flags.get('concurrency'), 50, 'concurrency')] : [50, 100];
+  const scale = quick
+    ? { sandglassWaiting: 200_000, bullmqWaiting: 200_000, addJobs: 20_000, claimJobs: 10_000 }
+    : // Windows of about a second for sandglass: shorter ones measure timer noise, not throughput.
+      { sandglassWaiting: 1_000_000, bullmqWaiting: 1_000_000, addJobs: 100_000, claimJobs: 50_000 };
   return {
     quick,
     phases: parsePhases(flags.get('only')),
     outFile: flags.get('out') || (quick ? 'bench/results-quick.json' : 'bench/results.json'),
     reps: positiveInt(flags.get('reps'), quick ? 1 : 3, 'reps'),
     concurrency: positiveInt(flags.get('concurrency'), 50, 'concurrency'),
-    drainConcurrencies: flags.has('concurrency') ? [positiveInt(flags.get('concurrency'), 50, 'concurrency')] : [50, 100],
+    drainConcurrencies: concurrencies,
     batchSize: 100,
     chunk: 1_000,
     enqueueJobs: quick ? 20_000 : 100_000,
@@ -90,10 +124,11 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     latency: { rate: 1_000, warmupMs: quick ? 1_000 : 2_000, durationMs: quick ? 4_000 : 10_000, delayMs: 500 },
     idleWindowMs: quick ? 10_000 : 60_000,
     idleSettleMs: 2_000,
-    scale: quick
-      ? { sandglassWaiting: 200_000, bullmqWaiting: 200_000, addJobs: 20_000, claimJobs: 10_000 }
-      : // Windows of about a second for sandglass: shorter ones measure timer noise, not throughput.
-        { sandglassWaiting: 1_000_000, bullmqWaiting: 1_000_000, addJobs: 100_000, claimJobs: 50_000 },
+    scale: { ...scale, sandglassWaiting: positiveInt(flags.get('scale-waiting'), scale.sandglassWaiting, 'scale-waiting') },
+    // A cold process's drain is short and noisy: more repetitions than the warmed figures.
+    coldDrain: { jobs: positiveInt(flags.get('cold-jobs'), 20_000, 'cold-jobs'), reps: positiveInt(flags.get('reps'), quick ? 3 : 5, 'reps'), batchSize: 50 },
+    spreadJobs: positiveInt(flags.get('spread-jobs'), quick ? 20_000 : 200_000, 'spread-jobs'),
+    profile: flags.has('profile') ? { dir: flags.get('profile') || 'bench/profiles' } : undefined,
     stallMs: 30_000,
   };
 }

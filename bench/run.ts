@@ -8,11 +8,13 @@ import { resolve } from 'node:path';
 import { figure, type Figure, type PhaseOutput } from './figures.js';
 import { machineFacts } from './machine.js';
 import { parseOptions, type BenchOptions, type PhaseName } from './options.js';
+import { coldDrainPhase } from './phases/cold-drain.js';
 import { drainPhase } from './phases/drain.js';
 import { enqueuePhase } from './phases/enqueue.js';
 import { idlePhase } from './phases/idle.js';
 import { latenessPhase } from './phases/lateness.js';
 import { scalePhase } from './phases/scale.js';
+import { spreadMemoryPhase } from './phases/spread-memory.js';
 import { printTable, writeJson, type PhaseError } from './report.js';
 import { stopAllServers } from './servers.js';
 
@@ -20,6 +22,8 @@ type Phase = (options: BenchOptions, log: (message: string) => void) => Promise<
 
 const PHASES: Record<PhaseName, Phase> = {
   enqueue: enqueuePhase,
+  'spread-memory': spreadMemoryPhase,
+  'cold-drain': coldDrainPhase,
   drain: drainPhase,
   lateness: latenessPhase,
   idle: idlePhase,
@@ -57,6 +61,7 @@ async function main(): Promise<number> {
     const figures: Figure[] = [];
     const errors: PhaseError[] = [];
     const details: Record<string, unknown> = { options: { ...options, phases: [...options.phases] } };
+    const reports: string[] = [];
     for (const [name, phase] of Object.entries(PHASES) as [PhaseName, Phase][]) {
       if (!options.phases.has(name)) continue;
       log(`phase ${name}`);
@@ -64,6 +69,7 @@ async function main(): Promise<number> {
         const output = await phase(options, log);
         figures.push(...output.figures);
         details[name] = output.details;
+        if (output.report) reports.push('', ...output.report);
       } catch (error) {
         // One broken phase must not hide the others' figures, nor be hidden itself.
         const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
@@ -83,6 +89,7 @@ async function main(): Promise<number> {
       details,
     };
     printTable(results);
+    for (const line of reports) console.log(line);
     const out = resolve(options.outFile);
     writeJson(out, results);
     console.log(`\nJSON: ${out}`);

@@ -30,6 +30,12 @@ export function bullmqDriver(server: LocalRedis): Driver {
         await target.addBulk(Array.from({ length: size }, () => ({ name: 'job', data: PAYLOAD, opts })));
       }
     },
+    async addJobsWithDelays(queue, delaysMs, chunk) {
+      const target = queueOf(queue);
+      for (let done = 0; done < delaysMs.length; done += chunk) {
+        await target.addBulk(delaysMs.slice(done, done + chunk).map(delay => ({ name: 'job', data: PAYLOAD, opts: { delay, removeOnComplete: true } })));
+      }
+    },
     async countWaiting(queue) {
       const counts = await queueOf(queue).getJobCounts('delayed', 'wait', 'prioritized');
       return Object.values(counts).reduce((sum, n) => sum + n, 0);

@@ -23,6 +23,12 @@ export function sandglassDriver(server: LocalRedis): Driver {
         await target.addBulk(Array.from({ length: size }, () => ({ payload: PAYLOAD, delay: delayMs })));
       }
     },
+    async addJobsWithDelays(queue, delaysMs, chunk) {
+      const target = queueOf(queue);
+      for (let done = 0; done < delaysMs.length; done += chunk) {
+        await target.addBulk(delaysMs.slice(done, done + chunk).map(delay => ({ payload: PAYLOAD, delay })));
+      }
+    },
     async countWaiting(queue) {
       const stats = await queueOf(queue).stats();
       return stats.delayed + stats.ready;

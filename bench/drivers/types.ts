@@ -37,6 +37,8 @@ export interface Driver {
   readonly library: LibraryName;
   /** Adds `count` copies of PAYLOAD due `delayMs` from now, `chunk` jobs per `addBulk` call, one call at a time. */
   addJobs(queue: string, count: number, delayMs: number, chunk: number): Promise<void>;
+  /** Adds one copy of PAYLOAD per entry of `delaysMs`, each due that long from now, `chunk` jobs per `addBulk` call. */
+  addJobsWithDelays(queue: string, delaysMs: readonly number[], chunk: number): Promise<void>;
   /** Jobs waiting in the queue (delayed or due, not running): a sanity check of what was written. */
   countWaiting(queue: string): Promise<number>;
   /** Starts one worker and resolves once it is connected and listening. */
