@@ -1,5 +1,7 @@
 /**
- * Figure 2: drain of already-due jobs with a no-op handler. N due jobs are loaded first (not timed),
+ * Figure 2, warmed and in-process: drain of already-due jobs with a no-op handler, the worker in
+ * the bench's own process after a warm-up (so higher than a deployment sees: the deployment-shaped
+ * figure is phases/cold-drain.ts). N due jobs are loaded first (not timed),
  * then one worker starts and the clock runs until the last completion. Both libraries use the same
  * concurrency (one row per concurrency, each judged); sandglass batch mode is an extra,
  * informational row against BullMQ at the first concurrency.
@@ -35,7 +37,7 @@ export async function drainPhase(options: BenchOptions, log: (message: string) =
   const figures: Figure[] = options.drainConcurrencies.map(concurrency =>
     figure({
       id: `drain-c${concurrency}`,
-      label: `drain ${jobs} due jobs, no-op, concurrency ${concurrency}`,
+      label: `warmed in-process drain, ${jobs} due jobs, no-op, concurrency ${concurrency}`,
       unit: 'jobs/s',
       sandglass: rate(`sandglass-c${concurrency}`),
       bullmq: rate(`bullmq-c${concurrency}`),

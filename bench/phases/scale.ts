@@ -1,9 +1,11 @@
 /**
  * Figure 6: add and claim throughput with many jobs waiting, against an empty queue on the same
- * server. A queue is loaded with far-future jobs (1M for sandglass; fewer for BullMQ, whose load
- * takes several times longer); then each repetition measures, in alternating order, adds into
+ * server. A queue is loaded with far-future jobs (1M for each library by default; `--scale-waiting`
+ * sets the sandglass count, e.g. 10M, while BullMQ keeps its own); then each repetition measures, in alternating order, adds into
  * that queue and into a fresh empty one, and the drain of due jobs from each.
  */
+import os from 'node:os';
+import type { Redis } from 'ioredis';
 import { FAR_FUTURE_MS, LIBRARIES, type Driver, type LibraryName } from '../drivers/types.js';
 import { BARS, figure, type PhaseOutput } from '../figures.js';
 import { shortCount } from '../format.js';
@@ -11,7 +13,7 @@ import { timeAdd, timeDrain, warmUp } from '../measure.js';
 import type { BenchOptions } from '../options.js';
 import { usedMemory } from '../servers.js';
 import { withSession } from '../session.js';
-import { median } from '../stats.js';
+import { median, perSecond } from '../stats.js';
 
 const LOADED = 'loaded';
 
@@ -70,7 +72,7 @@ async function measureScale(library: LibraryName, waiting: number, options: Benc
   return withSession(library, async ({ driver, probe }) => {
     await warmUp(driver, options.warmupJobs, options.concurrency, options.chunk, options.stallMs);
     const memoryBefore = await usedMemory(probe);
-    const loadJobsPerSecond = await timeAdd(driver, LOADED, waiting, FAR_FUTURE_MS, options.chunk);
+    const loadJobsPerSecond = await loadGuarded(driver, probe, waiting, options, log);
     const bytesPerJobAtScale = ((await usedMemory(probe)) - memoryBefore) / waiting;
     log(`scale ${library}: loaded ${waiting} far-future jobs at ${Math.round(loadJobsPerSecond)} jobs/s, ${Math.round(bytesPerJobAtScale)} bytes/job`);
     const sample: ScaleSample = { waiting, loadJobsPerSecond, bytesPerJobAtScale, addEmpty: [], addLoaded: [], claimEmpty: [], claimLoaded: [] };
@@ -88,6 +90,38 @@ async function measureScale(library: LibraryName, waiting: number, options: Benc
     }
     return sample;
   });
+}
+
+/** Share of the machine's available memory a load may be projected to take. */
+const MEMORY_HEADROOM = 0.7;
+/** Jobs loaded before the projection, and per progress line. */
+const LOAD_STEP = 1_000_000;
+
+/**
+ * Loads `waiting` far-future jobs in steps, and after the first step projects the server's memory
+ * at the full count from the bytes per job so far (x1.25 for hash tables doubling as they grow):
+ * a load that would not fit the machine's available memory stops before it swaps or gets killed.
+ * Returns jobs/s over the whole load.
+ */
+async function loadGuarded(driver: Driver, probe: Redis, waiting: number, options: BenchOptions, log: (message: string) => void): Promise<number> {
+  const startMemory = await usedMemory(probe);
+  const started = performance.now();
+  for (let loaded = 0; loaded < waiting; ) {
+    const step = Math.min(LOAD_STEP, waiting - loaded);
+    await driver.addJobs(LOADED, step, FAR_FUTURE_MS, options.chunk);
+    loaded += step;
+    if (loaded < waiting) {
+      const bytesPerJob = ((await usedMemory(probe)) - startMemory) / loaded;
+      const projected = bytesPerJob * (waiting - loaded) * 1.25;
+      const available = os.freemem();
+      log(`scale ${driver.library}: ${loaded} of ${waiting} loaded, ${Math.round(bytesPerJob)} bytes/job, ${(projected / 1e9).toFixed(1)} GB more projected, ${(available / 1e9).toFixed(1)} GB available`);
+      if (projected > available * MEMORY_HEADROOM) throw new Error(`${driver.library}: ${waiting} waiting jobs would need about ${(projected / 1e9).toFixed(1)} GB more, beyond ${MEMORY_HEADROOM * 100}% of the ${(available / 1e9).toFixed(1)} GB available`);
+    }
+  }
+  const rate = perSecond(waiting, performance.now() - started);
+  const counted = await driver.countWaiting(LOADED);
+  if (counted !== waiting) throw new Error(`${driver.library}: loaded ${waiting} jobs but ${counted} are waiting`);
+  return rate;
 }
 
 /** Loads due jobs into `queue` (untimed) and times their drain while the far-future ones stay put. */
