@@ -25,6 +25,9 @@ export interface WorkerProcessResult {
   readonly cpuSystemUs: number;
   /** Sum of the payloads' `pad.length` the handler read: jobs x 90 when every payload arrived. */
   readonly payloadChars: number;
+  /** The window on the monotonic clock (process.hrtime, us): V8 CPU profiles use the same clock. */
+  readonly windowStartUs: number;
+  readonly windowEndUs: number;
   readonly errors: number;
   readonly firstError?: string;
   readonly stalled?: string;
@@ -92,6 +95,10 @@ async function loadBullmq({ url, queue, concurrency, batchSize }: WorkerArgs): P
   };
 }
 
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
 async function main(argv: readonly string[]): Promise<number> {
   const [library, url, queue, concurrencyText, batchText, jobsText] = argv;
   const concurrency = Number(concurrencyText);
@@ -109,6 +116,7 @@ async function main(argv: readonly string[]): Promise<number> {
   let errors = 0;
   let firstError: string | undefined;
   let firstCompletionMs = Number.NaN;
+  const windowStartUs = monotonicUs();
   const cpuStart = process.cpuUsage();
   const started = performance.now();
   const worker = startWorker({
@@ -133,6 +141,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const elapsedMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuStart);
+  const windowEndUs = monotonicUs();
   const result: WorkerProcessResult = {
     library,
     jobs,
@@ -142,6 +151,8 @@ async function main(argv: readonly string[]): Promise<number> {
     cpuUserUs: cpu.user,
     cpuSystemUs: cpu.system,
     payloadChars,
+    windowStartUs,
+    windowEndUs,
     errors,
     ...(firstError === undefined ? {} : { firstError }),
     ...(stalled === undefined ? {} : { stalled }),

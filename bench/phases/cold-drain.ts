@@ -8,6 +8,7 @@
  * delivered job cost Redis (CPU us, per command) and the worker process (CPU us).
  */
 import { resolve } from 'node:path';
+import { mainThreadProfile, summarizeProfile, type ProfileSummary } from '../cpu-profile.js';
 import type { LibraryName } from '../drivers/types.js';
 import { BARS, figure, type Figure, type PhaseOutput } from '../figures.js';
 import { shortCount } from '../format.js';
@@ -36,6 +37,8 @@ interface ColdSample {
   readonly redis: RedisCostPerJob;
   readonly command: string;
   readonly profiles: string[];
+  /** Where the worker process's time went, when profiled. */
+  readonly profile?: ProfileSummary;
 }
 
 export async function coldDrainPhase(options: BenchOptions, log: (message: string) => void): Promise<PhaseOutput> {
@@ -128,7 +131,9 @@ async function measureColdDrain(variant: Variant, options: BenchOptions, cpuProf
     if (run.payloadChars !== jobs * 90) throw new Error(`${variant.library}: the handler read ${run.payloadChars} payload chars, expected ${jobs * 90}`);
     const left = await driver.countWaiting(QUEUE);
     if (left !== 0) throw new Error(`${variant.library}: ${left} jobs still waiting after the drain`);
+    const main = mainThreadProfile(run.profiles);
     return {
+      ...(main === undefined ? {} : { profile: summarizeProfile(main, { startUs: run.windowStartUs, endUs: run.windowEndUs }) }),
       jobsPerSecond: run.jobsPerSecond,
       firstCompletionMs: run.firstCompletionMs,
       clientUs: (run.cpuUserUs + run.cpuSystemUs) / jobs,
@@ -157,6 +162,15 @@ function costReport(costs: Costs, samples: Record<string, ColdSample[]>, breakdo
       if (c.usPerJob >= 0.05 || c.callsPerJob >= 0.01) lines.push(`  ${name.padEnd(18)} ${c.usPerJob.toFixed(2).padStart(7)} us  ${c.callsPerJob.toFixed(3).padStart(8)} calls`);
     }
   }
-  if (profiled) lines.push(`CPU profile of the worker process (${Math.round(profiled.jobsPerSecond)} jobs/s under the profiler): ${profiled.profiles.join(', ') || '(none written)'}`, `  command: ${profiled.command}`);
+  if (profiled) {
+    lines.push(`CPU profile of the worker process (${Math.round(profiled.jobsPerSecond)} jobs/s under the profiler): ${profiled.profiles.join(', ') || '(none written)'}`, `  command: ${profiled.command}`);
+    const summary = profiled.profile;
+    if (summary) {
+      const share = (ms: number) => `${((100 * ms) / summary.totalMs).toFixed(1)}%`;
+      const span = summary.windowed ? 'construction to last completion' : 'whole process life, start-up included (window not found in the profile)';
+      lines.push(`  main thread, ${span}: ${summary.totalMs.toFixed(0)} ms sampled, idle ${share(summary.idleMs)}, GC ${share(summary.gcMs)}; most self time:`);
+      for (const entry of summary.top) lines.push(`    ${share(entry.selfMs).padStart(6)}  ${entry.name}`);
+    }
+  }
   return lines;
 }
