@@ -3,7 +3,9 @@
  * calls and microseconds of `INFO commandstats`, and the server process's CPU (`INFO cpu`), divided
  * by the jobs delivered. Redis counts commands that run inside a Lua script twice: once under their
  * own name and once inside the script command's (EVALSHA) time; the process CPU also covers the
- * network I/O that no command is charged for.
+ * network I/O that no command is charged for. Command times are wall time (Redis measures around
+ * each call): on a loaded machine a script descheduled mid-run counts the wait, so they can exceed
+ * the process CPU; the process CPU is the figure to compare across runs.
  */
 import type { Redis } from 'ioredis';
 import { infoNumber, readInfo } from './servers.js';

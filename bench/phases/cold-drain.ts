@@ -150,7 +150,7 @@ type Costs = Record<string, { jobsPerSecond: number; redisUs: number; scriptsUs:
 function costReport(costs: Costs, samples: Record<string, ColdSample[]>, breakdownKey: string, profiled: ColdSample | undefined): string[] {
   const us = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : '-');
   const lines = [
-    'per delivered job, deployment drain (medians): Redis CPU us (INFO cpu) | in scripts us (EVALSHA etc., commandstats) | worker process CPU us | first completion ms',
+    'per delivered job, deployment drain (medians): Redis CPU us (INFO cpu) | in scripts us (EVALSHA etc., commandstats: wall time, above the CPU when the machine is loaded) | worker process CPU us | first completion ms',
     ...Object.entries(costs).map(([key, c]) => `  ${key.padEnd(22)} ${us(c.redisUs).padStart(7)} | ${us(c.scriptsUs).padStart(7)} | ${us(c.clientUs).padStart(7)} | ${us(c.firstCompletionMs).padStart(7)}`),
   ];
   // The per-command split of the run closest to the median (or the profiled run).
