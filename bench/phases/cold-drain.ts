@@ -150,8 +150,9 @@ type Costs = Record<string, { jobsPerSecond: number; redisUs: number; scriptsUs:
 function costReport(costs: Costs, samples: Record<string, ColdSample[]>, breakdownKey: string, profiled: ColdSample | undefined): string[] {
   const us = (value: number) => (Number.isFinite(value) ? value.toFixed(1) : '-');
   const lines = [
-    'per delivered job, deployment drain (medians): Redis CPU us (INFO cpu) | in scripts us (EVALSHA etc., commandstats: wall time, above the CPU when the machine is loaded) | worker process CPU us | first completion ms',
-    ...Object.entries(costs).map(([key, c]) => `  ${key.padEnd(22)} ${us(c.redisUs).padStart(7)} | ${us(c.scriptsUs).padStart(7)} | ${us(c.clientUs).padStart(7)} | ${us(c.firstCompletionMs).padStart(7)}`),
+    'per delivered job, deployment drain (medians): Redis CPU us (INFO cpu) | in scripts us (EVALSHA etc., commandstats: wall time, above the CPU when the machine is loaded) | worker process CPU us | first completion ms | CPU ceiling jobs/s',
+    // Redis and a Node process each run on one thread: neither can deliver more than 1 s of its CPU per second.
+    ...Object.entries(costs).map(([key, c]) => `  ${key.padEnd(22)} ${us(c.redisUs).padStart(7)} | ${us(c.scriptsUs).padStart(7)} | ${us(c.clientUs).padStart(7)} | ${us(c.firstCompletionMs).padStart(7)} | ${Math.round(1e6 / Math.max(c.redisUs, c.clientUs)).toLocaleString('en-US').padStart(9)}`),
   ];
   // The per-command split of the run closest to the median (or the profiled run).
   const runs = samples[breakdownKey] ?? [];
