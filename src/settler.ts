@@ -9,16 +9,20 @@ import type { FailEntry, LeaseRef, PartitionStore } from './store/partition-stor
  */
 export type SettleOutcome = 'applied' | 'stale' | 'not-found' | 'gave-up';
 
-interface Pending<E> {
-  readonly entry: E;
+/**
+ * An ack or fail to send, and who hears its outcome. The caller passes its own object (a Worker its
+ * held job), so that settling a job costs no Promise and no closure.
+ */
+export interface Settlement<E extends LeaseRef> {
+  readonly settleEntry: E;
   /** The lease's end (the caller's clock): failed sends are retried until RETRY_PAST_LEASE_MS after it. */
-  readonly giveUpAt: number;
-  readonly resolve: (outcome: SettleOutcome) => void;
+  readonly settleGiveUpAt: number;
+  settled(outcome: SettleOutcome): void;
 }
 
 interface StoreQueue {
-  acks: Pending<LeaseRef>[];
-  fails: Pending<FailEntry>[];
+  acks: Settlement<LeaseRef>[];
+  fails: Settlement<FailEntry>[];
 }
 
 /** Entries per script call: bounds the time one call holds Redis. */
@@ -52,18 +56,14 @@ export class Settler {
     this.#clock = clock;
   }
 
-  ack(store: PartitionStore, lease: LeaseRef, giveUpAt: number): Promise<SettleOutcome> {
-    return new Promise(resolve => {
-      this.#queueOf(store).acks.push({ entry: lease, giveUpAt, resolve });
-      this.#schedule();
-    });
+  ack(store: PartitionStore, settlement: Settlement<LeaseRef>): void {
+    this.#queueOf(store).acks.push(settlement);
+    this.#schedule();
   }
 
-  fail(store: PartitionStore, entry: FailEntry, giveUpAt: number): Promise<SettleOutcome> {
-    return new Promise(resolve => {
-      this.#queueOf(store).fails.push({ entry, giveUpAt, resolve });
-      this.#schedule();
-    });
+  fail(store: PartitionStore, settlement: Settlement<FailEntry>): void {
+    this.#queueOf(store).fails.push(settlement);
+    this.#schedule();
   }
 
   get pending(): number {
@@ -84,7 +84,7 @@ export class Settler {
       await Promise.race([Promise.all(this.#inFlight), sleep(Math.max(1, Math.min(100, until - Date.now())))]);
     }
     for (const queue of this.#queues.values()) {
-      for (const pending of [...queue.acks, ...queue.fails]) pending.resolve('gave-up');
+      for (const pending of [...queue.acks, ...queue.fails]) pending.settled('gave-up');
     }
     this.#queues.clear();
   }
@@ -112,8 +112,8 @@ export class Settler {
     for (const [store, queue] of this.#queues) {
       const acks = queue.acks.splice(0, MAX_PER_CALL);
       const fails = queue.fails.splice(0, MAX_PER_CALL);
-      if (acks.length > 0) this.#track(this.#send(acks, () => store.ack(acks.map(p => p.entry)), queue.acks));
-      if (fails.length > 0) this.#track(this.#send(fails, async () => ({ stale: (await store.fail(fails.map(p => p.entry))).stale, notFound: [] }), queue.fails));
+      if (acks.length > 0) this.#track(this.#send(acks, () => store.ack(acks.map(p => p.settleEntry)), queue.acks));
+      if (fails.length > 0) this.#track(this.#send(fails, async () => ({ stale: (await store.fail(fails.map(p => p.settleEntry))).stale, notFound: [] }), queue.fails));
       if (queue.acks.length > 0 || queue.fails.length > 0) this.#schedule();
     }
   }
@@ -123,21 +123,32 @@ export class Settler {
     void promise.finally(() => this.#inFlight.delete(promise));
   }
 
-  async #send<E extends LeaseRef>(batch: Pending<E>[], call: () => Promise<{ stale: number[]; notFound: number[] }>, requeue: Pending<E>[]): Promise<void> {
+  async #send<E extends LeaseRef>(batch: Settlement<E>[], call: () => Promise<{ stale: number[]; notFound: number[] }>, requeue: Settlement<E>[]): Promise<void> {
+    let result;
     try {
-      const result = await call();
-      const stale = new Set(result.stale);
-      const notFound = new Set(result.notFound);
-      this.#retryDelayMs = 0;
-      batch.forEach((pending, index) => pending.resolve(stale.has(index) ? 'stale' : notFound.has(index) ? 'not-found' : 'applied'));
+      result = await call();
     } catch (error) {
       this.#onError(error);
       const now = this.#clock();
       for (const pending of batch) {
-        if (now < pending.giveUpAt + RETRY_PAST_LEASE_MS) requeue.push(pending);
-        else pending.resolve('gave-up');
+        if (now < pending.settleGiveUpAt + RETRY_PAST_LEASE_MS) requeue.push(pending);
+        else pending.settled('gave-up');
       }
       this.#retryLater();
+      return;
+    }
+    this.#retryDelayMs = 0;
+    // Refusals are rare: mark them in place instead of building sets for every batch.
+    const outcomes: SettleOutcome[] = new Array<SettleOutcome>(batch.length).fill('applied');
+    for (const index of result.stale) outcomes[index] = 'stale';
+    for (const index of result.notFound) outcomes[index] = 'not-found';
+    // A listener that throws must not leave the rest of the batch unheard.
+    for (let index = 0; index < batch.length; index++) {
+      try {
+        (batch[index] as Settlement<E>).settled(outcomes[index] as SettleOutcome);
+      } catch (error) {
+        this.#onError(error);
+      }
     }
   }
 
