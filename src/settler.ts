@@ -23,10 +23,20 @@ export interface Settlement<E extends LeaseRef> {
 interface StoreQueue {
   acks: Settlement<LeaseRef>[];
   fails: Settlement<FailEntry>[];
+  /** Ack calls of this partition in flight (at most MAX_CALLS_IN_FLIGHT). */
+  ackCalls: number;
+  failCalls: number;
 }
 
 /** Entries per script call: bounds the time one call holds Redis. */
 const MAX_PER_CALL = 1_000;
+/**
+ * Ack calls (and fail calls) per partition in flight at once. While they travel, what settles
+ * meanwhile waits and goes in the next call: batches grow with the load instead of one small call
+ * per event-loop turn (each call costs a write, a script run and a reply on both sides), and an idle
+ * worker's ack still leaves at once. Two, so that an ack never waits for a whole round trip.
+ */
+const MAX_CALLS_IN_FLIGHT = 2;
 /**
  * How long past the lease a failed send is still retried. The script, not this process, decides
  * what became of a late ack (applied by this token before a lost reply, or stale), so retrying past
@@ -37,9 +47,10 @@ const MAX_PER_CALL = 1_000;
 const RETRY_PAST_LEASE_MS = 30_000;
 
 /**
- * Collects acks and fails from handlers that finish in the same tick and sends them as one script
- * call per partition: under load a worker settles hundreds of jobs per round trip. A failed send is
- * retried with backoff until RETRY_PAST_LEASE_MS after the lease ran out.
+ * Collects acks and fails from handlers that finish in the same tick (and, under load, while the
+ * partition's previous calls travel) and sends them as one script call per partition: a loaded
+ * worker settles hundreds of jobs per round trip. A failed send is retried with backoff until
+ * RETRY_PAST_LEASE_MS after the lease ran out.
  */
 export class Settler {
   readonly #queues = new Map<PartitionStore, StoreQueue>();
@@ -66,6 +77,7 @@ export class Settler {
     this.#schedule();
   }
 
+  /** Acks and fails not yet answered (waiting to be sent, or in a call in flight). */
   get pending(): number {
     let count = 0;
     for (const queue of this.#queues.values()) count += queue.acks.length + queue.fails.length;
@@ -92,7 +104,7 @@ export class Settler {
   #queueOf(store: PartitionStore): StoreQueue {
     let queue = this.#queues.get(store);
     if (!queue) {
-      queue = { acks: [], fails: [] };
+      queue = { acks: [], fails: [], ackCalls: 0, failCalls: 0 };
       this.#queues.set(store, queue);
     }
     return queue;
@@ -110,17 +122,33 @@ export class Settler {
 
   #flush(): void {
     for (const [store, queue] of this.#queues) {
-      const acks = queue.acks.splice(0, MAX_PER_CALL);
-      const fails = queue.fails.splice(0, MAX_PER_CALL);
-      if (acks.length > 0) this.#track(this.#send(acks, () => store.ack(acks.map(p => p.settleEntry)), queue.acks));
-      if (fails.length > 0) this.#track(this.#send(fails, async () => ({ stale: (await store.fail(fails.map(p => p.settleEntry))).stale, notFound: [] }), queue.fails));
-      if (queue.acks.length > 0 || queue.fails.length > 0) this.#schedule();
+      while (queue.acks.length > 0 && queue.ackCalls < MAX_CALLS_IN_FLIGHT) {
+        const acks = queue.acks.splice(0, MAX_PER_CALL);
+        queue.ackCalls += 1;
+        this.#track(this.#send(acks, () => store.ack(acks.map(p => p.settleEntry)), queue.acks), () => {
+          queue.ackCalls -= 1;
+          if (queue.acks.length > 0) this.#schedule(); // what piled up while it travelled
+        });
+      }
+      while (queue.fails.length > 0 && queue.failCalls < MAX_CALLS_IN_FLIGHT) {
+        const fails = queue.fails.splice(0, MAX_PER_CALL);
+        queue.failCalls += 1;
+        const call = async () => ({ stale: (await store.fail(fails.map(p => p.settleEntry))).stale, notFound: [] });
+        this.#track(this.#send(fails, call, queue.fails), () => {
+          queue.failCalls -= 1;
+          if (queue.fails.length > 0) this.#schedule();
+        });
+      }
     }
   }
 
-  #track(promise: Promise<void>): void {
+  /** Keeps `promise` for drain() until it ends. */
+  #track(promise: Promise<void>, ended: () => void): void {
     this.#inFlight.add(promise);
-    void promise.finally(() => this.#inFlight.delete(promise));
+    void promise.finally(() => {
+      this.#inFlight.delete(promise);
+      ended();
+    });
   }
 
   async #send<E extends LeaseRef>(batch: Settlement<E>[], call: () => Promise<{ stale: number[]; notFound: number[] }>, requeue: Settlement<E>[]): Promise<void> {

@@ -76,6 +76,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #busySlots = 0;
   /** Jobs in running handler calls. */
   #runningJobs = 0;
+  /** Inside #startWaiting (see there). */
+  #starting = false;
   #closing = false;
   #closed: Promise<void> | undefined;
 
@@ -149,7 +151,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       for (const stored of jobs) {
         const held = new HeldJob<T>(source, stored, this.#maxAttempts, leaseUntil, this.#ackListener);
         this.#renewer.hold(held);
-        if (this.#busySlots < this.#concurrency && this.#waiting.length === 0) void this.#runOne(held);
+        if (this.#busySlots < this.#concurrency && this.#waiting.length === 0) this.#run(held);
         else this.#waiting.push(held);
       }
       return;
@@ -161,65 +163,77 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         this.#renewer.hold(held);
         batch.push(held);
       }
-      if (this.#busySlots < this.#concurrency && this.#waiting.length === 0) void this.#runBatch(batch);
+      if (this.#busySlots < this.#concurrency && this.#waiting.length === 0) this.#run(batch);
       else this.#waiting.push(batch);
     }
   }
 
   /** A slot freed: start the next prefetched work at once, dropping jobs whose lease is gone. */
   #startWaiting(): void {
-    while (!this.#closing && this.#busySlots < this.#concurrency && this.#waiting.length > 0) {
-      const next = this.#waiting.shift() as HeldJob<T> | HeldJob<T>[];
-      const now = this.#clock();
-      if (!Array.isArray(next)) {
-        if (next.canStart(now)) void this.#runOne(next);
-        else this.#renewer.drop(next);
-        continue;
+    // Not re-entered: a handler that returns at once finishes inside #run and calls back here; the
+    // loop below goes on instead, so a long prefetch of such handlers never deepens the stack.
+    if (this.#starting) return;
+    this.#starting = true;
+    try {
+      while (!this.#closing && this.#busySlots < this.#concurrency && this.#waiting.length > 0) {
+        const next = this.#waiting.shift() as HeldJob<T> | HeldJob<T>[];
+        const now = this.#clock();
+        if (!Array.isArray(next)) {
+          if (next.canStart(now)) this.#run(next);
+          else this.#renewer.drop(next);
+          continue;
+        }
+        const batch = next.filter(held => held.canStart(now));
+        for (const held of next) if (!held.canStart(now)) this.#renewer.drop(held);
+        if (batch.length > 0) this.#run(batch);
       }
-      const batch = next.filter(held => held.canStart(now));
-      for (const held of next) if (!held.canStart(now)) this.#renewer.drop(held);
-      if (batch.length > 0) void this.#runBatch(batch);
+    } finally {
+      this.#starting = false;
     }
   }
 
-  async #runOne(held: HeldJob<T>): Promise<void> {
+  /**
+   * Calls the handler with one job or a batch. Not an async function: per job, `then` with two
+   * small closures costs less than an async frame and its awaits, and a handler that returns a
+   * plain value finishes at once.
+   */
+  #run(unit: HeldJob<T> | HeldJob<T>[]): void {
     this.#busySlots += 1;
-    this.#runningJobs += 1;
-    let ok = true;
-    let outcome: unknown;
+    this.#runningJobs += Array.isArray(unit) ? unit.length : 1;
+    let result: unknown;
     try {
-      outcome = await this.#handler(held.job);
+      result = this.#handler(Array.isArray(unit) ? unit.map(held => held.job) : unit.job);
+      if (isThenable(result)) {
+        result.then(
+          value => this.#ran(unit, true, value),
+          (error: unknown) => this.#ran(unit, false, error),
+        );
+        return;
+      }
     } catch (error) {
-      ok = false;
-      outcome = error;
+      this.#ran(unit, false, error);
+      return;
     }
-    this.#busySlots -= 1;
-    this.#runningJobs -= 1;
-    this.#renewer.drop(held);
-    this.#startWaiting();
-    if (ok) this.#complete(held, outcome);
-    else this.#fail(held, outcome);
-    this.#afterRun();
+    this.#ran(unit, true, result);
   }
 
-  async #runBatch(batch: HeldJob<T>[]): Promise<void> {
-    this.#busySlots += 1;
-    this.#runningJobs += batch.length;
-    let ok = true;
-    let outcome: unknown;
-    try {
-      outcome = await this.#handler(batch.map(held => held.job));
-    } catch (error) {
-      ok = false;
-      outcome = error;
-    }
+  /** The handler settled: free the slot, start the next prefetched work, then settle this one. */
+  #ran(unit: HeldJob<T> | HeldJob<T>[], ok: boolean, outcome: unknown): void {
     this.#busySlots -= 1;
-    this.#runningJobs -= batch.length;
-    for (const held of batch) this.#renewer.drop(held);
-    this.#startWaiting();
-    for (const held of batch) {
-      if (ok) this.#complete(held, outcome);
-      else this.#fail(held, outcome);
+    if (Array.isArray(unit)) {
+      this.#runningJobs -= unit.length;
+      for (const held of unit) this.#renewer.drop(held);
+      this.#startWaiting();
+      for (const held of unit) {
+        if (ok) this.#complete(held, outcome);
+        else this.#fail(held, outcome);
+      }
+    } else {
+      this.#runningJobs -= 1;
+      this.#renewer.drop(unit);
+      this.#startWaiting();
+      if (ok) this.#complete(unit, outcome);
+      else this.#fail(unit, outcome);
     }
     this.#afterRun();
   }
@@ -322,6 +336,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       this.#reportError(error);
     }
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
 }
 
 /** What is kept of a failure in the dead letters: the stack when there is one, bounded. */
