@@ -60,7 +60,7 @@ interface ClaimSlot {
  * Claims that hold capacity at once: two, so that Redis prepares the next batch while this process
  * runs the last (each asks for half the capacity; with the prefetch, that is a whole round of handlers).
  */
-const MAX_RESERVING_CLAIMS = Number(process.env.SG_CLAIMS ?? 2);
+const MAX_RESERVING_CLAIMS = 2;
 /**
  * How long a claim holds capacity while it has not answered. A claim stuck on a slow or dead node
  * (until the call timeout, or until a Cluster failover ends) then stops holding back the other
