@@ -38,8 +38,10 @@ export interface WorkerOptions {
   /**
    * Due jobs claimed ahead of free handler slots (in batch mode: batches), held under lease and
    * renewed like running ones, so that a handler slot that frees starts its next job without waiting
-   * for Redis. `close()` hands them back at once. Lower it (0 turns it off) when handlers are slow
-   * and several workers share a queue: a prefetched job waits for a slot of this worker while another
+   * for Redis, and claims are larger (fewer calls per job). `close()` hands them back at once. The
+   * default queues at most one job behind each slot, so a prefetched job waits at most about one
+   * handler run. Raise it for fast handlers; lower it (0 turns it off) when handlers are slow and
+   * several workers share a queue: a prefetched job waits for a slot of this worker while another
    * worker might be idle.
    * @default concurrency
    */
