@@ -168,28 +168,38 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
   }
 
-  /** A slot freed: start the next prefetched work at once, dropping jobs whose lease is gone. */
+  /**
+   * A slot freed: start the next prefetched work at once. A prefetched job whose lease is gone, or
+   * may have run out unrenewed (renewals failing), does not start: another worker may hold it. It is
+   * handed back (fenced by its token: a no-op if it is no longer ours) so that it runs again at once
+   * instead of waiting out the lease and losing an attempt to the reaper.
+   */
   #startWaiting(): void {
     // Not re-entered: a handler that returns at once finishes inside #run and calls back here; the
     // loop below goes on instead, so a long prefetch of such handlers never deepens the stack.
     if (this.#starting) return;
     this.#starting = true;
+    let expired: HeldJob<T>[] | undefined;
     try {
       while (!this.#closing && this.#busySlots < this.#concurrency && this.#waiting.length > 0) {
         const next = this.#waiting.shift() as HeldJob<T> | HeldJob<T>[];
         const now = this.#clock();
         if (!Array.isArray(next)) {
           if (next.canStart(now)) this.#run(next);
-          else this.#renewer.drop(next);
+          else (expired ??= []).push(next);
           continue;
         }
-        const batch = next.filter(held => held.canStart(now));
-        for (const held of next) if (!held.canStart(now)) this.#renewer.drop(held);
+        const batch: HeldJob<T>[] = [];
+        for (const held of next) {
+          if (held.canStart(now)) batch.push(held);
+          else (expired ??= []).push(held);
+        }
         if (batch.length > 0) this.#run(batch);
       }
     } finally {
       this.#starting = false;
     }
+    if (expired) void this.#handBack(expired, 'waited in the prefetch past its lease (renewals failed)');
   }
 
   /**
@@ -290,7 +300,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#closing = true;
     const stopped = this.#loop.stop();
     // Prefetched jobs go back at once, while running handlers finish: another worker starts them now.
-    const handedBack = this.#handBack(this.#takeWaiting(), 'was prefetched and never started');
+    const handedBack = this.#handBack(this.#takeWaiting(), 'was prefetched and never started: the worker closed');
     if (this.#runningJobs > 0) {
       await new Promise<void>(resolve => {
         const timer = setTimeout(resolve, this.#closeTimeoutMs);
@@ -301,7 +311,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       });
     }
     await Promise.all([stopped, handedBack]);
-    await this.#handBack([...this.#renewer.entries()], 'was still running when the close timeout ran out');
+    await this.#handBack([...this.#renewer.entries()], 'was still running when close() stopped waiting');
     this.#renewer.stop();
     await this.#settler.drain(this.#closeTimeoutMs);
     await this.#connection.release();
@@ -313,10 +323,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   /** Hands jobs back (one release per partition) so they are delivered again at once, not after the lease. */
   async #handBack(held: HeldJob<T>[], why: string): Promise<void> {
+    if (held.length === 0) return;
     for (const entry of held) {
       entry.released = true;
       this.#renewer.drop(entry);
-      entry.job.abort(new LeaseLostError(`Worker closed: job ${entry.stored.id} ${why}; it was handed back`));
+      entry.job.abort(new LeaseLostError(`Job ${entry.stored.id} ${why}; it was handed back`));
     }
     await Promise.all([...byStore(held)].map(([store, leases]) => store.release(leases).catch(error => this.#reportError(error))));
   }

@@ -98,6 +98,33 @@ describe('Worker prefetch', () => {
     assert.equal((await q.counters()).reaped, 0);
   });
 
+  it('does not start a prefetched job whose lease may have run out: hands it back, it runs again at once', async () => {
+    const name = uniqueQueue();
+    const q = queue(name);
+    const first = gate();
+    let skewMs = 0;
+    const runs: { payload: unknown; attempt: number }[] = [];
+    // A 60 s lease: renewed every 20 s, so never within this test. The worker's clock jumping past
+    // the lease stands for renewals that kept failing while the job waited.
+    redis.track(new Worker(name, async job => {
+      runs.push({ payload: job.payload, attempt: job.attempt });
+      if (job.payload === 'first') await first.wait;
+    }, { connection: redis.url, concurrency: 1, prefetch: 1, leaseMs: 60_000, clock: () => Date.now() + skewMs }));
+    await q.add('first');
+    await waitFor(() => runs.length === 1, 5_000, 'the first job to start');
+    await q.add('second');
+    await waitFor(async () => (await q.stats()).active === 2, 5_000, 'the second job prefetched');
+    skewMs = 120_000;
+    first.open();
+    // Dropped without a hand-back, it would wait out its 60 s lease; started anyway, it would be claimed once.
+    await waitFor(() => runs.length === 2, 5_000, 'the second job');
+    assert.deepEqual(runs, [{ payload: 'first', attempt: 1 }, { payload: 'second', attempt: 1 }]);
+    await waitFor(async () => (await q.stats()).active === 0, 5_000, 'the acks');
+    const counters = await q.counters();
+    assert.equal(counters.claimed, 3, 'the second job was handed back and claimed again');
+    assert.equal(counters.reaped, 0);
+  });
+
   it('rejects a prefetch that is not a whole number in range', () => {
     assert.throws(() => new Worker('q', () => undefined, { connection: 'redis://127.0.0.1:1', prefetch: -1 }), /prefetch/);
     assert.throws(() => new Worker('q', () => undefined, { connection: 'redis://127.0.0.1:1', prefetch: 1.5 }), /prefetch/);
