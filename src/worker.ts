@@ -143,29 +143,30 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
   // --- running ----------------------------------------------------------------------------
 
-  /** Takes the jobs of a claim: runs what free slots there are, keeps the rest (the prefetch). */
+  /**
+   * Takes the jobs of a claim: holds them all first (so that the room the claim loop sees counts
+   * them, even if a handler finishes at once and claims more), then starts what free slots there
+   * are; the rest waits (the prefetch).
+   */
   #deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number): void {
     const leaseUntil = leaseFrom + this.#leaseMs;
     const size = this.#batchSize;
-    if (size === undefined) {
-      for (const stored of jobs) {
-        const held = new HeldJob<T>(source, stored, this.#maxAttempts, leaseUntil, this.#ackListener);
+    for (let i = 0; i < jobs.length; i += size ?? 1) {
+      if (size === undefined) {
+        const held = new HeldJob<T>(source, jobs[i] as StoredJob, this.#maxAttempts, leaseUntil, this.#ackListener);
         this.#renewer.hold(held);
-        if (this.#busySlots < this.#concurrency && this.#waiting.length === 0) this.#run(held);
-        else this.#waiting.push(held);
+        this.#waiting.push(held);
+        continue;
       }
-      return;
-    }
-    for (let i = 0; i < jobs.length; i += size) {
       const batch: HeldJob<T>[] = [];
       for (let k = i; k < Math.min(jobs.length, i + size); k++) {
         const held = new HeldJob<T>(source, jobs[k] as StoredJob, this.#maxAttempts, leaseUntil, this.#ackListener);
         this.#renewer.hold(held);
         batch.push(held);
       }
-      if (this.#busySlots < this.#concurrency && this.#waiting.length === 0) this.#run(batch);
-      else this.#waiting.push(batch);
+      this.#waiting.push(batch);
     }
+    this.#startWaiting();
   }
 
   /**
