@@ -9,20 +9,34 @@ import type { FailEntry, LeaseRef, PartitionStore } from './store/partition-stor
  */
 export type SettleOutcome = 'applied' | 'stale' | 'not-found' | 'gave-up';
 
-interface Pending<E> {
-  readonly entry: E;
+/**
+ * An ack or fail to send, and who hears its outcome. The caller passes its own object (a Worker its
+ * held job), so that settling a job costs no Promise and no closure.
+ */
+export interface Settlement<E extends LeaseRef> {
+  readonly settleEntry: E;
   /** The lease's end (the caller's clock): failed sends are retried until RETRY_PAST_LEASE_MS after it. */
-  readonly giveUpAt: number;
-  readonly resolve: (outcome: SettleOutcome) => void;
+  readonly settleGiveUpAt: number;
+  settled(outcome: SettleOutcome): void;
 }
 
 interface StoreQueue {
-  acks: Pending<LeaseRef>[];
-  fails: Pending<FailEntry>[];
+  acks: Settlement<LeaseRef>[];
+  fails: Settlement<FailEntry>[];
+  /** Ack calls of this partition in flight (at most MAX_CALLS_IN_FLIGHT). */
+  ackCalls: number;
+  failCalls: number;
 }
 
 /** Entries per script call: bounds the time one call holds Redis. */
 const MAX_PER_CALL = 1_000;
+/**
+ * Ack calls (and fail calls) per partition in flight at once. While they travel, what settles
+ * meanwhile waits and goes in the next call: batches grow with the load instead of one small call
+ * per event-loop turn (each call costs a write, a script run and a reply on both sides), and an idle
+ * worker's ack still leaves at once. Two, so that an ack never waits for a whole round trip.
+ */
+const MAX_CALLS_IN_FLIGHT = 2;
 /**
  * How long past the lease a failed send is still retried. The script, not this process, decides
  * what became of a late ack (applied by this token before a lost reply, or stale), so retrying past
@@ -33,9 +47,10 @@ const MAX_PER_CALL = 1_000;
 const RETRY_PAST_LEASE_MS = 30_000;
 
 /**
- * Collects acks and fails from handlers that finish in the same tick and sends them as one script
- * call per partition: under load a worker settles hundreds of jobs per round trip. A failed send is
- * retried with backoff until RETRY_PAST_LEASE_MS after the lease ran out.
+ * Collects acks and fails from handlers that finish in the same tick (and, under load, while the
+ * partition's previous calls travel) and sends them as one script call per partition: a loaded
+ * worker settles hundreds of jobs per round trip. A failed send is retried with backoff until
+ * RETRY_PAST_LEASE_MS after the lease ran out.
  */
 export class Settler {
   readonly #queues = new Map<PartitionStore, StoreQueue>();
@@ -52,20 +67,17 @@ export class Settler {
     this.#clock = clock;
   }
 
-  ack(store: PartitionStore, lease: LeaseRef, giveUpAt: number): Promise<SettleOutcome> {
-    return new Promise(resolve => {
-      this.#queueOf(store).acks.push({ entry: lease, giveUpAt, resolve });
-      this.#schedule();
-    });
+  ack(store: PartitionStore, settlement: Settlement<LeaseRef>): void {
+    this.#queueOf(store).acks.push(settlement);
+    this.#schedule();
   }
 
-  fail(store: PartitionStore, entry: FailEntry, giveUpAt: number): Promise<SettleOutcome> {
-    return new Promise(resolve => {
-      this.#queueOf(store).fails.push({ entry, giveUpAt, resolve });
-      this.#schedule();
-    });
+  fail(store: PartitionStore, settlement: Settlement<FailEntry>): void {
+    this.#queueOf(store).fails.push(settlement);
+    this.#schedule();
   }
 
+  /** Acks and fails not yet answered (waiting to be sent, or in a call in flight). */
   get pending(): number {
     let count = 0;
     for (const queue of this.#queues.values()) count += queue.acks.length + queue.fails.length;
@@ -84,7 +96,7 @@ export class Settler {
       await Promise.race([Promise.all(this.#inFlight), sleep(Math.max(1, Math.min(100, until - Date.now())))]);
     }
     for (const queue of this.#queues.values()) {
-      for (const pending of [...queue.acks, ...queue.fails]) pending.resolve('gave-up');
+      for (const pending of [...queue.acks, ...queue.fails]) pending.settled('gave-up');
     }
     this.#queues.clear();
   }
@@ -92,7 +104,7 @@ export class Settler {
   #queueOf(store: PartitionStore): StoreQueue {
     let queue = this.#queues.get(store);
     if (!queue) {
-      queue = { acks: [], fails: [] };
+      queue = { acks: [], fails: [], ackCalls: 0, failCalls: 0 };
       this.#queues.set(store, queue);
     }
     return queue;
@@ -110,34 +122,61 @@ export class Settler {
 
   #flush(): void {
     for (const [store, queue] of this.#queues) {
-      const acks = queue.acks.splice(0, MAX_PER_CALL);
-      const fails = queue.fails.splice(0, MAX_PER_CALL);
-      if (acks.length > 0) this.#track(this.#send(acks, () => store.ack(acks.map(p => p.entry)), queue.acks));
-      if (fails.length > 0) this.#track(this.#send(fails, async () => ({ stale: (await store.fail(fails.map(p => p.entry))).stale, notFound: [] }), queue.fails));
-      if (queue.acks.length > 0 || queue.fails.length > 0) this.#schedule();
+      while (queue.acks.length > 0 && queue.ackCalls < MAX_CALLS_IN_FLIGHT) {
+        const acks = queue.acks.splice(0, MAX_PER_CALL);
+        queue.ackCalls += 1;
+        this.#track(this.#send(acks, () => store.ack(acks.map(p => p.settleEntry)), queue.acks), () => {
+          queue.ackCalls -= 1;
+          if (queue.acks.length > 0) this.#schedule(); // what piled up while it travelled
+        });
+      }
+      while (queue.fails.length > 0 && queue.failCalls < MAX_CALLS_IN_FLIGHT) {
+        const fails = queue.fails.splice(0, MAX_PER_CALL);
+        queue.failCalls += 1;
+        const call = async () => ({ stale: (await store.fail(fails.map(p => p.settleEntry))).stale, notFound: [] });
+        this.#track(this.#send(fails, call, queue.fails), () => {
+          queue.failCalls -= 1;
+          if (queue.fails.length > 0) this.#schedule();
+        });
+      }
     }
   }
 
-  #track(promise: Promise<void>): void {
+  /** Keeps `promise` for drain() until it ends. */
+  #track(promise: Promise<void>, ended: () => void): void {
     this.#inFlight.add(promise);
-    void promise.finally(() => this.#inFlight.delete(promise));
+    void promise.finally(() => {
+      this.#inFlight.delete(promise);
+      ended();
+    });
   }
 
-  async #send<E extends LeaseRef>(batch: Pending<E>[], call: () => Promise<{ stale: number[]; notFound: number[] }>, requeue: Pending<E>[]): Promise<void> {
+  async #send<E extends LeaseRef>(batch: Settlement<E>[], call: () => Promise<{ stale: number[]; notFound: number[] }>, requeue: Settlement<E>[]): Promise<void> {
+    let result;
     try {
-      const result = await call();
-      const stale = new Set(result.stale);
-      const notFound = new Set(result.notFound);
-      this.#retryDelayMs = 0;
-      batch.forEach((pending, index) => pending.resolve(stale.has(index) ? 'stale' : notFound.has(index) ? 'not-found' : 'applied'));
+      result = await call();
     } catch (error) {
       this.#onError(error);
       const now = this.#clock();
       for (const pending of batch) {
-        if (now < pending.giveUpAt + RETRY_PAST_LEASE_MS) requeue.push(pending);
-        else pending.resolve('gave-up');
+        if (now < pending.settleGiveUpAt + RETRY_PAST_LEASE_MS) requeue.push(pending);
+        else pending.settled('gave-up');
       }
       this.#retryLater();
+      return;
+    }
+    this.#retryDelayMs = 0;
+    // Refusals are rare: mark them in place instead of building sets for every batch.
+    const outcomes: SettleOutcome[] = new Array<SettleOutcome>(batch.length).fill('applied');
+    for (const index of result.stale) outcomes[index] = 'stale';
+    for (const index of result.notFound) outcomes[index] = 'not-found';
+    // A listener that throws must not leave the rest of the batch unheard.
+    for (let index = 0; index < batch.length; index++) {
+      try {
+        (batch[index] as Settlement<E>).settled(outcomes[index] as SettleOutcome);
+      } catch (error) {
+        this.#onError(error);
+      }
     }
   }
 

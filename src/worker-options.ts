@@ -35,6 +35,17 @@ export interface WorkerOptions {
   partitions?: number;
   /** Hand the handler arrays of up to `size` due jobs. */
   batch?: { size: number };
+  /**
+   * Due jobs claimed ahead of free handler slots (in batch mode: batches), held under lease and
+   * renewed like running ones, so that a handler slot that frees starts its next job without waiting
+   * for Redis, and claims are larger (fewer calls per job). `close()` hands them back at once. The
+   * default queues at most one job behind each slot, so a prefetched job waits at most about one
+   * handler run. Raise it for fast handlers; lower it (0 turns it off) when handlers are slow and
+   * several workers share a queue: a prefetched job waits for a slot of this worker while another
+   * worker might be idle.
+   * @default concurrency
+   */
+  prefetch?: number;
   /** How long `close()` waits for running handlers before releasing their jobs. @default 10000 */
   closeTimeoutMs?: number;
   /**
@@ -53,7 +64,7 @@ export interface WorkerOptions {
   clock?: () => number;
 }
 
-const KNOWN = ['connection', 'prefix', 'concurrency', 'leaseMs', 'maxAttempts', 'backoff', 'partitions', 'batch', 'closeTimeoutMs', 'safetyIntervalMs', 'logger', 'clock'];
+const KNOWN = ['connection', 'prefix', 'concurrency', 'leaseMs', 'maxAttempts', 'backoff', 'partitions', 'batch', 'prefetch', 'closeTimeoutMs', 'safetyIntervalMs', 'logger', 'clock'];
 /** The longest timer Node keeps: a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -67,6 +78,8 @@ export interface ResolvedWorkerOptions {
   readonly maxAttempts: number;
   readonly backoff: BackoffOption | BackoffFunction;
   readonly batchSize: number | undefined;
+  /** Handler calls' worth of jobs held beyond `concurrency`. */
+  readonly prefetch: number;
   readonly partitions: number | undefined;
   readonly closeTimeoutMs: number;
   readonly safetyIntervalMs: number;
@@ -91,6 +104,9 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
     assertOptions('`batch`', options.batch, ['size']);
     assertInteger('batch.size', options.batch?.size, 1, MAX_CLAIM);
   }
+  // Bounded like concurrency: what a worker holds is at most (concurrency + prefetch) handler calls' worth.
+  const prefetch = options.prefetch ?? concurrency;
+  assertInteger('prefetch', prefetch, 0, 100_000);
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
   assertInteger('closeTimeoutMs', closeTimeoutMs, 0, MAX_TIMER_MS);
   const safetyIntervalMs = options.safetyIntervalMs ?? 5_000;
@@ -103,6 +119,7 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
     maxAttempts,
     backoff,
     batchSize: options.batch?.size,
+    prefetch,
     closeTimeoutMs,
     safetyIntervalMs,
     clock: options.clock ?? Date.now,

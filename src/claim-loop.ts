@@ -1,0 +1,296 @@
+import type { ConnectionLease } from './connection.js';
+import { ConflictError } from './errors.js';
+import { newClaimId } from './ids.js';
+import type { PartitionStore } from './store/partition-store.js';
+import { QueuePartitions } from './store/partitions.js';
+import type { StoredJob } from './store/record.js';
+import { MAX_CLAIM } from './worker-options.js';
+
+/** One partition this loop claims from, and the state of its claims. */
+export interface ClaimSource {
+  readonly queue: string;
+  readonly store: PartitionStore;
+  /** When to claim from this partition next, server ms. */
+  nextAt: number;
+  /** The earliest wake-up heard since the last claim was sent: its reply cannot know of it. */
+  heardAt: number;
+  /** Claims of this partition in flight. */
+  inFlight: number;
+  /** Whether the last claim came back with all it asked for (more is likely due). */
+  lastFull: boolean;
+  /** The last claim whose reply arrived: its resend memo can go. */
+  answeredClaimId: string | undefined;
+  /**
+   * The last claim whose reply never came (timed out, connection lost), and when it was first sent:
+   * the next claim of the partition resends it, so that jobs it may have taken come back now, not
+   * after their lease (which began after that first send).
+   */
+  unanswered: { claimId: string; firstSentAt: number } | undefined;
+  errorDelayMs: number;
+}
+
+/** What the loop claims for: the owner of the capacity and of the jobs. */
+export interface ClaimHost {
+  /** Jobs the host can take now (its capacity minus the jobs it holds). */
+  room(): number;
+  /** Claimed jobs, never more than `room()` allowed; their leases began after `leaseFrom` (local ms). */
+  deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number): void;
+  reportError(error: unknown): void;
+}
+
+export interface ClaimLoopOptions {
+  /** Jobs the host holds at most (running and prefetched): claims never take beyond it. */
+  readonly capacity: number;
+  /** Jobs per handler call (1 outside batch mode): a claim never asks for fewer. */
+  readonly batchSize: number;
+  readonly leaseMs: number;
+  readonly maxAttempts: number;
+  readonly safetyIntervalMs: number;
+  readonly clock: () => number;
+}
+
+/** A claim in flight and the capacity it holds for the jobs it may bring. */
+interface ClaimSlot {
+  readonly limit: number;
+  /** Counted in `#reservedJobs`: until it answers or `CLAIM_PATIENCE_MS` have passed (never for a probe). */
+  reserving: boolean;
+}
+
+/**
+ * Claims that hold capacity at once: two, so that Redis prepares the next batch while this process
+ * runs the last (each asks for half the capacity; with the prefetch, that is a whole round of handlers).
+ */
+const MAX_RESERVING_CLAIMS = 2;
+/**
+ * How long a claim holds capacity while it has not answered. A claim stuck on a slow or dead node
+ * (until the call timeout, or until a Cluster failover ends) then stops holding back the other
+ * partitions; if its jobs arrive after all, those there is no room for are handed back at once.
+ */
+const CLAIM_PATIENCE_MS = 500;
+const REAP_LIMIT = 100;
+
+/**
+ * The claiming half of a Worker: learns the queues' partitions, listens for their wake-ups, sends
+ * claims while the host has room and a partition is due, and otherwise sleeps until the next due
+ * time (server clock). It knows nothing of handlers: the host says how much room it has and takes
+ * what the claims bring.
+ */
+export class ClaimLoop {
+  readonly sources: ClaimSource[] = [];
+  readonly #connection: ConnectionLease;
+  readonly #host: ClaimHost;
+  readonly #options: ClaimLoopOptions;
+  readonly #perClaim: number;
+  readonly #unlisteners: Promise<() => Promise<void>>[] = [];
+  #offsetMs = 0;
+  #cursor = 0;
+  /** Claims in flight that still hold capacity (see ClaimSlot). */
+  #reservingClaims = 0;
+  /** Jobs that in-flight claims may bring: counted as taken so that claims never exceed capacity. */
+  #reservedJobs = 0;
+  #timer: NodeJS.Timeout | undefined;
+  /** Local time the armed timer fires at. */
+  #timerAt = 0;
+  #stopped = false;
+
+  constructor(connection: ConnectionLease, host: ClaimHost, options: ClaimLoopOptions) {
+    this.#connection = connection;
+    this.#host = host;
+    this.#options = options;
+    const { capacity, batchSize } = options;
+    this.#perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil(capacity / MAX_RESERVING_CLAIMS)));
+  }
+
+  /**
+   * Learns each queue's partitions (retrying while Redis is unreachable), subscribes to their wake
+   * channels, then looks at all of them: a job added before the subscription woke nobody.
+   */
+  async start(names: readonly string[], prefix: string, partitions: number | undefined): Promise<void> {
+    for (const queue of names) {
+      const layout = new QueuePartitions(this.#connection.client, prefix, queue, partitions);
+      for (let delayMs = 100; ; delayMs = Math.min(5_000, delayMs * 2)) {
+        if (this.#stopped) return;
+        try {
+          for (const store of await layout.all({ create: true })) this.sources.push(newSource(queue, store));
+          break;
+        } catch (error) {
+          this.#host.reportError(error);
+          if (error instanceof ConflictError) throw error; // a partition count mismatch will not heal
+          await new Promise(resolve => setTimeout(resolve, delayMs));
+        }
+      }
+    }
+    for (const source of this.sources) {
+      this.#unlisteners.push(this.#connection.waker.listen(source.store.keys.wakeChannel, dueAt => this.#onWake(source, dueAt)));
+    }
+    this.pump();
+    await Promise.all(this.#unlisteners);
+    for (const source of this.sources) this.#onWake(source, Number.NaN);
+  }
+
+  /** Stops claiming and unsubscribes. Claims in flight hand back what they bring. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    const unlisteners = await Promise.allSettled(this.#unlisteners);
+    await Promise.all(unlisteners.map(result => (result.status === 'fulfilled' ? result.value() : undefined)));
+  }
+
+  /** Now on the Redis server's clock, as last seen from here. */
+  serverNow(): number {
+    return this.#options.clock() + this.#offsetMs;
+  }
+
+  /** Jobs the loop may claim now: the host's room, minus what in-flight claims may bring. */
+  #freeJobs(): number {
+    return this.#host.room() - this.#reservedJobs;
+  }
+
+  #onWake(source: ClaimSource, dueAt: number): void {
+    const at = Number.isNaN(dueAt) ? 0 : dueAt;
+    source.nextAt = Math.min(source.nextAt, at);
+    source.heardAt = Math.min(source.heardAt, at);
+    this.pump();
+  }
+
+  /**
+   * Sends claims while there is room and a partition is due, then sleeps until the next due time.
+   * Up to two claims hold capacity at once, each for at most half of it, so that Redis prepares the
+   * next batch while this process runs the last one. Each partition has one claim in flight, a second
+   * only while its claims come back full (otherwise the second would most likely find nothing): a
+   * partition whose node is slow or dead holds back itself, and the others only for CLAIM_PATIENCE_MS.
+   * Called whenever room frees up: cheap when there is nothing to do.
+   */
+  pump(): void {
+    if (this.#stopped) return;
+    const count = this.sources.length;
+    if (count === 0) return; // still learning the partitions
+    const now = this.serverNow();
+    const perClaim = this.#perClaim;
+    let sent = true;
+    while (sent && this.#reservingClaims < MAX_RESERVING_CLAIMS) {
+      sent = false;
+      // Start each round at the next partition, so that one busy queue cannot starve the others.
+      this.#cursor = (this.#cursor + 1) % count;
+      for (let k = 0; k < count && this.#reservingClaims < MAX_RESERVING_CLAIMS; k++) {
+        const source = this.sources[(this.#cursor + k) % count] as ClaimSource;
+        const free = this.#freeJobs();
+        // With a claim in flight, wait until a whole claim's worth is free: claiming each slot as it
+        // frees would shred the batches into claims of one job.
+        if (free <= 0 || (this.#reservingClaims > 0 && free < perClaim)) break;
+        if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1)) continue;
+        void this.#claim(source, Math.min(free, perClaim));
+        sent = true;
+      }
+    }
+    this.#armTimer();
+  }
+
+  async #claim(source: ClaimSource, limit: number): Promise<void> {
+    // A resend answers with what the first run took (if it ran) instead of claiming more, whatever
+    // the order the two reach Redis in: jobs beyond the room there is now are handed back below.
+    const resent = source.unanswered;
+    source.unanswered = undefined;
+    const claimId = resent?.claimId ?? newClaimId();
+    const { clock, leaseMs, maxAttempts } = this.#options;
+    const sentAt = clock();
+    // Leases are counted from the first send: the first run may have taken the jobs then.
+    const leaseFrom = resent?.firstSentAt ?? sentAt;
+    source.heardAt = Number.POSITIVE_INFINITY;
+    source.inFlight += 1;
+    // A partition whose last claim failed (its node away, or failing over) sends probes that hold no
+    // capacity: they would hold back the healthy partitions each time. A probe that brings jobs there
+    // is no room for hands them back.
+    const slot: ClaimSlot = { limit, reserving: source.errorDelayMs === 0 };
+    if (slot.reserving) {
+      this.#reservingClaims += 1;
+      this.#reservedJobs += limit;
+    }
+    const patience = setTimeout(() => {
+      this.#unreserve(slot);
+      this.pump();
+    }, CLAIM_PATIENCE_MS);
+    let result;
+    try {
+      // Hand the last answered claim's memo over for deletion, once (if this call fails, it expires).
+      const answeredClaimId = source.answeredClaimId;
+      source.answeredClaimId = undefined;
+      result = await source.store.claim(limit, leaseMs, REAP_LIMIT, maxAttempts, { claimId, answeredClaimId });
+    } catch (error) {
+      this.#host.reportError(error);
+      source.unanswered = { claimId, firstSentAt: leaseFrom };
+      // Short and capped: a claim refused at once (BUSY, LOADING) is retried every 0.25 s at most, so
+      // due jobs start within a quarter second once Redis serves again. An unreachable Redis does not
+      // spin: such a call only fails after the call timeout or the client's own retries (seconds).
+      source.errorDelayMs = Math.min(250, source.errorDelayMs === 0 ? 50 : source.errorDelayMs * 2);
+      source.nextAt = Math.min(this.serverNow() + source.errorDelayMs, source.heardAt);
+      source.lastFull = false;
+    } finally {
+      clearTimeout(patience);
+      source.inFlight -= 1;
+    }
+    this.#unreserve(slot);
+    if (!result) {
+      // Only now, with this claim no longer in flight, can the timer be armed for the retry
+      // (a partition with a claim in flight is left to that claim's reply).
+      this.pump();
+      return;
+    }
+    const receivedAt = clock();
+    // Only a claim that took jobs left a memo to delete.
+    if (result.jobs.length > 0) source.answeredClaimId = claimId;
+    source.errorDelayMs = 0;
+    source.lastFull = result.jobs.length === limit;
+    // The server's clock, seen from here: its `now` was read about halfway through the round trip.
+    this.#offsetMs = result.now - (sentAt + receivedAt) / 2;
+    const later = result.now + this.#options.safetyIntervalMs;
+    const reported = result.nextAt === -1 ? later : Math.min(later, Math.max(result.nextAt, result.jobs.length > 0 ? result.nextAt : result.now + 1));
+    source.nextAt = Math.min(reported, source.heardAt);
+    let jobs = result.jobs;
+    if (this.#stopped) {
+      // Claimed while the worker began closing: hand them straight back.
+      if (jobs.length > 0) await source.store.release(jobs).catch(error => this.#host.reportError(error));
+      return;
+    }
+    const room = this.#freeJobs();
+    if (jobs.length > room) {
+      // A claim past its patience, a probe or a resend: the capacity went to other partitions
+      // meanwhile, or the first run took more. Hand back what there is no room for.
+      const fits = Math.max(0, room);
+      void source.store.release(jobs.slice(fits)).catch(error => this.#host.reportError(error));
+      jobs = jobs.slice(0, fits);
+    }
+    // The lease began on the server after `leaseFrom`: counting from it errs on the early side.
+    if (jobs.length > 0) this.#host.deliver(source, jobs, leaseFrom);
+    this.pump();
+  }
+
+  #unreserve(slot: ClaimSlot): void {
+    if (!slot.reserving) return;
+    slot.reserving = false;
+    this.#reservingClaims -= 1;
+    this.#reservedJobs -= slot.limit;
+  }
+
+  #armTimer(): void {
+    if (this.#stopped) return;
+    const now = this.serverNow();
+    let next = now + this.#options.safetyIntervalMs;
+    // A partition with a claim in flight is looked at again when the reply arrives.
+    if (this.#freeJobs() > 0) for (const source of this.sources) if (source.inFlight === 0) next = Math.min(next, source.nextAt);
+    const delayMs = Math.max(0, Math.ceil(next - now));
+    const fireAt = this.#options.clock() + delayMs;
+    // Called after every job: keep the armed timer when it fires at the same moment anyway.
+    if (this.#timer && Math.abs(this.#timerAt - fireAt) <= 1) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = fireAt;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.pump();
+    }, delayMs);
+  }
+}
+
+function newSource(queue: string, store: PartitionStore): ClaimSource {
+  return { queue, store, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0 };
+}

@@ -1,0 +1,74 @@
+import type { ClaimSource } from './claim-loop.js';
+import { ClaimedJob } from './claimed-job.js';
+import type { HeldLease } from './lease-renewer.js';
+import type { SettleOutcome, Settlement } from './settler.js';
+import type { LeaseRef, PartitionStore } from './store/partition-store.js';
+import { claimedJobFields, type StoredJob } from './store/record.js';
+
+/** Who hears what became of a held job's ack (the Worker). */
+export interface AckListener<T> {
+  acked(held: HeldJob<T>, outcome: SettleOutcome): void;
+}
+
+/**
+ * A job a Worker claimed and holds under lease, from the claim to its settlement: waiting in the
+ * prefetch, then running, then being acked. One object per job carries everything the renewer and
+ * the settler need (it is their `HeldLease` and `Settlement`), so a job costs no Map key, no Promise
+ * and no closure of its own on the way.
+ */
+export class HeldJob<T> implements HeldLease, Settlement<LeaseRef> {
+  readonly source: ClaimSource;
+  readonly stored: StoredJob;
+  readonly job: ClaimedJob<T>;
+  leaseUntilLocal: number;
+  /** The renewer learned the lease is gone (it ran out and the job was taken back). */
+  lost = false;
+  /** Handed back by close(): its outcome is no longer ours to report. */
+  released = false;
+  /** What the handler returned, for the 'completed' event once the ack landed. */
+  result: unknown = undefined;
+  readonly #listener: AckListener<T>;
+
+  constructor(source: ClaimSource, stored: StoredJob, defaultMaxAttempts: number, leaseUntilLocal: number, listener: AckListener<T>) {
+    this.source = source;
+    this.stored = stored;
+    this.job = new ClaimedJob<T>(claimedJobFields<T>(source.queue, stored, defaultMaxAttempts));
+    this.leaseUntilLocal = leaseUntilLocal;
+    this.#listener = listener;
+  }
+
+  get store(): PartitionStore {
+    return this.source.store;
+  }
+
+  get settleEntry(): LeaseRef {
+    return this.stored;
+  }
+
+  get settleGiveUpAt(): number {
+    return this.leaseUntilLocal;
+  }
+
+  settled(outcome: SettleOutcome): void {
+    this.#listener.acked(this, outcome);
+  }
+
+  /**
+   * Whether a prefetched job may still start: not when its lease was reported lost, nor when it may
+   * have run out unrenewed (renewals failing): another worker may hold the job by now.
+   */
+  canStart(nowLocal: number): boolean {
+    return !this.lost && !this.released && nowLocal < this.leaseUntilLocal;
+  }
+}
+
+/** Held jobs grouped by partition, for one `release` call each. */
+export function byStore<T>(held: Iterable<HeldJob<T>>): Map<PartitionStore, StoredJob[]> {
+  const groups = new Map<PartitionStore, StoredJob[]>();
+  for (const entry of held) {
+    const list = groups.get(entry.store);
+    if (list) list.push(entry.stored);
+    else groups.set(entry.store, [entry.stored]);
+  }
+  return groups;
+}
