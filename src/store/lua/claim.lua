@@ -36,13 +36,13 @@ local reapLimit = tonumber(ARGV[4])
 local defaultMaxAttempts = tonumber(ARGV[5])
 local memoKey, answeredKey = KEYS[13], KEYS[14]
 local forgetAnswered = ARGV[6] == '1'
-local now = nowMs()
+local now, nowDigits = nowMsWithDigits()
 if forgetAnswered then rcall('DEL', answeredKey) end
 
 -- An idle call (nothing due, no lease run out, nothing completed lately) reads the time, the two
 -- heads and whether a `done` bucket exists, and returns: four commands for a sleeping worker.
 local function head(key)
-  local entry = rcall('ZRANGE', key, 0, 0, 'WITHSCORES')
+  local entry = rcall('ZRANGE', key, '0', '0', 'WITHSCORES')
   if entry[2] == nil then return nil end
   return tonumber(entry[2])
 end
@@ -89,7 +89,7 @@ if rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3]) > 0 then rotateDone(no
 -- the attempt counts: the record is rewritten (rare, unlike claim and ack).
 local reaped = 0
 if leaseHead ~= nil and leaseHead <= now then
-  local expired = rcall('ZRANGEBYSCORE', activeKey, '-inf', now, 'LIMIT', 0, reapLimit)
+  local expired = rcall('ZRANGEBYSCORE', activeKey, '-inf', nowDigits, 'LIMIT', '0', ARGV[4])
   callMany('ZREM', activeKey, expired)
   local leases = hmgetMany(leasesKey, expired)
   local recs = hmgetMany(jobsKey, expired)
@@ -147,10 +147,10 @@ local paused = false
 if limit > 0 and dueHead ~= nil and dueHead <= now then
   paused = rcall('HGET', metaKey, 'paused') == '1'
   if not paused then
-    local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
+    local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', nowDigits, 'WITHSCORES', 'LIMIT', '0', ARGV[2])
     local n = #due / 2
     -- n >= 1 since the head is due; never let 0 - 1 = -1 turn the rank range into "everything".
-    if n > 0 then rcall('ZREMRANGEBYRANK', dueKey, 0, n - 1) end
+    if n > 0 then rcall('ZREMRANGEBYRANK', dueKey, '0', n <= 10 and DIGITS[n - 1] or n - 1) end
     local ids = {}
     for i = 1, n do ids[i] = due[2 * i - 1] end
     local recs = hmgetMany(jobsKey, ids)
@@ -191,15 +191,28 @@ if limit > 0 and dueHead ~= nil and dueHead <= now then
           highDigits = int(high)
         end
       end
+      if leaseHead == nil then
+        -- `active` and `leases` are created now: as a hash table and a skip list (lib.lua, ENCODER).
+        table.insert(leases, 1, ENCODER)
+        table.insert(leases, 1, ENCODER)
+        table.insert(deadlines, 1, ENCODER)
+        table.insert(deadlines, 1, deadline)
+      end
       callMany('HSET', leasesKey, leases)
       zaddMany(activeKey, deadlines)
+      if leaseHead == nil then
+        rcall('HDEL', leasesKey, ENCODER)
+        rcall('ZREM', activeKey, ENCODER)
+      end
       rcall('HINCRBY', countersKey, 'claimed', claimed)
-      rcall('SET', memoKey, int(token) .. '\n' .. int(lastToken) .. '\n' .. table.concat(ids, '\n'), 'PX', leaseMs)
+      rcall('SET', memoKey, int(token) .. '\n' .. int(lastToken) .. '\n' .. table.concat(ids, '\n'), 'PX', ARGV[3])
       out[3] = token
       out[4] = table.concat(due, '\t')
       out[5] = table.concat(recs, '\t')
-      leaseHead = head(activeKey)
-      dueHead = head(dueKey)
+      -- The new leases end at now + leaseMs: the earliest deadline is the older one or that.
+      if leaseHead == nil or now + leaseMs < leaseHead then leaseHead = now + leaseMs end
+      -- A full batch comes back at once (below); otherwise what is left in `due` is not due yet.
+      if claimed < limit then dueHead = head(dueKey) end
     end
   end
 end

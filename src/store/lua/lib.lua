@@ -59,10 +59,31 @@ local function nowMs()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- The server's clock in epoch ms, as a number and as its digits, built from TIME's strings: a
+-- number argument of redis.call is formatted with printf, which for 13 digits costs more than a
+-- cheap command (claim sends `now` to Redis at every call).
+local function nowMsWithDigits()
+  local t = rcall('TIME')
+  local us = t[2]
+  if #us < 6 then us = string.rep('0', 6 - #us) .. us end
+  local digits = t[1] .. string.sub(us, 1, 3)
+  return tonumber(digits), digits
+end
+
 -- Integers as plain digits (tostring would switch to exponent notation past 14 digits).
 local function int(n)
   return string.format('%.0f', n)
 end
+
+-- `active` and `leases` hold one entry per running job: a few dozen to a few hundred. Redis stores
+-- a sorted set or hash that small as a listpack, one block scanned from its start by every ZADD,
+-- ZREM, HSET, HMGET and HDEL (with 50 entries, a ZADD or HSET costs about four times what it costs
+-- in a skip list or hash table, and claim and ack make five such calls per job). A member or value
+-- longer than `zset-max-listpack-value` / `hash-max-listpack-value` (64 by default) makes Redis
+-- use the skip list and the hash table instead, for the life of the key: the claim that creates
+-- the two keys writes ENCODER as their first entry and deletes it at once. It never outlives that
+-- call, and no job id can take its name (ids hold no control character).
+local ENCODER = '\n' .. string.rep('.', 72)
 
 -- The decimal digits as strings: building a number's digits from them costs a table look-up, where
 -- formatting it (tostring, `..`, string.format) costs a printf.
