@@ -39,8 +39,8 @@ local forgetAnswered = ARGV[6] == '1'
 local now, nowDigits = nowMsWithDigits()
 if forgetAnswered then rcall('DEL', answeredKey) end
 
--- An idle call (nothing due, no lease run out, nothing completed lately) reads the time, the two
--- heads and whether a `done` bucket exists, and returns: four commands for a sleeping worker.
+-- An idle call (nothing due, no lease run out) reads the time, the head of `active`, `meta`, finds
+-- nothing due and reads the head of `due`, and returns: five commands for a sleeping worker.
 local function head(key)
   local entry = rcall('ZRANGE', key, '0', '0', 'WITHSCORES')
   if entry[2] == nil then return nil end
@@ -77,11 +77,13 @@ end
 
 -- The far-future tier: buckets starting soon move into `due` (bounded per call). WHEEL HOOK.
 local moveAt = promoteWheel(now)
-local dueHead = head(dueKey)
 
--- 0. Drop the `done` bucket whose time is over, also when nothing is acked any more (after a burst
+-- 0. One read of `meta`: whether the queue is paused, and the period of the `done` bucket written
+-- last, to drop the bucket whose time is over, also when nothing is acked any more (after a burst
 -- of completions, the bucket goes as soon as a worker looks in, freed in the background).
-if rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3]) > 0 then rotateDone(now) end
+local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod')
+local paused = meta[1] == '1'
+if meta[2] then rotateDone(now, meta[2]) end
 
 -- 1. Reap. A lease that ran out belongs to a worker that died or froze. The job goes back at its
 -- original due time, so it is at the front and keeps its place in due order; a job that has used
@@ -133,7 +135,6 @@ if leaseHead ~= nil and leaseHead <= now then
   if reaped > 0 then rcall('HINCRBY', countersKey, 'reaped', reaped) end
   if requeuedMin ~= nil then wakeIfHead(requeuedMin) end
   leaseHead = head(activeKey)
-  dueHead = head(dueKey)
 end
 
 -- 2. Claim. The due jobs are the lowest ranks of `due`, so one ZREMRANGEBYRANK removes them. Their
@@ -143,14 +144,12 @@ end
 -- (formatting a 13-digit number costs more than any of the commands per job).
 local out = { now, -1, 0, '', '' }
 local claimed = 0
-local paused = false
-if limit > 0 and dueHead ~= nil and dueHead <= now then
-  paused = rcall('HGET', metaKey, 'paused') == '1'
-  if not paused then
-    local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', nowDigits, 'WITHSCORES', 'LIMIT', '0', ARGV[2])
-    local n = #due / 2
-    -- n >= 1 since the head is due; never let 0 - 1 = -1 turn the rank range into "everything".
-    if n > 0 then rcall('ZREMRANGEBYRANK', dueKey, '0', n <= 10 and DIGITS[n - 1] or n - 1) end
+if limit > 0 and not paused then
+  local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', nowDigits, 'WITHSCORES', 'LIMIT', '0', ARGV[2])
+  local n = #due / 2
+  if n > 0 then
+    -- Never let 0 - 1 = -1 turn the rank range into "everything".
+    rcall('ZREMRANGEBYRANK', dueKey, '0', n <= 10 and DIGITS[n - 1] or n - 1)
     local ids = {}
     for i = 1, n do ids[i] = due[2 * i - 1] end
     local recs = hmgetMany(jobsKey, ids)
@@ -211,8 +210,6 @@ if limit > 0 and dueHead ~= nil and dueHead <= now then
       out[5] = table.concat(recs, '\t')
       -- The new leases end at now + leaseMs: the earliest deadline is the older one or that.
       if leaseHead == nil or now + leaseMs < leaseHead then leaseHead = now + leaseMs end
-      -- A full batch comes back at once (below); otherwise what is left in `due` is not due yet.
-      if claimed < limit then dueHead = head(dueKey) end
     end
   end
 end
@@ -221,8 +218,10 @@ end
 if claimed > 0 and claimed == limit then
   out[2] = now
 else
+  -- What is left in `due` is not due yet (unless records were missing from a full batch).
+  local dueHead = not paused and head(dueKey)
   local nextAt = -1
-  if not paused and dueHead ~= nil then nextAt = dueHead end
+  if dueHead then nextAt = dueHead end
   if leaseHead ~= nil and (nextAt == -1 or leaseHead < nextAt) then nextAt = leaseHead end
   if moveAt ~= nil and (nextAt == -1 or moveAt < nextAt) then nextAt = moveAt end
   out[2] = nextAt

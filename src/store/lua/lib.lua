@@ -180,10 +180,11 @@ end
 -- Moves the `done` buckets on to the current period: a bucket that a new period reuses is dropped
 -- whole, UNLINK freeing a large one in the background. Returns the current period's bucket key, the
 -- period, and whether `donePeriod` is set (a queue that never completed a job has none, and this
--- writes nothing for it). One HGET while the period lasts.
-local function rotateDone(now)
+-- writes nothing for it). One HGET while the period lasts, none when the caller read `donePeriod`
+-- already and passes it as `last` (false when unset).
+local function rotateDone(now, last)
   local period = math.floor(now / DONE_PERIOD_MS)
-  local last = rcall('HGET', metaKey, 'donePeriod')
+  if last == nil then last = rcall('HGET', metaKey, 'donePeriod') end
   if last and tonumber(last) ~= period then
     -- Periods last+1..period begin now (at most three buckets to drop, whatever the gap).
     for p = math.max(tonumber(last) + 1, period - 2), period do rcall('UNLINK', doneKeys[p % 3 + 1]) end
