@@ -85,6 +85,21 @@ describe('consumer scripts on raw keys', () => {
     assert.equal(result.nextAt, result.now + LEASE_MS, 'nothing else due before the leases end');
   });
 
+  it('claim writes each lease with its token in full, across tens and hundreds (the script builds the digits)', async () => {
+    const s = store();
+    await redis.raw.hset(s.keys.counters, 'seq', '97');
+    for (let i = 0; i < 15; i++) await seedWaiting(s, `j${String(i).padStart(2, '0')}`, 1_000 + i);
+
+    const result = await s.claim(15, LEASE_MS, 100, 3, claimIds('c1'));
+
+    const expected = Object.fromEntries(result.jobs.map((job, k) => [job.id, `${98 + k},${job.dueAt}`]));
+    assert.equal(result.jobs.length, 15);
+    assert.deepEqual(result.jobs.map(job => job.token), Array.from({ length: 15 }, (_, k) => String(98 + k)));
+    assert.deepEqual(await redis.raw.hgetall(s.keys.leases), expected);
+    assert.equal(await redis.raw.zcard(s.keys.due), 0);
+    assert.equal(result.nextAt, result.now, 'a full batch: more may be due');
+  });
+
   it('a resent claim (same claim id) answers the jobs the first run took that it still holds, and takes nothing new', async () => {
     const s = store();
     await seedWaiting(s, 'a', 1_000);
