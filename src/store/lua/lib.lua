@@ -13,7 +13,7 @@
                             `partitions`, the queue's partition count
     KEYS[8..10] done:0..2  HASH  id -> token of the claim that completed the job: the jobs
                       completed in one 30 s period, the buckets taking turns (below)
-    KEYS[11] leases   HASH  id -> lease of an active job (issue 8: engine)
+    KEYS[11] leases   HASH  id -> "<token>,<dueAt>", the lease of an active job (below)
     KEYS[12] wheel    ZSET  far-future bucket number -> bucket start (issue 8: time wheel)
   and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[13] and KEYS[14], the
   memo keys of this call and of the caller's previous one.)
