@@ -194,6 +194,8 @@ async function assertAgrees(model: Model, real: Real): Promise<void> {
     ...(await redis.raw.zrange(`${tag}:dead`, 0, -1)),
   ].sort();
   assert.deepEqual(indexed, records, 'every job is in exactly one of due, active, dead');
+  const leased = (await redis.raw.hkeys(`${tag}:leases`)).sort();
+  assert.deepEqual(leased, (await redis.raw.zrange(`${tag}:active`, 0, -1)).sort(), 'a lease for each active job, and none else');
 }
 
 describe('model-based', () => {

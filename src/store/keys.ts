@@ -26,7 +26,7 @@ export interface PartitionKeys {
   readonly done0: string;
   readonly done1: string;
   readonly done2: string;
-  /** HASH id -> "<token>,<attempt>,<dueAt>" of each active job: the lease a claim granted (lua/lib.lua). */
+  /** HASH id -> "<token>,<dueAt>" of each active job: the lease a claim granted (lua/lib.lua). */
   readonly leases: string;
   /**
    * ZSET bucket number -> bucket start (ms): the far-future tier, buckets of jobs due beyond the

@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { decodeRecord, type StoredJob } from './record.js';
+import { decodeClaimed, decodeRecord, type StoredJob } from './record.js';
 import { claimMemoKey, partitionKeys, type PartitionKeys } from './keys.js';
 import { runScript, runScriptAndWait, type ScriptName } from './scripts.js';
 import type { CancelResult, RescheduleResult } from '../types.js';
@@ -128,10 +128,13 @@ export class PartitionStore {
     const reply = (await runScript(this.redis, 'claim', this.keys, [limit, leaseMs, reapLimit, defaultMaxAttempts, forget], [memoKey, answeredKey])) as [
       number,
       number,
+      number,
+      string,
+      string,
       ...string[],
     ];
-    const jobs: StoredJob[] = [];
-    for (let i = 2; i < reply.length; i += 2) jobs.push(decodeRecord(reply[i] as string, reply[i + 1] as string));
+    // A fresh claim's tokens run on from the first; the answer to a resend lists them (claim.lua).
+    const jobs = decodeClaimed(reply[3], reply[4], reply[2], reply[2] === 0 ? (reply.slice(5) as string[]) : undefined);
     return { now: reply[0], nextAt: reply[1], jobs };
   }
 

@@ -20,45 +20,73 @@
 ]]
 local now = nowMs()
 local bucket, period, periodKnown = rotateDone(now)
-local completed = 0
-local out = { 0 }
-local notFound = {}
-local doneFields = {}
--- Completed by this call: the bucket is written after the loop, and one batch may ack a job twice.
-local doneNow = {}
--- Most queues have no failed jobs: skip the per-job HDEL of their error then.
-local anyErrors = rcall('HLEN', errorsKey) > 0
-for i = 2, #ARGV, 2 do
-  local id, token = ARGV[i], ARGV[i + 1]
-  local rec, held = takeLease(id, token)
-  if held then
-    rcall('HDEL', jobsKey, id)
-    if anyErrors then rcall('HDEL', errorsKey, id) end
-    doneNow[id] = token
-    doneFields[#doneFields + 1] = id
-    doneFields[#doneFields + 1] = token
-    completed = completed + 1
-  elseif rec then
-    out[#out + 1] = (i - 2) / 2
-  else
-    local by = doneNow[id] or doneBy(id)
-    if not by then
-      notFound[#notFound + 1] = (i - 2) / 2
-    elseif by ~= token then
-      out[#out + 1] = (i - 2) / 2
+local ids = {}
+for i = 2, #ARGV, 2 do ids[i / 2] = ARGV[i] end
+-- The whole batch in O(1) calls: one HMGET of the leases, then ZREM, HDEL and HSET of all the jobs
+-- completed. Per entry, Lua compares the token with the lease's prefix; only refused entries cost a
+-- look-up each (rare). An id twice in one batch with its token is acked twice, completed once:
+-- the counts come from what HDEL removed.
+local leases = hmgetMany(leasesKey, ids)
+local heldIds, doneFields = ids, nil
+local refused = nil
+for i = 1, #ids do
+  -- leaseHeldBy, inlined: the one per-entry test of the hot path.
+  local lease, token = leases[i], ARGV[2 * i + 1]
+  if not (lease and string.find(lease, token, 1, true) == 1 and string.byte(lease, #token + 1) == 44) then
+    refused = refused or {}
+    refused[#refused + 1] = i
+  end
+end
+if refused then
+  heldIds, doneFields = {}, {}
+  local r = 1
+  for i = 1, #ids do
+    if refused[r] == i then
+      r = r + 1
+    else
+      heldIds[#heldIds + 1] = ids[i]
+      doneFields[#doneFields + 1] = ids[i]
+      doneFields[#doneFields + 1] = ARGV[2 * i + 1]
     end
   end
 end
-if completed > 0 then
-  for j = 1, #doneFields, 1000 do rcall('HSET', bucket, unpack(doneFields, j, math.min(j + 999, #doneFields))) end
+local completed = 0
+if #heldIds > 0 then
+  callMany('ZREM', activeKey, heldIds)
+  completed = callMany('HDEL', leasesKey, heldIds)
+  callMany('HDEL', jobsKey, heldIds)
+  -- Most queues have no failed jobs: skip the HDEL of their errors then.
+  if rcall('HLEN', errorsKey) > 0 then callMany('HDEL', errorsKey, heldIds) end
+  -- Remembered with the token that completed them (all of ARGV's pairs when none was refused).
+  if doneFields then
+    callMany('HSET', bucket, doneFields)
+  else
+    for j = 2, #ARGV, 1000 do rcall('HSET', bucket, unpack(ARGV, j, math.min(j + 999, #ARGV))) end
+  end
   -- Normally dropped by rotateDone when its period comes round again; this expiry, half a period
   -- later, only clears the bucket of a queue that no script touches any more.
   rcall('PEXPIRE', bucket, (period + 3.5) * DONE_PERIOD_MS - now)
   if not periodKnown then rcall('HSET', metaKey, 'donePeriod', period) end
   rcall('HINCRBY', countersKey, 'completed', completed)
 end
+local out = { completed }
+local notFound = {}
+for _, i in ipairs(refused or {}) do
+  local id, token = ids[i], ARGV[2 * i + 1]
+  if leases[i] or rcall('HEXISTS', jobsKey, id) == 1 then
+    -- Held by another claim (also when an earlier entry of this batch, with another token,
+    -- completed it), or not active at all (waiting again, or dead).
+    out[#out + 1] = i - 1
+  else
+    local by = doneBy(id)
+    if not by then
+      notFound[#notFound + 1] = i - 1
+    elseif by ~= token then
+      out[#out + 1] = i - 1
+    end
+  end
+end
 if #out > 1 then rcall('HINCRBY', countersKey, 'stale', #out - 1) end
-out[1] = completed
 if #notFound > 0 then
   out[#out + 1] = -1
   for j = 1, #notFound do out[#out + 1] = notFound[j] end

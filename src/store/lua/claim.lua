@@ -16,11 +16,18 @@
   ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[14] (that claim took jobs, so it left a memo);
                                        one memo per caller lives, not one per call
 
-  Returns: { now, nextAt, id1, record1, id2, record2, ... }
-    now     the server time (ms) the call used
-    nextAt  when the caller should call again: `now` when more may be due at once, the earliest due
-            time or lease deadline otherwise, -1 when there is nothing (or the queue is paused)
-    records carry the new header: attempts + 1, a fresh fencing token, dueAt = the due score.
+  Returns: { now, nextAt, firstToken, dueList, records [, token1, token2, ...] }
+    now         the server time (ms) the call used
+    nextAt      when the caller should call again: `now` when more may be due at once, the earliest
+                due time or lease deadline otherwise, -1 when there is nothing (or the queue is paused)
+    firstToken  the fencing token of the first job; the jobs' tokens are consecutive from it. 0 in
+                the answer to a resend: then each job's token follows `records`, in order.
+    dueList     "<id>\t<dueAt>\t<id>\t<dueAt>..." the jobs taken and the due score each was claimed at
+    records     "<record>\t<record>..." their records as stored, in the same order: a claim does not
+                rewrite them, so their attempts do not count this delivery (attempt = attempts + 1).
+                Ids, records and scores hold no raw tab (JSON escapes it), so '\t' splits them.
+    Two strings whatever the batch size: Lua joins the replies of ZRANGEBYSCORE and HMGET as they
+    came (table.concat) instead of building a reply entry per job.
   Errors: none.
 ]]
 local limit = tonumber(ARGV[2])
@@ -29,13 +36,13 @@ local reapLimit = tonumber(ARGV[4])
 local defaultMaxAttempts = tonumber(ARGV[5])
 local memoKey, answeredKey = KEYS[13], KEYS[14]
 local forgetAnswered = ARGV[6] == '1'
-local now = nowMs()
+local now, nowDigits = nowMsWithDigits()
 if forgetAnswered then rcall('DEL', answeredKey) end
 
--- An idle call (nothing due, no lease run out, nothing completed lately) reads the time, the two
--- heads and whether a `done` bucket exists, and returns: four commands for a sleeping worker.
+-- An idle call (nothing due, no lease run out) reads the time, the head of `active`, `meta`, finds
+-- nothing due and reads the head of `due`, and returns: five commands for a sleeping worker.
 local function head(key)
-  local entry = rcall('ZRANGE', key, 0, 0, 'WITHSCORES')
+  local entry = rcall('ZRANGE', key, '0', '0', 'WITHSCORES')
   if entry[2] == nil then return nil end
   return tonumber(entry[2])
 end
@@ -45,104 +52,164 @@ local leaseHead = head(activeKey)
 -- Jobs a first run took are active, so with nothing active there is nothing to look up.
 local memo = leaseHead ~= nil and rcall('GET', memoKey)
 if memo then
-  local again = { now, now }
-  local first, last = nil, nil
-  for field in string.gmatch(memo, '[^\n]+') do
-    if first == nil then
-      first = tonumber(field)
-    elseif last == nil then
-      last = tonumber(field)
-    else
-      -- Still held by this call: its token is one of the call's (tokens are unique per call).
-      local rec = rcall('HGET', jobsKey, field)
-      local token = rec and tonumber(tokenOf(rec))
-      if token and token >= first and token <= last then
-        again[#again + 1] = field
-        again[#again + 1] = rec
-      end
+  local ids = {}
+  for field in string.gmatch(memo, '[^\n]+') do ids[#ids + 1] = field end
+  local first, last = tonumber(table.remove(ids, 1)), tonumber(table.remove(ids, 1))
+  local leases = hmgetMany(leasesKey, ids)
+  local recs = hmgetMany(jobsKey, ids)
+  local dueList, records = {}, {}
+  local again = { now, now, 0, '', '' }
+  for i = 1, #ids do
+    -- Still held by this call: its lease's token is one of the call's (tokens are unique per call).
+    local token, dueAt
+    if leases[i] then token, dueAt = readLease(leases[i]) end
+    if recs[i] and token and tonumber(token) >= first and tonumber(token) <= last then
+      dueList[#dueList + 1] = ids[i]
+      dueList[#dueList + 1] = dueAt
+      records[#records + 1] = recs[i]
+      again[#again + 1] = token
     end
   end
+  again[4] = table.concat(dueList, '\t')
+  again[5] = table.concat(records, '\t')
   return again
 end
 
 -- The far-future tier: buckets starting soon move into `due` (bounded per call). WHEEL HOOK.
 local moveAt = promoteWheel(now)
-local dueHead = head(dueKey)
 
--- 0. Drop the `done` bucket whose time is over, also when nothing is acked any more (after a burst
+-- 0. One read of `meta`: whether the queue is paused, and the period of the `done` bucket written
+-- last, to drop the bucket whose time is over, also when nothing is acked any more (after a burst
 -- of completions, the bucket goes as soon as a worker looks in, freed in the background).
-if rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3]) > 0 then rotateDone(now) end
+local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod')
+local paused = meta[1] == '1'
+if meta[2] then rotateDone(now, meta[2]) end
 
 -- 1. Reap. A lease that ran out belongs to a worker that died or froze. The job goes back at its
 -- original due time, so it is at the front and keeps its place in due order; a job that has used
--- all its attempts this way (a poison pill that kills workers) is dead-lettered instead.
+-- all its attempts this way (a poison pill that kills workers) is dead-lettered instead. Either way
+-- the attempt counts: the record is rewritten (rare, unlike claim and ack).
 local reaped = 0
 if leaseHead ~= nil and leaseHead <= now then
-  local expired = rcall('ZRANGEBYSCORE', activeKey, '-inf', now, 'LIMIT', 0, reapLimit)
+  local expired = rcall('ZRANGEBYSCORE', activeKey, '-inf', nowDigits, 'LIMIT', '0', ARGV[4])
+  callMany('ZREM', activeKey, expired)
+  local leases = hmgetMany(leasesKey, expired)
+  local recs = hmgetMany(jobsKey, expired)
+  callMany('HDEL', leasesKey, expired)
   local requeuedMin = nil
+  local records, requeued, buried = {}, {}, {}
   for i = 1, #expired do
-    local id = expired[i]
-    rcall('ZREM', activeKey, id)
-    local rec = rcall('HGET', jobsKey, id)
+    local id, rec, lease = expired[i], recs[i], leases[i]
     if rec then
       local r = readRecord(rec)
+      local dueAt
+      if lease then
+        local _
+        _, dueAt = readLease(lease)
+        r.attempts = r.attempts + 1
+      else
+        -- Claimed by a version that kept the lease in the record (and counted the attempt there).
+        dueAt = r.dueAt ~= '' and r.dueAt or int(now)
+      end
       r.token = '0'
       if r.attempts >= (tonumber(r.maxAttempts) or defaultMaxAttempts) then
-        rcall('ZADD', deadKey, now, id)
+        r.dueAt = dueAt
+        buried[#buried + 1] = now
+        buried[#buried + 1] = id
         rcall('HSET', errorsKey, id, 'lease expired on attempt ' .. r.attempts .. ': the worker stopped renewing it (killed or frozen)')
-        rcall('HINCRBY', countersKey, 'dead', 1)
       else
-        rcall('ZADD', dueKey, r.dueAt, id)
-        local dueAt = tonumber(r.dueAt)
-        if requeuedMin == nil or dueAt < requeuedMin then requeuedMin = dueAt end
+        r.dueAt = ''
+        requeued[#requeued + 1] = dueAt
+        requeued[#requeued + 1] = id
+        if requeuedMin == nil or tonumber(dueAt) < requeuedMin then requeuedMin = tonumber(dueAt) end
       end
-      rcall('HSET', jobsKey, id, writeRecord(r))
+      records[#records + 1] = id
+      records[#records + 1] = writeRecord(r)
       reaped = reaped + 1
     end
   end
+  callMany('HSET', jobsKey, records)
+  zaddMany(dueKey, requeued)
+  zaddMany(deadKey, buried)
+  if #buried > 0 then rcall('HINCRBY', countersKey, 'dead', #buried / 2) end
   if reaped > 0 then rcall('HINCRBY', countersKey, 'reaped', reaped) end
   if requeuedMin ~= nil then wakeIfHead(requeuedMin) end
   leaseHead = head(activeKey)
-  dueHead = head(dueKey)
 end
 
--- 2. Claim. The due jobs are the lowest ranks of `due`, so one ZREMRANGEBYRANK removes them.
-local out = { now, -1 }
+-- 2. Claim. The due jobs are the lowest ranks of `due`, so one ZREMRANGEBYRANK removes them. Their
+-- records are read (one HMGET) and not rewritten; the leases go into `leases` (one HSET), the
+-- deadlines into `active` (one ZADD), and the reply joins what ZRANGEBYSCORE and HMGET answered.
+-- Per job, Lua only stores table entries and builds the lease string: no number is formatted
+-- (formatting a 13-digit number costs more than any of the commands per job).
+local out = { now, -1, 0, '', '' }
 local claimed = 0
-local paused = false
-if limit > 0 and dueHead ~= nil and dueHead <= now then
-  paused = rcall('HGET', metaKey, 'paused') == '1'
-  if not paused then
-    local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', now, 'WITHSCORES', 'LIMIT', 0, limit)
-    local n = #due / 2
-    -- n >= 1 since the head is due; never let 0 - 1 = -1 turn the rank range into "everything".
-    if n > 0 then rcall('ZREMRANGEBYRANK', dueKey, 0, n - 1) end
-    local lastToken = rcall('HINCRBY', countersKey, 'seq', n)
-    local deadline = now + leaseMs
-    local leases = {}
-    local taken = { int(lastToken - n + 1), int(lastToken) }
+if limit > 0 and not paused then
+  local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', nowDigits, 'WITHSCORES', 'LIMIT', '0', ARGV[2])
+  local n = #due / 2
+  if n > 0 then
+    -- Never let 0 - 1 = -1 turn the rank range into "everything".
+    rcall('ZREMRANGEBYRANK', dueKey, '0', n <= 10 and DIGITS[n - 1] or n - 1)
+    local ids = {}
+    for i = 1, n do ids[i] = due[2 * i - 1] end
+    local recs = hmgetMany(jobsKey, ids)
     for i = 1, n do
-      local id = due[2 * i - 1]
-      local rec = rcall('HGET', jobsKey, id)
-      if rec then
-        -- The hot path: rewrite the header's first three fields without decoding the record.
-        local attempts, rest = string.match(rec, '^(%d+),%d+,%d*,(.*)$')
-        rec = (tonumber(attempts) + 1) .. ',' .. int(lastToken - n + i) .. ',' .. due[2 * i] .. ',' .. rest
-        rcall('HSET', jobsKey, id, rec)
-        leases[#leases + 1] = deadline
-        leases[#leases + 1] = id
-        taken[#taken + 1] = id
-        out[#out + 1] = id
-        out[#out + 1] = rec
-        claimed = claimed + 1
+      if recs[i] then claimed = claimed + 1 end
+    end
+    if claimed < n then
+      -- Records missing (never in a consistent store): those ids are dropped from the batch.
+      local keptDue, keptIds, keptRecs = {}, {}, {}
+      for i = 1, n do
+        if recs[i] then
+          keptIds[#keptIds + 1] = ids[i]
+          keptRecs[#keptRecs + 1] = recs[i]
+          keptDue[#keptDue + 1] = ids[i]
+          keptDue[#keptDue + 1] = due[2 * i]
+        end
       end
+      due, ids, recs = keptDue, keptIds, keptRecs
     end
     if claimed > 0 then
-      zaddMany(activeKey, leases)
+      local lastToken = rcall('HINCRBY', countersKey, 'seq', claimed)
+      local token = lastToken - claimed + 1
+      -- Token k's digits: all but the last (`high`, formatted once per ten tokens), then the last.
+      local low = token % 10
+      local high = (token - low) / 10
+      local highDigits = high > 0 and int(high) or ''
+      local deadline = int(now + leaseMs)
+      local leases, deadlines = {}, {}
+      for k = 1, claimed do
+        local id = ids[k]
+        leases[2 * k - 1] = id
+        leases[2 * k] = highDigits .. DIGITS[low] .. ',' .. due[2 * k]
+        deadlines[2 * k - 1] = deadline
+        deadlines[2 * k] = id
+        low = low + 1
+        if low == 10 then
+          low, high = 0, high + 1
+          highDigits = int(high)
+        end
+      end
+      if leaseHead == nil then
+        -- `active` and `leases` are created now: as a hash table and a skip list (lib.lua, ENCODER).
+        table.insert(leases, 1, ENCODER)
+        table.insert(leases, 1, ENCODER)
+        table.insert(deadlines, 1, ENCODER)
+        table.insert(deadlines, 1, deadline)
+      end
+      callMany('HSET', leasesKey, leases)
+      zaddMany(activeKey, deadlines)
+      if leaseHead == nil then
+        rcall('HDEL', leasesKey, ENCODER)
+        rcall('ZREM', activeKey, ENCODER)
+      end
       rcall('HINCRBY', countersKey, 'claimed', claimed)
-      rcall('SET', memoKey, table.concat(taken, '\n'), 'PX', leaseMs)
-      leaseHead = head(activeKey)
-      dueHead = head(dueKey)
+      rcall('SET', memoKey, int(token) .. '\n' .. int(lastToken) .. '\n' .. table.concat(ids, '\n'), 'PX', ARGV[3])
+      out[3] = token
+      out[4] = table.concat(due, '\t')
+      out[5] = table.concat(recs, '\t')
+      -- The new leases end at now + leaseMs: the earliest deadline is the older one or that.
+      if leaseHead == nil or now + leaseMs < leaseHead then leaseHead = now + leaseMs end
     end
   end
 end
@@ -151,8 +218,10 @@ end
 if claimed > 0 and claimed == limit then
   out[2] = now
 else
+  -- What is left in `due` is not due yet (unless records were missing from a full batch).
+  local dueHead = not paused and head(dueKey)
   local nextAt = -1
-  if not paused and dueHead ~= nil then nextAt = dueHead end
+  if dueHead then nextAt = dueHead end
   if leaseHead ~= nil and (nextAt == -1 or leaseHead < nextAt) then nextAt = leaseHead end
   if moveAt ~= nil and (nextAt == -1 or moveAt < nextAt) then nextAt = moveAt end
   out[2] = nextAt

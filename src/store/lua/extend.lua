@@ -10,15 +10,21 @@
   Errors: none.
 ]]
 local now = nowMs()
-local deadline = now + tonumber(ARGV[2])
+local deadline = int(now + tonumber(ARGV[2]))
 local out = { now }
-for i = 3, #ARGV, 2 do
-  local id, token = ARGV[i], ARGV[i + 1]
-  local rec = rcall('HGET', jobsKey, id)
-  if rec and tokenOf(rec) == token then
-    rcall('ZADD', activeKey, 'XX', deadline, id)
+local ids = {}
+for i = 3, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+local leases = hmgetMany(leasesKey, ids)
+local renewed = {}
+for i = 1, #ids do
+  if leaseHeldBy(leases[i], ARGV[2 * i + 2]) then
+    renewed[#renewed + 1] = deadline
+    renewed[#renewed + 1] = ids[i]
   else
-    out[#out + 1] = (i - 3) / 2
+    out[#out + 1] = i - 1
   end
+end
+if #renewed > 0 then
+  for j = 1, #renewed, 1000 do rcall('ZADD', activeKey, 'XX', unpack(renewed, j, math.min(j + 999, #renewed))) end
 end
 return out

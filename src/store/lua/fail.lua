@@ -11,31 +11,56 @@
 ]]
 local now = nowMs()
 local out = { now }
-local retried, buried, minDue = 0, 0, nil
+local ids, tokens = {}, {}
 for i = 2, #ARGV, 4 do
-  local id, token, retryDelayMs, message = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
-  local rec, held = takeLease(id, token)
-  if held then
+  ids[#ids + 1] = ARGV[i]
+  tokens[#tokens + 1] = ARGV[i + 1]
+end
+local held, _, takenIds = takeLeases(ids, tokens)
+-- The attempt ends: the record counts it (a claim left it as it was), loses its lease fields, and
+-- a dead job keeps the due time it was claimed at.
+local recs = hmgetMany(jobsKey, takenIds)
+local records, errors, retried, buried = {}, {}, {}, {}
+local minDue = nil
+local t = 0
+for i = 1, #ids do
+  local lease = held[i]
+  local rec = nil
+  if lease then
+    t = t + 1
+    rec = recs[t]
+  end
+  -- (A lease without its record is an orphan: taking it cleaned it up; the entry is stale.)
+  if rec then
+    local id, retryDelayMs = ids[i], tonumber(ARGV[4 * i])
+    errors[#errors + 1] = id
+    errors[#errors + 1] = ARGV[4 * i + 1]
+    local _, dueAt = readLease(lease)
     local r = readRecord(rec)
-    r.token = '0'
-    rcall('HSET', errorsKey, id, message)
+    r.attempts, r.token = r.attempts + 1, '0'
     if retryDelayMs >= 0 then
-      local dueAt = now + retryDelayMs
+      local at = now + retryDelayMs
       r.dueAt = ''
-      rcall('ZADD', dueKey, dueAt, id)
-      if minDue == nil or dueAt < minDue then minDue = dueAt end
-      retried = retried + 1
+      retried[#retried + 1] = at
+      retried[#retried + 1] = id
+      if minDue == nil or at < minDue then minDue = at end
     else
-      rcall('ZADD', deadKey, now, id)
-      buried = buried + 1
+      r.dueAt = dueAt
+      buried[#buried + 1] = now
+      buried[#buried + 1] = id
     end
-    rcall('HSET', jobsKey, id, writeRecord(r))
+    records[#records + 1] = id
+    records[#records + 1] = writeRecord(r)
   else
-    out[#out + 1] = (i - 2) / 4
+    out[#out + 1] = i - 1
   end
 end
-if retried > 0 then rcall('HINCRBY', countersKey, 'retried', retried) end
-if buried > 0 then rcall('HINCRBY', countersKey, 'dead', buried) end
+callMany('HSET', errorsKey, errors)
+callMany('HSET', jobsKey, records)
+zaddMany(dueKey, retried)
+zaddMany(deadKey, buried)
+if #retried > 0 then rcall('HINCRBY', countersKey, 'retried', #retried / 2) end
+if #buried > 0 then rcall('HINCRBY', countersKey, 'dead', #buried / 2) end
 if #out > 1 then rcall('HINCRBY', countersKey, 'stale', #out - 1) end
 if minDue ~= nil then wakeIfHead(minDue) end
 return out

@@ -5,6 +5,8 @@
   KEYS: the partition keys (lib.lua).
   ARGV[2] id
   Returns: nil when absent, else { state, record, score, lastError | '' }
+    record as stored; of an active job with its lease in the header (attempts counting the delivery
+           under way, its token and due time), as its claim delivered it
     state  'delayed' | 'ready' | 'active' | 'dead'
     score  due time (delayed, ready), lease deadline (active) or dead-lettered at (dead), ms
   Errors: none.
@@ -14,7 +16,11 @@ local rec = rcall('HGET', jobsKey, id)
 if not rec then return nil end
 local err = rcall('HGET', errorsKey, id) or ''
 local score = rcall('ZSCORE', activeKey, id)
-if score then return { 'active', rec, score, err } end
+if score then
+  -- The record does not count the delivery under way: the lease does, and holds its token.
+  local lease = rcall('HGET', leasesKey, id)
+  return { 'active', lease and leasedRecord(rec, lease) or rec, score, err }
+end
 score = rcall('ZSCORE', deadKey, id)
 if score then return { 'dead', rec, score, err } end
 score = rcall('ZSCORE', dueKey, id)

@@ -64,7 +64,10 @@ for i = first, last, step do
   -- Ready jobs end where the due times pass now (the ascending page may run into delayed ones).
   if state == 'ready' and tonumber(score) > now then break end
   out[#out + 1] = id
-  out[#out + 1] = rcall('HGET', jobsKey, id) or ''
+  local rec = rcall('HGET', jobsKey, id)
+  -- An active job's record does not count the delivery under way: its lease does (lib.lua).
+  local lease = rec and state == 'active' and rcall('HGET', leasesKey, id)
+  out[#out + 1] = lease and leasedRecord(rec, lease) or rec or ''
   out[#out + 1] = score
   out[#out + 1] = rcall('HGET', errorsKey, id) or ''
 end

@@ -8,21 +8,28 @@
   Returns: number of jobs released (the others were no longer held by the caller).
   Errors: none.
 ]]
-local released, minDue = 0, nil
+local ids, tokens = {}, {}
 for i = 2, #ARGV, 2 do
-  local id, token = ARGV[i], ARGV[i + 1]
-  local rec, held = takeLease(id, token)
-  if held then
-    local r = readRecord(rec)
-    r.token = '0'
-    if r.attempts > 0 then r.attempts = r.attempts - 1 end
-    rcall('HSET', jobsKey, id, writeRecord(r))
-    -- Back at its original due time: it is overdue, so it goes to the front.
-    local dueAt = tonumber(r.dueAt)
-    rcall('ZADD', dueKey, dueAt, id)
-    if minDue == nil or dueAt < minDue then minDue = dueAt end
-    released = released + 1
+  ids[#ids + 1] = ARGV[i]
+  tokens[#tokens + 1] = ARGV[i + 1]
+end
+local held, _, takenIds = takeLeases(ids, tokens)
+-- The attempt does not count, and the record never counted it: only the lease goes, and the job
+-- goes back to `due` at its original due time (it is overdue, so at the front).
+local recs = hmgetMany(jobsKey, takenIds)
+local requeued, minDue = {}, nil
+local t = 0
+for i = 1, #ids do
+  local lease = held[i]
+  if lease then t = t + 1 end
+  -- (A lease without its record is an orphan: taking it cleaned it up; nothing to hand back.)
+  if lease and recs[t] then
+    local _, dueAt = readLease(lease)
+    requeued[#requeued + 1] = dueAt
+    requeued[#requeued + 1] = ids[i]
+    if minDue == nil or tonumber(dueAt) < minDue then minDue = tonumber(dueAt) end
   end
 end
+zaddMany(dueKey, requeued)
 if minDue ~= nil then wakeIfHead(minDue) end
-return released
+return #requeued / 2
