@@ -130,3 +130,45 @@ end
 local function promoteWheel(now)
   return nil
 end
+-- TEMP (views helper, not committed): the wheel's helpers until h-wheel is merged.
+local wheelTag = string.sub(dueKey, 1, -5)
+local wheelW = nil
+local function wheelWidth()
+  if wheelW == nil then wheelW = tonumber(rcall('HGET', metaKey, 'wheelSlotMs')) or 60000 end
+  return wheelW
+end
+local function wheelBucketKey(n)
+  return wheelTag .. ':wheel:' .. n
+end
+
+-- Read-only views of the wheel (stats, dueHistogram): how many of its jobs fall due at or before
+-- each of `limits` (ascending epoch ms), cumulative. A bucket that ends by the first limit at or
+-- after its start counts whole (LLEN); a bucket a limit falls into is read entry by entry, so the
+-- counts are exact. Cost: one call per bucket starting at or before the last limit (none while
+-- claims move buckets in time and the limits are near), plus the entries of the slots a limit
+-- falls into.
+local function wheelDueCounts(limits)
+  local counts = {}
+  for j = 1, #limits do counts[j] = 0 end
+  local w = wheelWidth()
+  local buckets = rcall('ZRANGEBYSCORE', wheelKey, '-inf', int(limits[#limits]), 'WITHSCORES')
+  local j = 1
+  for i = 1, #buckets, 2 do
+    local start = tonumber(buckets[i + 1])
+    while limits[j] < start do j = j + 1 end -- buckets come in start order, all by the last limit
+    if start + w - 1 <= limits[j] then
+      counts[j] = counts[j] + rcall('LLEN', wheelBucketKey(buckets[i]))
+    else
+      local entries = rcall('LRANGE', wheelBucketKey(buckets[i]), 0, -1)
+      for k = 1, #entries do
+        local e = entries[k]
+        local dueAt = start + tonumber(string.match(e, '^(%d+)\n', string.find(e, '\n', 1, true) + 1))
+        local m = j
+        while m <= #limits and limits[m] < dueAt do m = m + 1 end
+        if m <= #limits then counts[m] = counts[m] + 1 end
+      end
+    end
+  end
+  for m = 2, #limits do counts[m] = counts[m] + counts[m - 1] end
+  return counts
+end

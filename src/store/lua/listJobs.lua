@@ -14,6 +14,11 @@
     delayed and ready: soonest due first, score = due time; active: soonest lease end first,
     score = lease deadline; dead: most recent first, score = dead-lettered at (reverse order).
     A job in the reply whose record is missing has record ''.
+    Delayed and ready include the jobs in the wheel, merged in that same exact order (a wheel job
+    is 'ready' once its due time passed and no claim has moved its bucket yet). The wheel's part
+    of a page is read by whole slots (every sub-bucket of a bucket width) from the cursor's slot
+    on, until the page is full or past the last `due` entry of a full `due` page: the cost is the
+    page plus the entries of the slots it spans (a slot is one bucket width of due times).
   Errors: none.
 ]]
 local state, afterScore, afterId, limit = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
@@ -56,16 +61,69 @@ else
   page = rcall('ZRANGE', key, start, start + limit - 1, 'WITHSCORES')
 end
 
-local out = { now }
+-- The page's entries { id, at, record | nil (read from `jobs`) } in the state's order.
+local rows = {}
 local first, last, step = 1, #page - 1, 2
 if reverse then first, last, step = #page - 1, 1, -2 end
 for i = first, last, step do
   local id, score = page[i], page[i + 1]
   -- Ready jobs end where the due times pass now (the ascending page may run into delayed ones).
   if state == 'ready' and tonumber(score) > now then break end
+  rows[#rows + 1] = { id, tonumber(score) }
+end
+
+-- Jobs in the wheel whose (due time, id) comes after the cursor and within the state's due times,
+-- whole slots in slot order until `limit` are taken or a slot starts after `maxAt`.
+local function wheelRows(maxAt)
+  local w = wheelWidth()
+  local after = afterScore ~= '' and tonumber(afterScore) or nil
+  local minAt = state == 'delayed' and now + 1 or nil -- the least due time the state may hold
+  if after and (minAt == nil or after > minAt) then minAt = after end
+  local from = minAt and int(math.floor(minAt / w) * w) or '-inf'
+  local taken = {}
+  while #taken < limit do
+    local head = rcall('ZRANGEBYSCORE', wheelKey, from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    if head[1] == nil then break end
+    local start = tonumber(head[2])
+    if maxAt and start > maxAt then break end
+    local buckets = rcall('ZRANGEBYSCORE', wheelKey, start, start)
+    for b = 1, #buckets do
+      local entries = rcall('LRANGE', wheelBucketKey(buckets[b]), 0, -1)
+      for k = 1, #entries do
+        local e = entries[k]
+        local nl1 = string.find(e, '\n', 1, true)
+        local nl2 = string.find(e, '\n', nl1 + 1, true)
+        local id, at = string.sub(e, 1, nl1 - 1), start + tonumber(string.sub(e, nl1 + 1, nl2 - 1))
+        local fits = (state == 'ready' and at <= now) or (state == 'delayed' and at > now)
+        if fits and after and (at < after or (at == after and not bytesLess(afterId, id))) then fits = false end
+        if fits then taken[#taken + 1] = { id, at, string.sub(e, nl2 + 1) } end
+      end
+    end
+    from = '(' .. int(start)
+  end
+  return taken
+end
+
+if (state == 'ready' or state == 'delayed') and rcall('EXISTS', wheelKey) == 1 then
+  -- Ready jobs are due by now; a full `due` page ends the page at its last due time at the latest.
+  local maxAt = state == 'ready' and now or nil
+  if #rows >= limit then maxAt = rows[#rows][2] end
+  local wheel = wheelRows(maxAt)
+  if #wheel > 0 then
+    for i = 1, #wheel do rows[#rows + 1] = wheel[i] end
+    table.sort(rows, function(a, b)
+      if a[2] ~= b[2] then return a[2] < b[2] end
+      return bytesLess(a[1], b[1])
+    end)
+  end
+end
+
+local out = { now }
+for i = 1, math.min(#rows, limit) do
+  local id = rows[i][1]
   out[#out + 1] = id
-  out[#out + 1] = rcall('HGET', jobsKey, id) or ''
-  out[#out + 1] = score
+  out[#out + 1] = rows[i][3] or rcall('HGET', jobsKey, id) or ''
+  out[#out + 1] = int(rows[i][2])
   out[#out + 1] = rcall('HGET', errorsKey, id) or ''
 end
 return out
