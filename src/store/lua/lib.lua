@@ -24,7 +24,8 @@
   `dueAt` is '' while the job waits (the `due` score holds it, and 13 bytes a job add up); claim
   copies the score in, so an active or dead job knows when it fell due.
 
-  Invariant: a job exists iff `jobs` has its id, and then exactly one of due/active/dead holds it.
+  Invariant: a job exists iff `jobs` has its id or the wheel's index has it (below), and then exactly
+  one of due/active/dead/a wheel bucket holds it.
   A completed job is remembered in the `done` bucket of its period (period = floor(now / 30 s);
   bucket = period % 3; `meta` field `donePeriod` = the period last written). When a new period
   begins, the bucket it reuses, holding jobs of three periods ago, is dropped whole (UNLINK: freed in
@@ -124,21 +125,221 @@ local function doneBy(id)
   return nil
 end
 
--- The far-future tier (time wheel): moves the buckets that start within the lead time into `due`,
--- in bounded batches. Returns when the claim loop must call again for the next move (server ms), or
--- nil when the wheel is empty. (Stub until the wheel lands.)
-local function promoteWheel(now)
-  return nil
-end
--- TEMP (views helper, not committed): the wheel's helpers until h-wheel is merged.
+--[[
+  The far-future tier (time wheel). A job due later than one bucket width after its bucket starts
+  does not take a `due` entry and a `jobs` field (~200 bytes with their hash-table and skiplist
+  nodes): it is one string in a LIST bucket (a listpack-encoded quicklist, a few bytes of overhead)
+  plus one short field in a small HASH shard of the index. Format (COMMON.md, README "Redis keys"):
+    W      bucket width, `meta` field `wheelSlotMs` (default 60 s); slot = floor(dueAt / W)
+    bucket n = slot * 100000 + sub: LIST tag:wheel:<n>, at most WHEEL_BUCKET_MAX entries, each
+           "<id>\n<dueAt - slot*W>\n<record>" (record as in `jobs`, token '0', dueAt '')
+    wheel  ZSET n -> slot * W, the buckets
+    index  HASH shards tag:wheel:idx:<s>, id -> n; s by linear hashing on the id's SHA-1 (`meta`
+           fields idxLevel, idxSplit), split while the mean shard holds more than WHEEL_IDX_MEAN
+    counters `wheeled`  jobs in the tier
+  A job goes to the wheel iff its bucket starts more than W from now (slot*W - W > now), and the
+  claim script moves each bucket into `due` (exact due times) W before it starts: so the tier never
+  makes a job early, nor late while a worker runs. The move is part of a claim script: atomic.
+]]
+local WHEEL_BUCKET_MAX = 1000   -- entries a bucket holds at most: get/cancel/reschedule scan one
+local WHEEL_MOVE_MAX = 1000     -- entries one claim moves into `due` at most (bounds its time)
+local WHEEL_IDX_MEAN = 40       -- mean entries per index shard: well inside a listpack (128)
+local WHEEL_SPLITS_MAX = 32     -- index shards one call splits at most
 local wheelTag = string.sub(dueKey, 1, -5)
 local wheelW = nil
+
 local function wheelWidth()
   if wheelW == nil then wheelW = tonumber(rcall('HGET', metaKey, 'wheelSlotMs')) or 60000 end
   return wheelW
 end
+
+-- Whether a job due at `dueAt` goes to the wheel (its bucket is moved W before it starts).
+local function wheelFits(dueAt, now)
+  local w = wheelWidth()
+  return math.floor(dueAt / w) * w - w > now
+end
+
 local function wheelBucketKey(n)
   return wheelTag .. ':wheel:' .. n
+end
+
+-- Linear hashing state, read once per call: 2^level shards, plus `split` of the next level.
+local idxLevel, idxSplit = nil, nil
+local function wheelIdxState()
+  if idxLevel == nil then
+    local st = rcall('HMGET', metaKey, 'idxLevel', 'idxSplit')
+    idxLevel, idxSplit = tonumber(st[1]) or 0, tonumber(st[2]) or 0
+  end
+end
+
+local function wheelHash(id)
+  return tonumber(string.sub(redis.sha1hex(id), 1, 8), 16)
+end
+
+local function wheelShardKey(id)
+  wheelIdxState()
+  local h = wheelHash(id)
+  local s = h % (2 ^ idxLevel)
+  if s < idxSplit then s = h % (2 ^ (idxLevel + 1)) end
+  return wheelTag .. ':wheel:idx:' .. int(s)
+end
+
+-- Splits shards while their mean exceeds WHEEL_IDX_MEAN (at most WHEEL_SPLITS_MAX per call).
+-- A split rewrites both shards whole, so one that outgrew a listpack becomes one again.
+local function wheelSplit()
+  wheelIdxState()
+  local count = tonumber(rcall('HGET', countersKey, 'wheeled')) or 0
+  local splits = 0
+  while splits < WHEEL_SPLITS_MAX and count > WHEEL_IDX_MEAN * (2 ^ idxLevel + idxSplit) do
+    local low = 2 ^ idxLevel
+    local oldKey = wheelTag .. ':wheel:idx:' .. int(idxSplit)
+    local newKey = wheelTag .. ':wheel:idx:' .. int(idxSplit + low)
+    local all = rcall('HGETALL', oldKey)
+    local keep, move = {}, {}
+    for i = 1, #all, 2 do
+      local t = (wheelHash(all[i]) % (2 * low) == idxSplit) and keep or move
+      t[#t + 1] = all[i]
+      t[#t + 1] = all[i + 1]
+    end
+    rcall('DEL', oldKey)
+    for i = 1, #keep, 1000 do rcall('HSET', oldKey, unpack(keep, i, math.min(i + 999, #keep))) end
+    for i = 1, #move, 1000 do rcall('HSET', newKey, unpack(move, i, math.min(i + 999, #move))) end
+    idxSplit = idxSplit + 1
+    if idxSplit == low then idxLevel, idxSplit = idxLevel + 1, 0 end
+    splits = splits + 1
+  end
+  if splits > 0 then rcall('HSET', metaKey, 'idxLevel', idxLevel, 'idxSplit', idxSplit) end
+end
+
+-- Whether the wheel may hold anything (one HGET a call; spares the index look-up of every add).
+local wheelCount = nil
+local function wheelMayHold()
+  if wheelCount == nil then wheelCount = tonumber(rcall('HGET', countersKey, 'wheeled')) or 0 end
+  return wheelCount > 0
+end
+
+-- The current (last) bucket of each slot this call wrote to, and its length.
+local wheelOpen = {}
+
+-- Puts a job into the wheel. `record` is in the `jobs` format with token '0' and dueAt ''.
+-- Returns the time at which its bucket moves (its start - W), and whether its slot's first bucket
+-- was created by this put.
+local function wheelPut(id, dueAt, record)
+  local w = wheelWidth()
+  local slot = math.floor(dueAt / w)
+  local open = wheelOpen[slot]
+  if open == nil then
+    local last = rcall('ZREVRANGEBYSCORE', wheelKey, slot * w, slot * w, 'LIMIT', 0, 1)
+    if last[1] then
+      open = { n = tonumber(last[1]), len = rcall('LLEN', wheelBucketKey(last[1])) }
+    else
+      open = { n = slot * 100000, len = 0 }
+    end
+    wheelOpen[slot] = open
+  end
+  if open.len >= WHEEL_BUCKET_MAX then open.n, open.len = open.n + 1, 0 end
+  local n = int(open.n)
+  local created = open.len == 0 and open.n == slot * 100000
+  if open.len == 0 then rcall('ZADD', wheelKey, slot * w, n) end
+  rcall('RPUSH', wheelBucketKey(n), id .. '\n' .. int(dueAt - slot * w) .. '\n' .. record)
+  open.len = open.len + 1
+  rcall('HSET', wheelShardKey(id), id, n)
+  wheelCount = (wheelCount or 0) + 1
+  return slot * w - w, created
+end
+
+-- Tells sleeping workers about a new bucket whose move is now the earliest thing to do, so that
+-- they come to move it (a claim's reply carries the next move time; this covers later adds).
+local function wakeIfWheelHead(moveAt)
+  local dueHead = rcall('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
+  if dueHead[2] ~= nil and tonumber(dueHead[2]) <= moveAt then return end
+  local head = rcall('ZRANGE', wheelKey, 0, 0, 'WITHSCORES')
+  if head[2] ~= nil and tonumber(head[2]) - wheelWidth() < moveAt then return end
+  rcall('PUBLISH', wakeChannel, int(moveAt))
+end
+
+-- Call once after the wheelPut calls of a script: counts them and splits index shards.
+local function wheelPutDone(k)
+  if k == 0 then return end
+  rcall('HINCRBY', countersKey, 'wheeled', k)
+  wheelSplit()
+end
+
+-- Finds a job in the wheel: nil, or { n, entry, dueAt, record } (O(bucket)).
+local function wheelFind(id)
+  if not wheelMayHold() then return nil end
+  local n = rcall('HGET', wheelShardKey(id), id)
+  if not n then return nil end
+  local entries = rcall('LRANGE', wheelBucketKey(n), 0, -1)
+  local prefix = id .. '\n'
+  local w = wheelWidth()
+  for i = 1, #entries do
+    local e = entries[i]
+    if string.sub(e, 1, #prefix) == prefix then
+      local nl = string.find(e, '\n', #prefix + 1, true)
+      local slot = math.floor(tonumber(n) / 100000)
+      return { n = n, entry = e, dueAt = slot * w + tonumber(string.sub(e, #prefix + 1, nl - 1)), record = string.sub(e, nl + 1) }
+    end
+  end
+  return nil
+end
+
+-- Removes a job wheelFind found (its bucket entry and its index entry).
+local function wheelRemove(id, found)
+  local bkey = wheelBucketKey(found.n)
+  rcall('LREM', bkey, 1, found.entry)
+  -- The slot's open bucket (wheelPut) may be this one, now shorter or gone: look it up again.
+  wheelOpen[math.floor(tonumber(found.n) / 100000)] = nil
+  if rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, found.n) end
+  rcall('HDEL', wheelShardKey(id), id)
+  rcall('HINCRBY', countersKey, 'wheeled', -1)
+  wheelCount = (wheelCount or 1) - 1
+end
+
+-- Moves the buckets that start within W into `due`, at most WHEEL_MOVE_MAX entries per call.
+-- Returns `now` when more is to move at once, else when the next bucket is to move, or nil when
+-- the wheel is empty.
+local function promoteWheel(now)
+  local moved = 0
+  local minDue = nil
+  local result = nil
+  while true do
+    local head = rcall('ZRANGE', wheelKey, 0, 0, 'WITHSCORES')
+    if head[1] == nil then break end
+    local w = wheelWidth()
+    local start = tonumber(head[2])
+    if start - w > now then result = start - w break end
+    if moved >= WHEEL_MOVE_MAX then result = now break end
+    local bkey = wheelBucketKey(head[1])
+    local take = WHEEL_MOVE_MAX - moved
+    local entries = rcall('LPOP', bkey, take) or {}
+    local zargs, hargs = {}, {}
+    for i = 1, #entries do
+      local e = entries[i]
+      local nl1 = string.find(e, '\n', 1, true)
+      local nl2 = string.find(e, '\n', nl1 + 1, true)
+      local id = string.sub(e, 1, nl1 - 1)
+      local dueAt = start + tonumber(string.sub(e, nl1 + 1, nl2 - 1))
+      zargs[#zargs + 1] = dueAt
+      zargs[#zargs + 1] = id
+      hargs[#hargs + 1] = id
+      hargs[#hargs + 1] = string.sub(e, nl2 + 1)
+      rcall('HDEL', wheelShardKey(id), id)
+      if minDue == nil or dueAt < minDue then minDue = dueAt end
+    end
+    if #entries > 0 then
+      zaddMany(dueKey, zargs)
+      for i = 1, #hargs, 1000 do rcall('HSET', jobsKey, unpack(hargs, i, math.min(i + 999, #hargs))) end
+    end
+    moved = moved + #entries
+    if #entries < take or rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, head[1]) end
+  end
+  if moved > 0 then
+    rcall('HINCRBY', countersKey, 'wheeled', -moved)
+    wheelCount = nil
+    wakeIfHead(minDue)
+  end
+  return result
 end
 
 -- Read-only views of the wheel (stats, dueHistogram): how many of its jobs fall due at or before
