@@ -63,13 +63,14 @@ for i = 3, #ARGV, 6 do
   end
   if status == 1 or status == 2 then
     local record = '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5]
-    if wheelFits(dueAt, now) then
+    local slot = wheelSlot(dueAt, now)
+    if slot then
       -- A replaced job leaves `due` and `jobs` (a no-op for a new one).
       if status == 2 then
         rcall('ZREM', dueKey, id)
         rcall('HDEL', jobsKey, id)
       end
-      local moveAt, created = wheelPut(id, dueAt, record)
+      local moveAt, created = wheelPut(id, dueAt, record, slot)
       wheeled = wheeled + 1
       if created and (minMove == nil or moveAt < minMove) then minMove = moveAt end
     else

@@ -130,7 +130,9 @@ end
   does not take a `due` entry and a `jobs` field (~200 bytes with their hash-table and skiplist
   nodes): it is one string in a LIST bucket (a listpack-encoded quicklist, a few bytes of overhead)
   plus one short field in a small HASH shard of the index. Format (COMMON.md, README "Redis keys"):
-    W      bucket width, `meta` field `wheelSlotMs` (default 60 s); slot = floor(dueAt / W)
+    W      bucket width, `meta` field `wheelSlotMs` (default 60 s); slot = floor(dueAt / W), or
+           for a far job the first slot of a k-slot span (wheelSlot): its bucket holds jobs due
+           in [slot*W, slot*W + k*W)
     bucket n = slot * 100000 + sub: LIST tag:wheel:<n>, at most WHEEL_BUCKET_MAX entries, each
            "<id>\n<dueAt - slot*W>\n<record>" (record as in `jobs`, token '0', dueAt '')
     wheel  ZSET n -> slot * W, the buckets
@@ -145,6 +147,7 @@ local WHEEL_BUCKET_MAX = 1000   -- entries a bucket holds at most: get/cancel/re
 local WHEEL_MOVE_MAX = 1000     -- entries one claim moves into `due` at most (bounds its time)
 local WHEEL_IDX_MEAN = 40       -- mean entries per index shard: well inside a listpack (128)
 local WHEEL_SPLITS_MAX = 32     -- index shards one call splits at most
+local WHEEL_SPAN_DIV = 32       -- a bucket spans at most 1/32 of its jobs' distance (wheelSlot)
 local wheelTag = string.sub(dueKey, 1, -5)
 local wheelW = nil
 
@@ -153,10 +156,18 @@ local function wheelWidth()
   return wheelW
 end
 
--- Whether a job due at `dueAt` goes to the wheel (its bucket is moved W before it starts).
-local function wheelFits(dueAt, now)
+-- The slot of the bucket a job due at `dueAt` goes to, or nil when it goes to `due` (its bucket
+-- would have to move W before it starts, which is not after now). A far job's bucket spans k
+-- slots, k the largest power of two with k*W <= (dueAt - now) / WHEEL_SPAN_DIV: a few dozen buckets
+-- per doubling of the distance, so that sparse far slots do not cost a key each; such a bucket
+-- moves into `due` at most 1/WHEEL_SPAN_DIV of the job's wait early (due times stay exact).
+local function wheelSlot(dueAt, now)
   local w = wheelWidth()
-  return math.floor(dueAt / w) * w - w > now
+  local k, far = 1, (dueAt - now) / WHEEL_SPAN_DIV
+  while 2 * k * w <= far do k = 2 * k end
+  local slot = math.floor(dueAt / (k * w)) * k
+  if slot * w - w > now then return slot end
+  return nil
 end
 
 local function wheelBucketKey(n)
@@ -221,12 +232,12 @@ end
 -- The current (last) bucket of each slot this call wrote to, and its length.
 local wheelOpen = {}
 
--- Puts a job into the wheel. `record` is in the `jobs` format with token '0' and dueAt ''.
+-- Puts a job into the bucket of `slot` (wheelSlot). `record` is in the `jobs` format with token '0'
+-- and dueAt ''.
 -- Returns the time at which its bucket moves (its start - W), and whether its slot's first bucket
 -- was created by this put.
-local function wheelPut(id, dueAt, record)
+local function wheelPut(id, dueAt, record, slot)
   local w = wheelWidth()
-  local slot = math.floor(dueAt / w)
   local open = wheelOpen[slot]
   if open == nil then
     local last = rcall('ZREVRANGEBYSCORE', wheelKey, slot * w, slot * w, 'LIMIT', 0, 1)

@@ -30,12 +30,13 @@ elseif rcall('ZREM', deadKey, id) == 1 then
   r.attempts = 0
 end
 r.dueAt = ''
-if wheelFits(dueAt, now) then
+local slot = wheelSlot(dueAt, now)
+if slot then
   if not found then
     rcall('ZREM', dueKey, id)
     rcall('HDEL', jobsKey, id)
   end
-  local moveAt, created = wheelPut(id, dueAt, writeRecord(r))
+  local moveAt, created = wheelPut(id, dueAt, writeRecord(r), slot)
   wheelPutDone(1)
   if created then wakeIfWheelHead(moveAt) end
 else
