@@ -26,8 +26,9 @@ const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffe
 const inOrder = (jobs: readonly Seeded[]) => [...jobs].sort((a, b) => a.dueAt - b.dueAt || byteOrder(a.id, b.id));
 
 /**
- * Seeds waiting jobs: in `due`, and in the wheel, some slots with several sub-buckets and some
- * whose bucket start has passed (no claim moved them), with equal due times across the tiers.
+ * Seeds waiting jobs: in `due`, and in the wheel, some slots with several sub-buckets, buckets
+ * spanning several slots, some whose bucket start has passed (no claim moved them), with equal due
+ * times across the tiers.
  */
 async function seed(name: string): Promise<Seeded[]> {
   const keys = partitionKeys('sg', name, 0);
@@ -52,7 +53,9 @@ async function seed(name: string): Promise<Seeded[]> {
       pipeline.zadd(keys.due, job.dueAt, job.id).hset(keys.jobs, job.id, record);
       continue;
     }
-    const slot = Math.floor(job.dueAt / W);
+    // Buckets spanning 1, 2, 4 or 8 slots (lib.lua, wheelSlot: the slot is a multiple of the span).
+    const span = 2 ** (job.id.length % 4);
+    const slot = Math.floor(job.dueAt / (span * W)) * span;
     // Sub-buckets of 3 entries: slots of many buckets.
     let bucket = open.get(slot) ?? { n: slot * SUB, len: 0 };
     if (bucket.len === 3) bucket = { n: bucket.n + 1, len: 0 };

@@ -353,12 +353,39 @@ local function promoteWheel(now)
   return result
 end
 
--- Read-only views of the wheel (stats, dueHistogram): how many of its jobs fall due at or before
--- each of `limits` (ascending epoch ms), cumulative. A bucket that ends by the first limit at or
--- after its start counts whole (LLEN); a bucket a limit falls into is read entry by entry, so the
--- counts are exact. Cost: one call per bucket starting at or before the last limit (none while
--- claims move buckets in time and the limits are near), plus the entries of the slots a limit
--- falls into.
+-- Read-only views of the wheel (stats, listJobs, dueHistogram). A bucket's entries are due in
+-- [start, start + k*W) for some power of two k dividing its slot (wheelSlot), with k*W at most
+-- 1/WHEEL_SPAN_DIV of a job's distance, itself at most MAX_DELAY_MS (validate.ts: ten years;
+-- doubled here for a client clock ahead of the server's). So a bucket of slot s holds due times
+-- before (s + wheelSpanOf(s)) * W: the views read a bucket's entries only where that bound says
+-- it may straddle what they look for.
+local WHEEL_VIEW_MAX_DISTANCE_MS = 2 * 10 * 365 * 86400000
+local wheelKmax = nil
+
+-- The most slots a bucket of `slot` may span.
+local function wheelSpanOf(slot)
+  if wheelKmax == nil then
+    local w = wheelWidth()
+    wheelKmax = 1
+    while 2 * wheelKmax * w <= WHEEL_VIEW_MAX_DISTANCE_MS / WHEEL_SPAN_DIV do wheelKmax = 2 * wheelKmax end
+  end
+  local k = 1
+  while k < wheelKmax and slot % (2 * k) == 0 do k = 2 * k end
+  return k
+end
+
+-- The due time of a bucket entry, and where its record begins.
+local function wheelEntryDue(e, start)
+  local nl1 = string.find(e, '\n', 1, true)
+  local nl2 = string.find(e, '\n', nl1 + 1, true)
+  return start + tonumber(string.sub(e, nl1 + 1, nl2 - 1)), nl1, nl2
+end
+
+-- How many jobs of the wheel fall due at or before each of `limits` (ascending epoch ms),
+-- cumulative. A bucket that surely ends by the first limit at or after its start counts whole
+-- (LLEN); a bucket a limit may fall into is read entry by entry, so the counts are exact. Cost:
+-- one call per bucket starting at or before the last limit (none while claims move buckets in
+-- time and the limits are near), plus the entries of the buckets a limit may fall into.
 local function wheelDueCounts(limits)
   local counts = {}
   for j = 1, #limits do counts[j] = 0 end
@@ -368,13 +395,12 @@ local function wheelDueCounts(limits)
   for i = 1, #buckets, 2 do
     local start = tonumber(buckets[i + 1])
     while limits[j] < start do j = j + 1 end -- buckets come in start order, all by the last limit
-    if start + w - 1 <= limits[j] then
+    if start + wheelSpanOf(start / w) * w - 1 <= limits[j] then
       counts[j] = counts[j] + rcall('LLEN', wheelBucketKey(buckets[i]))
     else
       local entries = rcall('LRANGE', wheelBucketKey(buckets[i]), 0, -1)
       for k = 1, #entries do
-        local e = entries[k]
-        local dueAt = start + tonumber(string.match(e, '^(%d+)\n', string.find(e, '\n', 1, true) + 1))
+        local dueAt = wheelEntryDue(entries[k], start)
         local m = j
         while m <= #limits and limits[m] < dueAt do m = m + 1 end
         if m <= #limits then counts[m] = counts[m] + 1 end
