@@ -307,11 +307,14 @@ local function wheelRemove(id, found)
   wheelCount = (wheelCount or 1) - 1
 end
 
--- Moves the buckets that start within W into `due`, at most WHEEL_MOVE_MAX entries per call.
+-- Moves the buckets that start within W on, at most WHEEL_MOVE_MAX entries per call: an entry due
+-- within reach goes into `due` (its exact due time); one of a wide far bucket (wheelSlot) that is
+-- still far goes into the narrower bucket its distance now calls for (always a later slot), so that
+-- a wide bucket never brings its jobs into `due` (the costly tier) long before they are due.
 -- Returns `now` when more is to move at once, else when the next bucket is to move, or nil when
 -- the wheel is empty.
 local function promoteWheel(now)
-  local moved = 0
+  local moved, toDue = 0, 0
   local minDue = nil
   local result = nil
   while true do
@@ -331,25 +334,31 @@ local function promoteWheel(now)
       local nl2 = string.find(e, '\n', nl1 + 1, true)
       local id = string.sub(e, 1, nl1 - 1)
       local dueAt = start + tonumber(string.sub(e, nl1 + 1, nl2 - 1))
-      zargs[#zargs + 1] = dueAt
-      zargs[#zargs + 1] = id
-      hargs[#hargs + 1] = id
-      hargs[#hargs + 1] = string.sub(e, nl2 + 1)
-      rcall('HDEL', wheelShardKey(id), id)
-      if minDue == nil or dueAt < minDue then minDue = dueAt end
+      local slot = wheelSlot(dueAt, now)
+      if slot then
+        wheelPut(id, dueAt, string.sub(e, nl2 + 1), slot)
+      else
+        zargs[#zargs + 1] = dueAt
+        zargs[#zargs + 1] = id
+        hargs[#hargs + 1] = id
+        hargs[#hargs + 1] = string.sub(e, nl2 + 1)
+        rcall('HDEL', wheelShardKey(id), id)
+        if minDue == nil or dueAt < minDue then minDue = dueAt end
+      end
     end
-    if #entries > 0 then
+    if #hargs > 0 then
       zaddMany(dueKey, zargs)
       for i = 1, #hargs, 1000 do rcall('HSET', jobsKey, unpack(hargs, i, math.min(i + 999, #hargs))) end
     end
     moved = moved + #entries
+    toDue = toDue + #hargs / 2
     if #entries < take or rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, head[1]) end
   end
-  if moved > 0 then
-    rcall('HINCRBY', countersKey, 'wheeled', -moved)
-    wheelCount = nil
+  if toDue > 0 then
+    rcall('HINCRBY', countersKey, 'wheeled', -toDue)
     wakeIfHead(minDue)
   end
+  wheelCount = nil
   return result
 end
 
