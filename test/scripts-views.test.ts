@@ -20,6 +20,8 @@ interface Seeded {
   readonly id: string;
   readonly dueAt: number;
   readonly tier: 'due' | 'wheel';
+  /** The start of its wheel bucket. */
+  bucketStart?: number;
 }
 
 const byteOrder = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -56,6 +58,7 @@ async function seed(name: string): Promise<Seeded[]> {
     // Buckets spanning 1, 2, 4 or 8 slots (lib.lua, wheelSlot: the slot is a multiple of the span).
     const span = 2 ** (job.id.length % 4);
     const slot = Math.floor(job.dueAt / (span * W)) * span;
+    job.bucketStart = slot * W;
     // Sub-buckets of 3 entries: slots of many buckets.
     let bucket = open.get(slot) ?? { n: slot * SUB, len: 0 };
     if (bucket.len === 3) bucket = { n: bucket.n + 1, len: 0 };
@@ -128,8 +131,34 @@ describe('views over the wheel', () => {
     const { now } = histogram;
     const edges = [now, ...bounds.map(bound => now + bound)];
     assert.equal(histogram.ready, jobs.filter(job => job.dueAt <= now).length);
-    const expected = edges.map((edge, i) => jobs.filter(job => job.dueAt > edge && (i + 1 === edges.length || job.dueAt <= (edges[i + 1] as number))).length);
+    // Exact, but for a far bucket that may span more than 16 slots (its slot a multiple of 32):
+    // its jobs count at its start (dueHistogram.lua).
+    const countedAt = (job: Seeded) => (job.bucketStart !== undefined && job.bucketStart > now && (job.bucketStart / W) % 32 === 0 ? job.bucketStart : job.dueAt);
+    const expected = edges.map((edge, i) => jobs.filter(job => countedAt(job) > edge && (i + 1 === edges.length || countedAt(job) <= (edges[i + 1] as number))).length);
     assert.deepEqual(histogram.counts, expected);
     assert.ok(expected.at(-1) as number > 0, 'some jobs fall after the last bound');
+  });
+
+  it('dueHistogram counts a wide far bucket that a window edge may fall into whole, in the window of its start', async () => {
+    const name = uniqueQueue('views');
+    const keys = partitionKeys('sg', name, 0);
+    // One bucket spanning 64 slots (its slot a multiple of 64), starting an hour on; its jobs
+    // spread over 32 slots.
+    const slot = Math.ceil((Date.now() + 3_600_000) / W / 64) * 64;
+    const dueTimes = Array.from({ length: 32 }, (_, i) => slot * W + i * W + 17);
+    await redis.raw
+      .multi()
+      .hset(keys.meta, 'wheelSlotMs', W)
+      .zadd(keys.wheel, slot * W, String(slot * SUB))
+      .rpush(`${keys.due.slice(0, -4)}:wheel:${slot * SUB}`, ...dueTimes.map((dueAt, i) => `w${i}\n${dueAt - slot * W}\n0,0,,,\n{}`))
+      .hset(keys.counters, 'wheeled', dueTimes.length)
+      .exec();
+    const store = new PartitionStore(redis.raw, 'sg', name, 0);
+    const probe = await store.dueHistogram([1]);
+    // An edge in the middle of the bucket's jobs.
+    const edge = (dueTimes[16] as number) - probe.now;
+    const { counts } = await store.dueHistogram([edge]);
+    assert.deepEqual(counts, [dueTimes.length, 0], 'all in the window where the bucket starts');
+    assert.equal((await store.stats()).delayed, dueTimes.length);
   });
 });

@@ -392,10 +392,13 @@ end
 
 -- How many jobs of the wheel fall due at or before each of `limits` (ascending epoch ms),
 -- cumulative. A bucket that surely ends by the first limit at or after its start counts whole
--- (LLEN); a bucket a limit may fall into is read entry by entry, so the counts are exact. Cost:
--- one call per bucket starting at or before the last limit (none while claims move buckets in
--- time and the limits are near), plus the entries of the buckets a limit may fall into.
-local function wheelDueCounts(limits)
+-- (LLEN). A bucket a limit may fall into is read entry by entry (exact) when it starts by
+-- `exactUntil` or spans at most `scanSpan` slots (nil: any); a wider one counts whole at the
+-- first limit after its start, so its jobs may count up to its span early: bucket granularity,
+-- only for buckets of jobs that were more than WHEEL_SPAN_DIV * scanSpan widths away when added.
+-- Cost: one call per bucket starting by the last limit, plus the entries of the buckets read (a
+-- few slots per limit).
+local function wheelDueCounts(limits, scanSpan, exactUntil)
   local counts = {}
   for j = 1, #limits do counts[j] = 0 end
   local w = wheelWidth()
@@ -404,7 +407,8 @@ local function wheelDueCounts(limits)
   for i = 1, #buckets, 2 do
     local start = tonumber(buckets[i + 1])
     while limits[j] < start do j = j + 1 end -- buckets come in start order, all by the last limit
-    if start + wheelSpanOf(start / w) * w - 1 <= limits[j] then
+    local span = wheelSpanOf(start / w)
+    if start + span * w - 1 <= limits[j] or (scanSpan and span > scanSpan and start > exactUntil) then
       counts[j] = counts[j] + rcall('LLEN', wheelBucketKey(buckets[i]))
     else
       local entries = rcall('LRANGE', wheelBucketKey(buckets[i]), 0, -1)

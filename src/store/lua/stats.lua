@@ -12,7 +12,7 @@
 ]]
 local now = nowMs()
 local wheeled = tonumber(rcall('HGET', countersKey, 'wheeled')) or 0
-local wheelReady = wheeled > 0 and wheelDueCounts({ now })[1] or 0
+local wheelReady = wheeled > 0 and wheelDueCounts({ now }, nil, now)[1] or 0
 local out = {
   now,
   rcall('ZCARD', dueKey) + wheeled,
