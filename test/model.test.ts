@@ -227,4 +227,18 @@ describe('model-based', () => {
       { numRuns: 50 },
     );
   });
+
+  it('an old token of a job now waiting in the wheel is stale, not unknown (found by the model above)', async () => {
+    const name = uniqueQueue('model');
+    await redis.raw.hset(partitionKeys('sg', name, 0).meta, 'wheelSlotMs', WHEEL_SLOT_MS);
+    const queue = redis.track(new Queue<string>(name, { connection: redis.url }));
+    const consumer = redis.track(new PullConsumer<string>(name, { connection: redis.url, maxAttempts: MAX_ATTEMPTS }));
+    await queue.add('c', { id: 'c' });
+    const [job] = await consumer.claim({ max: 1, leaseMs: 60_000 });
+    assert.ok(job);
+    assert.equal((await consumer.fail(job.id, job.token, { error: 'x', retryDelayMs: 0 })).result, 'retried');
+    assert.equal(await queue.reschedule('c', { delay: FAR }), 'rescheduled');
+    assert.ok(checkInvariant(await snapshot(redis.raw, name)).jobs === 1 && (await redis.raw.hexists(partitionKeys('sg', name, 0).jobs, 'c')) === 0, 'c waits in the wheel');
+    assert.equal(await consumer.ack(job.id, job.token), 'stale');
+  });
 });

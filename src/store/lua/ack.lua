@@ -43,7 +43,12 @@ for i = 2, #ARGV, 2 do
   else
     local by = doneNow[id] or doneBy(id)
     if not by then
-      notFound[#notFound + 1] = (i - 2) / 2
+      -- A job waiting in the wheel has no `jobs` record, yet exists: the token is stale.
+      if wheelMayHold() and rcall('HEXISTS', wheelShardKey(id), id) == 1 then
+        out[#out + 1] = (i - 2) / 2
+      else
+        notFound[#notFound + 1] = (i - 2) / 2
+      end
     elseif by ~= token then
       out[#out + 1] = (i - 2) / 2
     end
