@@ -32,6 +32,7 @@ for i = 3, #ARGV, 6 do
   local id = ARGV[i]
   local dueAt = ARGV[i + 1] ~= '' and now + tonumber(ARGV[i + 1]) or tonumber(ARGV[i + 2])
   local status = 1
+  local inWheel = nil
   if rcall('HEXISTS', jobsKey, id) == 1 then
     if not replace then
       status = 0
@@ -39,15 +40,13 @@ for i = 3, #ARGV, 6 do
       status = 3
     else
       status = 2
-      rcall('ZREM', deadKey, id)
       rcall('HDEL', errorsKey, id)
     end
   else
-    local inWheel = wheelFind(id)
+    inWheel = wheelFind(id)
     if inWheel then
       if replace then
         status = 2
-        wheelRemove(id, inWheel)
         rcall('HDEL', errorsKey, id)
       else
         status = 0
@@ -64,19 +63,27 @@ for i = 3, #ARGV, 6 do
   if status == 1 or status == 2 then
     local record = '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5]
     local slot = wheelSlot(dueAt, now)
+    -- The new place first, then the old one goes (lib.lua: a stop midway loses nothing).
     if slot then
-      -- A replaced job leaves `due` and `jobs` (a no-op for a new one).
-      if status == 2 then
-        rcall('ZREM', dueKey, id)
-        rcall('HDEL', jobsKey, id)
-      end
-      local moveAt, created = wheelPut(id, dueAt, record, slot)
+      local moveAt, created = wheelPut(id, dueAt, record, slot, inWheel ~= nil)
       wheeled = wheeled + 1
       if created and (minMove == nil or moveAt < minMove) then minMove = moveAt end
+      if inWheel then
+        wheelRemove(id, inWheel, true)
+      elseif status == 2 then
+        rcall('ZREM', dueKey, id)
+        rcall('ZREM', deadKey, id)
+        rcall('HDEL', jobsKey, id)
+      end
     else
       rcall('HSET', jobsKey, id, record)
       rcall('ZADD', dueKey, dueAt, id)
       if minDue == nil or dueAt < minDue then minDue = dueAt end
+      if inWheel then
+        wheelRemove(id, inWheel, false)
+      elseif status == 2 then
+        rcall('ZREM', deadKey, id)
+      end
     end
     if status == 1 then added = added + 1 end
     out[#out + 1] = status
@@ -87,7 +94,7 @@ for i = 3, #ARGV, 6 do
   end
 end
 if added > 0 then rcall('HINCRBY', countersKey, 'added', added) end
-wheelPutDone(wheeled)
+if wheeled > 0 then wheelSplit() end
 if minDue ~= nil then wakeIfHead(minDue) end
 if minMove ~= nil then wakeIfWheelHead(minMove) end
 return out

@@ -14,7 +14,7 @@ rcall('HDEL', errorsKey, id)
 if removed > 0 then return 1 end
 local found = wheelFind(id)
 if found then
-  wheelRemove(id, found)
+  wheelRemove(id, found, false)
   return 1
 end
 return 0

@@ -183,8 +183,13 @@ local function wheelIdxState()
   end
 end
 
+-- The index hash of an id (memoized: add looks an id up, then writes it).
+local hashedId, hashedValue = nil, nil
 local function wheelHash(id)
-  return tonumber(string.sub(redis.sha1hex(id), 1, 8), 16)
+  if id ~= hashedId then
+    hashedId, hashedValue = id, tonumber(string.sub(redis.sha1hex(id), 1, 8), 16)
+  end
+  return hashedValue
 end
 
 local function wheelShardKey(id)
@@ -194,6 +199,16 @@ local function wheelShardKey(id)
   if s < idxSplit then s = h % (2 ^ (idxLevel + 1)) end
   return wheelTag .. ':wheel:idx:' .. int(s)
 end
+
+--[[
+  Write order under a Cluster slot migration. A script names its partition's fixed keys, so it
+  runs only while all of them are still on this node; a computed key (bucket, shard) may already
+  have moved, and then the first command that touches it fails and ends the script there (earlier
+  writes stay). A key the script has read exists here for the rest of the script, so only the
+  first touch of a key can fail. The wheel writes in an order where such a stop loses nothing:
+  the new place of an entry is written before its old place is removed, an index entry before its
+  bucket entry (an index entry whose bucket lacks the id is ignored), and `wheeled` with each put.
+]]
 
 -- Splits shards while their mean exceeds WHEEL_IDX_MEAN (at most WHEEL_SPLITS_MAX per call).
 -- A split rewrites both shards whole, so one that outgrew a listpack becomes one again.
@@ -212,31 +227,33 @@ local function wheelSplit()
       t[#t + 1] = all[i]
       t[#t + 1] = all[i + 1]
     end
+    -- The new shard first (a missing key's first touch may fail, see above), then the old rewritten.
+    for i = 1, #move, 1000 do rcall('HSET', newKey, unpack(move, i, math.min(i + 999, #move))) end
     rcall('DEL', oldKey)
     for i = 1, #keep, 1000 do rcall('HSET', oldKey, unpack(keep, i, math.min(i + 999, #keep))) end
-    for i = 1, #move, 1000 do rcall('HSET', newKey, unpack(move, i, math.min(i + 999, #move))) end
     idxSplit = idxSplit + 1
     if idxSplit == low then idxLevel, idxSplit = idxLevel + 1, 0 end
+    rcall('HSET', metaKey, 'idxLevel', idxLevel, 'idxSplit', idxSplit)
     splits = splits + 1
   end
-  if splits > 0 then rcall('HSET', metaKey, 'idxLevel', idxLevel, 'idxSplit', idxSplit) end
 end
 
--- Whether the wheel may hold anything (one HGET a call; spares the index look-up of every add).
-local wheelCount = nil
+-- Whether the wheel may hold anything (one EXISTS a call; spares the index look-up of every add).
+local wheelNonEmpty = nil
 local function wheelMayHold()
-  if wheelCount == nil then wheelCount = tonumber(rcall('HGET', countersKey, 'wheeled')) or 0 end
-  return wheelCount > 0
+  if wheelNonEmpty == nil then wheelNonEmpty = rcall('EXISTS', wheelKey) == 1 end
+  return wheelNonEmpty
 end
 
 -- The current (last) bucket of each slot this call wrote to, and its length.
 local wheelOpen = {}
 
--- Puts a job into the bucket of `slot` (wheelSlot). `record` is in the `jobs` format with token '0'
--- and dueAt ''.
+-- Puts a job into the bucket of `slot` (wheelSlot) and points the index at it. `record` is in the
+-- `jobs` format with token '0' and dueAt ''. `moving`: the job is in the wheel already (its old
+-- entry is removed after this, with wheelRemove(id, found, true)), so `wheeled` stays.
 -- Returns the time at which its bucket moves (its start - W), and whether its slot's first bucket
 -- was created by this put.
-local function wheelPut(id, dueAt, record, slot)
+local function wheelPut(id, dueAt, record, slot, moving)
   local w = wheelWidth()
   local open = wheelOpen[slot]
   if open == nil then
@@ -251,11 +268,12 @@ local function wheelPut(id, dueAt, record, slot)
   if open.len >= WHEEL_BUCKET_MAX then open.n, open.len = open.n + 1, 0 end
   local n = int(open.n)
   local created = open.len == 0 and open.n == slot * 100000
+  rcall('HSET', wheelShardKey(id), id, n)
   if open.len == 0 then rcall('ZADD', wheelKey, slot * w, n) end
   rcall('RPUSH', wheelBucketKey(n), id .. '\n' .. int(dueAt - slot * w) .. '\n' .. record)
   open.len = open.len + 1
-  rcall('HSET', wheelShardKey(id), id, n)
-  wheelCount = (wheelCount or 0) + 1
+  if not moving then rcall('HINCRBY', countersKey, 'wheeled', 1) end
+  wheelNonEmpty = true
   return slot * w - w, created
 end
 
@@ -269,14 +287,8 @@ local function wakeIfWheelHead(moveAt)
   rcall('PUBLISH', wakeChannel, int(moveAt))
 end
 
--- Call once after the wheelPut calls of a script: counts them and splits index shards.
-local function wheelPutDone(k)
-  if k == 0 then return end
-  rcall('HINCRBY', countersKey, 'wheeled', k)
-  wheelSplit()
-end
-
--- Finds a job in the wheel: nil, or { n, entry, dueAt, record } (O(bucket)).
+-- Finds a job in the wheel: nil, or { n, entry, dueAt, record } (O(bucket)). An index entry whose
+-- bucket does not hold the id (left by a script stopped midway, see above) finds nothing.
 local function wheelFind(id)
   if not wheelMayHold() then return nil end
   local n = rcall('HGET', wheelShardKey(id), id)
@@ -295,16 +307,18 @@ local function wheelFind(id)
   return nil
 end
 
--- Removes a job wheelFind found (its bucket entry and its index entry).
-local function wheelRemove(id, found)
+-- Removes the bucket entry wheelFind found and, unless `moved` (wheelPut put the job anew and
+-- pointed the index there), its index entry.
+local function wheelRemove(id, found, moved)
   local bkey = wheelBucketKey(found.n)
   rcall('LREM', bkey, 1, found.entry)
   -- The slot's open bucket (wheelPut) may be this one, now shorter or gone: look it up again.
   wheelOpen[math.floor(tonumber(found.n) / 100000)] = nil
   if rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, found.n) end
-  rcall('HDEL', wheelShardKey(id), id)
-  rcall('HINCRBY', countersKey, 'wheeled', -1)
-  wheelCount = (wheelCount or 1) - 1
+  if not moved then
+    rcall('HDEL', wheelShardKey(id), id)
+    rcall('HINCRBY', countersKey, 'wheeled', -1)
+  end
 end
 
 -- Moves the buckets that start within W on, at most WHEEL_MOVE_MAX entries per call: an entry due
@@ -314,7 +328,7 @@ end
 -- Returns `now` when more is to move at once, else when the next bucket is to move, or nil when
 -- the wheel is empty.
 local function promoteWheel(now)
-  local moved, toDue = 0, 0
+  local moved = 0
   local minDue = nil
   local result = nil
   while true do
@@ -326,7 +340,8 @@ local function promoteWheel(now)
     if moved >= WHEEL_MOVE_MAX then result = now break end
     local bkey = wheelBucketKey(head[1])
     local take = WHEEL_MOVE_MAX - moved
-    local entries = rcall('LPOP', bkey, take) or {}
+    -- Read, write the entries' new places, then trim: a stop midway (see above) loses nothing.
+    local entries = rcall('LRANGE', bkey, 0, take - 1)
     local zargs, hargs = {}, {}
     for i = 1, #entries do
       local e = entries[i]
@@ -336,29 +351,30 @@ local function promoteWheel(now)
       local dueAt = start + tonumber(string.sub(e, nl1 + 1, nl2 - 1))
       local slot = wheelSlot(dueAt, now)
       if slot then
-        wheelPut(id, dueAt, string.sub(e, nl2 + 1), slot)
+        wheelPut(id, dueAt, string.sub(e, nl2 + 1), slot, true)
       else
         zargs[#zargs + 1] = dueAt
         zargs[#zargs + 1] = id
         hargs[#hargs + 1] = id
         hargs[#hargs + 1] = string.sub(e, nl2 + 1)
-        rcall('HDEL', wheelShardKey(id), id)
         if minDue == nil or dueAt < minDue then minDue = dueAt end
       end
     end
     if #hargs > 0 then
       zaddMany(dueKey, zargs)
       for i = 1, #hargs, 1000 do rcall('HSET', jobsKey, unpack(hargs, i, math.min(i + 999, #hargs))) end
+      for i = 1, #hargs, 2 do rcall('HDEL', wheelShardKey(hargs[i]), hargs[i]) end
+      rcall('HINCRBY', countersKey, 'wheeled', -#hargs / 2)
     end
     moved = moved + #entries
-    toDue = toDue + #hargs / 2
-    if #entries < take or rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, head[1]) end
+    if #entries < take then
+      rcall('DEL', bkey)
+    else
+      rcall('LTRIM', bkey, #entries, -1)
+    end
+    if rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, head[1]) end
   end
-  if toDue > 0 then
-    rcall('HINCRBY', countersKey, 'wheeled', -toDue)
-    wakeIfHead(minDue)
-  end
-  wheelCount = nil
+  if minDue ~= nil then wakeIfHead(minDue) end
   return result
 end
 

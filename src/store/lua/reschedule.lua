@@ -24,24 +24,27 @@ end
 local now = nowMs()
 local dueAt = ARGV[3] ~= '' and now + tonumber(ARGV[3]) or tonumber(ARGV[4])
 local r = readRecord(rec)
-if found then
-  wheelRemove(id, found)
-elseif rcall('ZREM', deadKey, id) == 1 then
-  r.attempts = 0
-end
+local wasDead = not found and rcall('ZSCORE', deadKey, id)
+if wasDead then r.attempts = 0 end
 r.dueAt = ''
+-- The new place first, then the old one goes (lib.lua: a stop midway loses nothing).
 local slot = wheelSlot(dueAt, now)
 if slot then
-  if not found then
+  local moveAt, created = wheelPut(id, dueAt, writeRecord(r), slot, found ~= nil)
+  if found then
+    wheelRemove(id, found, true)
+  else
     rcall('ZREM', dueKey, id)
+    rcall('ZREM', deadKey, id)
     rcall('HDEL', jobsKey, id)
+    wheelSplit()
   end
-  local moveAt, created = wheelPut(id, dueAt, writeRecord(r), slot)
-  wheelPutDone(1)
   if created then wakeIfWheelHead(moveAt) end
 else
   rcall('HSET', jobsKey, id, writeRecord(r))
   rcall('ZADD', dueKey, dueAt, id)
+  if found then wheelRemove(id, found, false) end
+  if wasDead then rcall('ZREM', deadKey, id) end
   wakeIfHead(dueAt)
 end
 return { 1, dueAt }
