@@ -251,8 +251,9 @@ export class Queue<T = unknown> {
   /**
    * A page of jobs in one state: `delayed` and `ready` soonest due first, `active` soonest lease
    * end first (with `leaseUntilAt`), `dead` most recent first (with `deadAt`); jobs of equal time
-   * in id order. Page on with `cursor: nextCursor`; a page costs the same wherever it is. Jobs that
-   * move while you page may be missed or seen twice (a list is not a snapshot).
+   * in id order. Page on with `cursor: nextCursor`; a page costs the same wherever it is, but for
+   * jobs due far ahead: those wait in coarse time buckets, and a page reads the whole buckets it
+   * spans. Jobs that move while you page may be missed or seen twice (a list is not a snapshot).
    *
    * @example
    * for (let page = await queue.list('dead'); ; page = await queue.list('dead', { cursor: page.nextCursor })) {
@@ -282,6 +283,8 @@ export class Queue<T = unknown> {
   /**
    * When waiting jobs fall due: `ready` (due now), then a count per window ending at each bound
    * (ms from now, increasing), then `later` (after the last bound). For timelines and dashboards.
+   * Exact, but for jobs that were added many hours ahead: a window edge falling among such jobs'
+   * coarse time bucket counts the bucket whole in the window where it starts (dueHistogram.lua).
    *
    * @example
    * await queue.dueHistogram([60_000, 3_600_000, 86_400_000]); // next minute, hour, day
