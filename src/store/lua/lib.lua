@@ -140,8 +140,10 @@ end
            fields idxLevel, idxSplit), split while the mean shard holds more than WHEEL_IDX_MEAN
     counters `wheeled`  jobs in the tier
   A job goes to the wheel iff its bucket starts more than W from now (slot*W - W > now), and the
-  claim script moves each bucket into `due` (exact due times) W before it starts: so the tier never
-  makes a job early, nor late while a worker runs. The move is part of a claim script: atomic.
+  claim script moves each bucket W before it starts (promoteWheel): its jobs into `due` at their
+  exact due times, those of a wide bucket that are still far into narrower buckets. So the tier
+  never makes a job early, nor late while a worker runs, and a job enters `due` at most about 2 W
+  before it is due. The move is part of a claim script: atomic.
 ]]
 local WHEEL_BUCKET_MAX = 1000   -- entries a bucket holds at most: get/cancel/reschedule scan one
 local WHEEL_MOVE_MAX = 1000     -- entries one claim moves into `due` at most (bounds its time)
@@ -159,8 +161,8 @@ end
 -- The slot of the bucket a job due at `dueAt` goes to, or nil when it goes to `due` (its bucket
 -- would have to move W before it starts, which is not after now). A far job's bucket spans k
 -- slots, k the largest power of two with k*W <= (dueAt - now) / WHEEL_SPAN_DIV: a few dozen buckets
--- per doubling of the distance, so that sparse far slots do not cost a key each; such a bucket
--- moves into `due` at most 1/WHEEL_SPAN_DIV of the job's wait early (due times stay exact).
+-- per doubling of the distance, so that sparse far slots do not cost a key each (promoteWheel
+-- moves the jobs of a wide bucket on into narrower ones as they come nearer).
 local function wheelSlot(dueAt, now)
   local w = wheelWidth()
   local k, far = 1, (dueAt - now) / WHEEL_SPAN_DIV
