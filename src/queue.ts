@@ -5,8 +5,7 @@ import { newJobId } from './ids.js';
 import { decodeCursor, encodeCursor, mergePages } from './list-page.js';
 import { resolveQueueOptions, type QueueOptions } from './queue-options.js';
 import { resolveSharedOptions } from './role-options.js';
-import { PartitionStore, type EncodedJob } from './store/partition-store.js';
-import type { StoredJob } from './store/record.js';
+import type { EncodedJob, JobSnapshot, PartitionStorage } from './store/partition-storage.js';
 import { isQueueRegistered, listQueueNames, registerQueue } from './store/registry.js';
 import { QueuePartitions, partitionOf } from './store/partitions.js';
 import type {
@@ -130,13 +129,13 @@ export class Queue<T = unknown> {
     const running: string[] = [];
     await Promise.all(
       byPartition.map(async (partitionJobs, partition) => {
-        const store = stores[partition] as PartitionStore;
+        const store = stores[partition] as PartitionStorage;
         for (let start = 0; start < partitionJobs.length; start += BULK_CHUNK) {
           const chunk = partitionJobs.slice(start, start + BULK_CHUNK);
           const { statuses, acknowledged } = await store.add(chunk, ifExists, this.#waitForReplicas);
           if (acknowledged !== undefined) leastAcknowledged = Math.min(leastAcknowledged, acknowledged);
           statuses.forEach((status, i) => {
-            if (status === 3) running.push((chunk[i] as EncodedJob).id);
+            if (status === 'running') running.push((chunk[i] as EncodedJob).id);
           });
         }
       }),
@@ -158,7 +157,7 @@ export class Queue<T = unknown> {
     this.#assertOpen();
     assertJobId(id);
     const raw = await (await this.#partitions.storeFor(id, READ)).get(id);
-    return raw ? toJobInfo<T>(raw.job, raw.state, raw.score, raw.lastError) : null;
+    return raw ? toJobInfo<T>(raw) : null;
   }
 
   /**
@@ -191,12 +190,12 @@ export class Queue<T = unknown> {
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
     const all = await this.#eachPartition(store => store.stats());
-    const total = { delayed: 0, ready: 0, active: 0, dead: 0, paused: all.some(raw => raw.paused) };
-    for (const raw of all) {
-      total.delayed += raw.waiting - raw.ready;
-      total.ready += raw.ready;
-      total.active += raw.active;
-      total.dead += raw.dead;
+    const total = { delayed: 0, ready: 0, active: 0, dead: 0, paused: all.some(part => part.paused) };
+    for (const part of all) {
+      total.delayed += part.delayed;
+      total.ready += part.ready;
+      total.active += part.active;
+      total.dead += part.dead;
     }
     return total;
   }
@@ -205,7 +204,7 @@ export class Queue<T = unknown> {
   async counters(): Promise<QueueCounters> {
     this.#assertOpen();
     const all = await this.#eachPartition(store => store.stats());
-    const read = (name: keyof QueueCounters) => all.reduce((sum, raw) => sum + (raw.counters[name] ?? 0), 0);
+    const read = (name: keyof QueueCounters) => all.reduce((sum, part) => sum + (part.counters[name] ?? 0), 0);
     return {
       added: read('added'),
       claimed: read('claimed'),
@@ -252,8 +251,9 @@ export class Queue<T = unknown> {
   /**
    * A page of jobs in one state: `delayed` and `ready` soonest due first, `active` soonest lease
    * end first (with `leaseUntilAt`), `dead` most recent first (with `deadAt`); jobs of equal time
-   * in id order. Page on with `cursor: nextCursor`; a page costs the same wherever it is. Jobs that
-   * move while you page may be missed or seen twice (a list is not a snapshot).
+   * in id order. Page on with `cursor: nextCursor`; a page costs the same wherever it is, but for
+   * jobs due far ahead: those wait in coarse time buckets, and a page reads the whole buckets it
+   * spans. Jobs that move while you page may be missed or seen twice (a list is not a snapshot).
    *
    * @example
    * for (let page = await queue.list('dead'); ; page = await queue.list('dead', { cursor: page.nextCursor })) {
@@ -276,13 +276,15 @@ export class Queue<T = unknown> {
     const pages = await this.#eachPartition(store => store.listJobs(state, after, limit + 1));
     const more = pages.some(page => page.count > limit);
     const { entries, next } = mergePages(state, pages.map(page => page.entries), limit, more);
-    const jobs = entries.map(({ job, score, lastError }) => toJobInfo<T>(job, state, score, lastError));
+    const jobs = entries.map(entry => toJobInfo<T>(entry));
     return { jobs, nextCursor: next ? encodeCursor(next) : null };
   }
 
   /**
    * When waiting jobs fall due: `ready` (due now), then a count per window ending at each bound
    * (ms from now, increasing), then `later` (after the last bound). For timelines and dashboards.
+   * Exact, but for jobs that were added many hours ahead: a window edge falling among such jobs'
+   * coarse time bucket counts the bucket whole in the window where it starts (dueHistogram.lua).
    *
    * @example
    * await queue.dueHistogram([60_000, 3_600_000, 86_400_000]); // next minute, hour, day
@@ -325,7 +327,7 @@ export class Queue<T = unknown> {
     let moved = 0;
     for (const [partition, partitionIds] of byPartition.entries()) {
       for (let start = 0; start < partitionIds.length; start += DEAD_BATCH) {
-        moved += await (stores[partition] as PartitionStore).retryDead(partitionIds.slice(start, start + DEAD_BATCH), DEAD_BATCH);
+        moved += await (stores[partition] as PartitionStorage).retryDead(partitionIds.slice(start, start + DEAD_BATCH), DEAD_BATCH);
       }
     }
     return moved;
@@ -373,7 +375,7 @@ export class Queue<T = unknown> {
   }
 
   /** Runs `call` on every partition at once (they may live on different nodes). */
-  async #eachPartition<R>(call: (store: PartitionStore) => Promise<R>, options: { create: boolean } = READ): Promise<R[]> {
+  async #eachPartition<R>(call: (store: PartitionStorage) => Promise<R>, options: { create: boolean } = READ): Promise<R[]> {
     return Promise.all((await this.#partitions.all(options)).map(call));
   }
 
@@ -392,13 +394,11 @@ async function repeatUntilZero(step: () => Promise<number>): Promise<number> {
   return total;
 }
 
-/** A job as `get` and `list` show it; `score` is its sorted-set score in the state's set. */
-function toJobInfo<T>(job: StoredJob, state: JobState, score: number, lastError: string | undefined): JobInfo<T> {
-  // A waiting job's due time is its score; an active or dead one's is in its record.
-  const dueAt = state === 'delayed' || state === 'ready' ? score : (job.dueAt ?? score);
+/** A job as `get` and `list` show it. */
+function toJobInfo<T>({ job, state, dueAt, leaseUntil, deadAt, lastError }: JobSnapshot): JobInfo<T> {
   const info: JobInfo<T> = { id: job.id, payload: JSON.parse(job.payloadJson) as T, state, dueAt, attempts: job.attempts };
-  if (state === 'active') info.leaseUntilAt = score;
-  if (state === 'dead') info.deadAt = score;
+  if (leaseUntil !== undefined) info.leaseUntilAt = leaseUntil;
+  if (deadAt !== undefined) info.deadAt = deadAt;
   if (job.maxAttempts !== undefined) info.maxAttempts = job.maxAttempts;
   if (lastError !== undefined) info.lastError = lastError;
   return info;

@@ -79,8 +79,10 @@ describe('an add that waits for replicas (waitForReplicas)', () => {
     const waiting = new Queue<string>(name, { connection: client, waitForReplicas: { replicas: 1, timeoutMs: 50 } });
     try {
       // Give the partition its keys (a migration window needs keys on both sides), learn the layout.
-      await plain.addBulk(Array.from({ length: 6 }, (_, i) => ({ payload: 'earlier', id: `earlier-${i}`, delay: '1h' })));
-      assert.ok((await waiting.add('first', { id: 'first', delay: '1h' }).catch((e: unknown) => e)) instanceof NotReplicatedError);
+      // Due in 30 s, the jobs go to `due` and `jobs` (not the wheel, whose bucket and index keys
+      // would lengthen this window of two keys per 1.5 s beyond the calls' patience).
+      await plain.addBulk(Array.from({ length: 6 }, (_, i) => ({ payload: 'earlier', id: `earlier-${i}`, delay: '30s' })));
+      assert.ok((await waiting.add('first', { id: 'first', delay: '30s' }).catch((e: unknown) => e)) instanceof NotReplicatedError);
       const tryAgainBefore = await tryAgainCount();
       let during: Promise<unknown> | undefined;
       // Two keys per MIGRATE and 1.5 s after each: the partition's keys stay split for seconds.
@@ -88,7 +90,7 @@ describe('an add that waits for replicas (waitForReplicas)', () => {
         batchKeys: 2,
         pauseMs: 1_500,
         onBatch: () => {
-          during ??= waiting.add('during', { id: 'during', delay: '1h' }).catch((e: unknown) => e);
+          during ??= waiting.add('during', { id: 'during', delay: '30s' }).catch((e: unknown) => e);
         },
       });
       const outcome = await during;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { claimMemoKey, partitionKeys, queueRegistryKey, PARTITION_KEY_NAMES } from '../src/store/keys.js';
+import { claimMemoKey, partitionKeys, queueRegistryKey, wheelBucketKey, wheelIndexKey, PARTITION_KEY_NAMES } from '../src/store/keys.js';
 import { SCRIPT_NAMES, scriptSource } from '../src/store/scripts.js';
 import { useRedis } from './helpers/redis.js';
 
@@ -15,7 +15,14 @@ describe('documented layout', () => {
     const section = readme.slice(readme.indexOf('## Redis keys'), readme.indexOf('## Redis settings'));
     const documented = [...section.matchAll(/^\| `([^`]+)` \|/gm)].map(match => match[1]).sort();
     const keys = partitionKeys('sg', '<queue>', '<p>' as unknown as number);
-    const built = [...Object.values(keys), claimMemoKey('sg', '<queue>', '<p>' as unknown as number, '<claim id>'), queueRegistryKey('sg')].sort();
+    const p = '<p>' as unknown as number;
+    const built = [
+      ...Object.values(keys),
+      claimMemoKey('sg', '<queue>', p, '<claim id>'),
+      wheelBucketKey('sg', '<queue>', p, '<n>'),
+      wheelIndexKey('sg', '<queue>', p, '<s>'),
+      queueRegistryKey('sg'),
+    ].sort();
     assert.deepEqual(documented, built);
   });
 

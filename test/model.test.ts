@@ -1,10 +1,14 @@
 // Model-based test: random sequences of operations run against the real queue on a real Redis and
 // against a plain in-memory model; after every step the states must agree and the storage
-// invariant must hold (every job in exactly one of due, active, dead).
+// invariant must hold (every job in exactly one of due, active, dead or a wheel bucket, the wheel's
+// index in step with its buckets: test/chaos/checker.ts). The queue's wheel has 1 s buckets, so
+// that a job added or rescheduled for later waits in the wheel, and one retried later in `due`.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { NotFoundError, PullConsumer, Queue, type PulledJob } from '../src/index.js';
+import { partitionKeys } from '../src/store/keys.js';
+import { checkInvariant, snapshot } from './chaos/checker.js';
 import { uniqueQueue, useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: true });
@@ -33,7 +37,10 @@ interface Real {
   consumer: PullConsumer<string>;
 }
 
+/** A delay that lands in the wheel (its bucket starts far more than one width from now). */
 const FAR = 3_600_000;
+/** The wheel's bucket width for the model's queue (the smallest it allows). */
+const WHEEL_SLOT_MS = 1_000;
 
 /** Jobs whose expired lease the next claim takes back, as claim.lua does. */
 function reap(model: Model): void {
@@ -99,7 +106,7 @@ const operations = [
     },
     toString: () => `claim(${max})`,
   })),
-  fc.record({ index: fc.nat(), ok: fc.boolean() }).map(({ index, ok }) => ({
+  fc.record({ index: fc.nat(), ok: fc.boolean(), later: fc.boolean() }).map(({ index, ok, later }) => ({
     check: (model: Readonly<Model>) => [...model.jobs.values()].some(job => job.state === 'active' && !job.expired),
     async run(model: Model, real: Real) {
       const active = [...model.jobs].filter(([, job]) => job.state === 'active' && !job.expired);
@@ -110,15 +117,16 @@ const operations = [
         model.jobs.delete(id);
         model.completed.set(id, token);
       } else {
-        const { result } = await real.consumer.fail(id, token, { error: 'model says fail', retryDelayMs: 0 });
+        // A retry for later waits in `due` (only adds and reschedules go to the wheel).
+        const { result } = await real.consumer.fail(id, token, { error: 'model says fail', retryDelayMs: later ? FAR : 0 });
         const dead = job.attempts >= MAX_ATTEMPTS;
         assert.equal(result, dead ? 'dead' : 'retried');
-        job.state = dead ? 'dead' : 'ready';
+        job.state = dead ? 'dead' : later ? 'delayed' : 'ready';
         delete job.token;
       }
       model.staleTokens.push({ id, token });
     },
-    toString: () => `${ok ? 'ack' : 'fail'}(active #${index})`,
+    toString: () => `${ok ? 'ack' : `fail${later ? '(later)' : ''}`}(active #${index})`,
   })),
   fc.nat().map(index => ({
     check: (model: Readonly<Model>) => [...model.jobs.values()].some(job => job.state === 'active' && !job.expired),
@@ -185,17 +193,15 @@ async function assertAgrees(model: Model, real: Real): Promise<void> {
   }
   for (const id of IDS) if (!model.jobs.has(id)) assert.equal(await real.queue.get(id), null, `${id} should not exist`);
   assert.deepEqual(await real.queue.stats(), { ...counts, paused: false });
-  // Storage invariant: each record in exactly one index, each index entry with a record.
-  const tag = `sg:{${real.name}:0}`;
-  const records = (await redis.raw.hkeys(`${tag}:jobs`)).sort();
-  const indexed = [
-    ...(await redis.raw.zrange(`${tag}:due`, 0, -1)),
-    ...(await redis.raw.zrange(`${tag}:active`, 0, -1)),
-    ...(await redis.raw.zrange(`${tag}:dead`, 0, -1)),
-  ].sort();
-  assert.deepEqual(indexed, records, 'every job is in exactly one of due, active, dead');
-  const leased = (await redis.raw.hkeys(`${tag}:leases`)).sort();
-  assert.deepEqual(leased, (await redis.raw.zrange(`${tag}:active`, 0, -1)).sort(), 'a lease for each active job, and none else');
+  // The lists by state hold the same jobs (wheel jobs among the delayed ones).
+  for (const state of ['delayed', 'ready', 'active', 'dead'] as const) {
+    const listed = (await real.queue.list(state, { limit: 1_000 })).jobs.map(job => job.id).sort();
+    assert.deepEqual(listed, [...model.jobs].filter(([, job]) => job.state === state).map(([id]) => id).sort(), `list('${state}')`);
+  }
+  // Storage invariant: every job in exactly one of due, active, dead, a wheel bucket; its record
+  // where its state keeps it; the wheel's index in step with its buckets.
+  const invariant = checkInvariant(await snapshot(redis.raw, real.name));
+  assert.ok(invariant.ok, `storage invariant: ${JSON.stringify(invariant)}`);
 }
 
 describe('model-based', () => {
@@ -209,6 +215,8 @@ describe('model-based', () => {
           consumer: new PullConsumer<string>(name, { connection: redis.url, maxAttempts: MAX_ATTEMPTS }),
         };
         const model: Model = { jobs: new Map(), staleTokens: [], completed: new Map() };
+        // Before the first add: the wheel's width is read from meta by every script.
+        await redis.raw.hset(partitionKeys('sg', name, 0).meta, 'wheelSlotMs', WHEEL_SLOT_MS);
         try {
           await fc.asyncModelRun(() => ({ model, real }), cmds);
         } finally {
@@ -218,5 +226,19 @@ describe('model-based', () => {
       }),
       { numRuns: 50 },
     );
+  });
+
+  it('an old token of a job now waiting in the wheel is stale, not unknown (found by the model above)', async () => {
+    const name = uniqueQueue('model');
+    await redis.raw.hset(partitionKeys('sg', name, 0).meta, 'wheelSlotMs', WHEEL_SLOT_MS);
+    const queue = redis.track(new Queue<string>(name, { connection: redis.url }));
+    const consumer = redis.track(new PullConsumer<string>(name, { connection: redis.url, maxAttempts: MAX_ATTEMPTS }));
+    await queue.add('c', { id: 'c' });
+    const [job] = await consumer.claim({ max: 1, leaseMs: 60_000 });
+    assert.ok(job);
+    assert.equal((await consumer.fail(job.id, job.token, { error: 'x', retryDelayMs: 0 })).result, 'retried');
+    assert.equal(await queue.reschedule('c', { delay: FAR }), 'rescheduled');
+    assert.ok(checkInvariant(await snapshot(redis.raw, name)).jobs === 1 && (await redis.raw.hexists(partitionKeys('sg', name, 0).jobs, 'c')) === 0, 'c waits in the wheel');
+    assert.equal(await consumer.ack(job.id, job.token), 'stale');
   });
 });

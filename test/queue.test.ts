@@ -174,9 +174,16 @@ describe('Queue', () => {
   it('keeps every key of a queue under one hash tag', async () => {
     const name = uniqueQueue('tag');
     const q = queue(name);
-    await q.add('x', { delay: '1h' });
+    await q.add('x', { delay: '10s' });
+    // An hour out, the job goes to the wheel: a bucket and an index shard, under the same tag.
+    const far = await q.add('y', { delay: '1h' });
     const keys = await redis.raw.keys(`sg:{${name}:0}:*`);
-    assert.deepEqual(keys.sort(), [`sg:{${name}:0}:counters`, `sg:{${name}:0}:due`, `sg:{${name}:0}:jobs`, `sg:{${name}:0}:meta`]);
+    const bucket = (await redis.raw.zrange(`sg:{${name}:0}:wheel`, 0, -1))[0];
+    assert.deepEqual(await redis.raw.hkeys(`sg:{${name}:0}:wheel:idx:0`), [far]);
+    assert.deepEqual(
+      keys.sort(),
+      [`counters`, `due`, `jobs`, `meta`, `wheel`, `wheel:${bucket}`, `wheel:idx:0`].map(key => `sg:{${name}:0}:${key}`).sort(),
+    );
     assert.equal(await redis.raw.hget(`sg:{${name}:0}:meta`, 'partitions'), '1', 'the partition count is stored with the queue');
     assert.ok(await redis.raw.sismember('sg:queues', name));
   });

@@ -262,7 +262,7 @@ describe('consumer scripts on raw keys', () => {
     const state = await s.get('a');
 
     assert.equal(state?.state, 'active');
-    assert.equal(state?.score, FAR);
+    assert.equal(state?.leaseUntil, FAR);
     assert.deepEqual(
       state && [state.job.attempts, state.job.token, state.job.dueAt, state.job.maxAttempts, state.job.payloadJson],
       [2, '12', 1_000, 4, '{"x":1}'],

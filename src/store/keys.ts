@@ -68,6 +68,23 @@ export function claimMemoKey(prefix: string, queue: string, partition: number, c
   return `${prefix}:{${queue}:${partition}}:claim:${claimId}`;
 }
 
+/**
+ * LIST, one bucket of the far-future tier (time wheel): entries "<id>\n<dueAt - bucket start>\n<record>"
+ * of jobs due in one bucket width; `n` = floor(dueAt / width) * 100000 + sub-bucket. The scripts
+ * build it in Lua (lua/lib.lua, wheelBucketKey); this is for tools and tests.
+ */
+export function wheelBucketKey(prefix: string, queue: string, partition: number, n: number | string): string {
+  return `${prefix}:{${queue}:${partition}}:wheel:${n}`;
+}
+
+/**
+ * HASH, one shard of the wheel's index, id -> bucket number; the shard of an id is chosen by linear
+ * hashing on its SHA-1 (lua/lib.lua, wheelShardKey).
+ */
+export function wheelIndexKey(prefix: string, queue: string, partition: number, shard: number | string): string {
+  return `${prefix}:{${queue}:${partition}}:wheel:idx:${shard}`;
+}
+
 /** SET of queue names that have been used under this prefix (for admin tools). */
 export function queueRegistryKey(prefix: string): string {
   return `${prefix}:queues`;

@@ -2,68 +2,45 @@ import type { Cluster, Redis } from 'ioredis';
 import { decodeClaimed, decodeRecord, type StoredJob } from './record.js';
 import { claimMemoKey, partitionKeys, type PartitionKeys } from './keys.js';
 import { runScript, runScriptAndWait, type ScriptName } from './scripts.js';
-import type { CancelResult, RescheduleResult } from '../types.js';
+import type { CancelResult, JobState, RescheduleResult } from '../types.js';
 import type { Due } from '../validate.js';
+import type {
+  AddOutcome,
+  AddStatus,
+  ClaimResult,
+  DueHistogram,
+  EncodedJob,
+  FailEntry,
+  JobSnapshot,
+  LeaseRef,
+  ListPosition,
+  ListResult,
+  PartitionStats,
+  PartitionStorage,
+} from './partition-storage.js';
 
-/** A job ready to be written by `add`, validated and encoded by the Queue. */
-export interface EncodedJob {
-  readonly id: string;
-  readonly due: Due;
-  /** '' for the worker's default. */
-  readonly maxAttempts: string;
-  /** '' for the worker's default, else `backoff.ts` encoding. */
-  readonly backoff: string;
-  readonly payloadJson: string;
+export type { AddStatus, ClaimResult, EncodedJob, FailEntry, LeaseRef } from './partition-storage.js';
+
+/** add.lua's status codes, by position. */
+const ADD_STATUSES: readonly AddStatus[] = ['kept', 'added', 'replaced', 'running', 'completed-recently'];
+
+/**
+ * A job as getJob.lua and listJobs.lua answer it, `score` being its score in the state's sorted set:
+ * the due time (delayed, ready), the lease end (active) or when it was dead-lettered (dead).
+ */
+function snapshot(state: JobState, job: StoredJob, score: number, lastError: string): JobSnapshot {
+  const error = lastError === '' ? undefined : lastError;
+  // A waiting job's due time is its score; an active or dead one's is in its record.
+  if (state === 'delayed' || state === 'ready') return { state, job, dueAt: score, lastError: error };
+  const dueAt = job.dueAt ?? score;
+  return state === 'active' ? { state, job, dueAt, leaseUntil: score, lastError: error } : { state, job, dueAt, deadAt: score, lastError: error };
 }
 
 /**
- * Outcome of adding one job: 1 added, 0 existed and was kept, 2 replaced, 3 running (not replaced),
- * 4 completed in the last 60 to 90 s (not added again: see add.lua).
+ * The storage of one queue partition in Redis: a typed call per Lua script. The only place that
+ * knows each script's ARGV order and reply shape, and turns them into domain values.
  */
-export type AddStatus = 0 | 1 | 2 | 3 | 4;
-
-/** A claim's (id, fencing token) pair: the proof of holding a lease. */
-export interface LeaseRef {
-  readonly id: string;
-  readonly token: string;
-}
-
-export interface FailEntry extends LeaseRef {
-  /** Delay before the next attempt, or -1 to dead-letter the job. */
-  readonly retryDelayMs: number;
-  readonly message: string;
-}
-
-export interface ClaimResult {
-  /** Server time of the call, ms. */
-  readonly now: number;
-  /** When to claim again (server ms): now when more is due, -1 when nothing is waiting. */
-  readonly nextAt: number;
-  readonly jobs: StoredJob[];
-}
-
-export interface RawJobState {
-  readonly state: 'delayed' | 'ready' | 'active' | 'dead';
-  readonly job: StoredJob;
-  readonly score: number;
-  readonly lastError: string | undefined;
-}
-
-export interface RawStats {
-  readonly now: number;
-  readonly waiting: number;
-  readonly ready: number;
-  readonly active: number;
-  readonly dead: number;
-  readonly paused: boolean;
-  readonly counters: Record<string, number>;
-}
-
-/**
- * The storage of one queue partition: a typed call per Lua script. The only place that knows each
- * script's ARGV order and reply shape.
- */
-export class PartitionStore {
+export class PartitionStore implements PartitionStorage {
   readonly keys: PartitionKeys;
 
   constructor(
@@ -87,7 +64,7 @@ export class PartitionStore {
     jobs: readonly EncodedJob[],
     ifExists: 'keep' | 'replace',
     replication?: { replicas: number; timeoutMs: number },
-  ): Promise<{ now: number; statuses: AddStatus[]; acknowledged?: number }> {
+  ): Promise<AddOutcome> {
     const args: (string | number)[] = [ifExists];
     for (const job of jobs) {
       const delay = 'delayMs' in job.due ? job.due.delayMs : '';
@@ -104,7 +81,7 @@ export class PartitionStore {
       reply = (await this.#run('add', args)) as number[];
     }
     const statuses: AddStatus[] = [];
-    for (let i = 1; i < reply.length; i += 2) statuses.push(reply[i] as AddStatus);
+    for (let i = 1; i < reply.length; i += 2) statuses.push(addStatus(reply[i] as number));
     return acknowledged === undefined ? { now: reply[0] as number, statuses } : { now: reply[0] as number, statuses, acknowledged };
   }
 
@@ -185,20 +162,21 @@ export class PartitionStore {
     return { result, dueAt };
   }
 
-  async get(id: string): Promise<RawJobState | null> {
-    const reply = (await this.#run('getJob', [id])) as [RawJobState['state'], string, string, string] | null;
+  async get(id: string): Promise<JobSnapshot | null> {
+    const reply = (await this.#run('getJob', [id])) as [JobState, string, string, string] | null;
     if (!reply) return null;
     const [state, record, score, lastError] = reply;
-    return { state, job: decodeRecord(id, record), score: Number(score), lastError: lastError === '' ? undefined : lastError };
+    return snapshot(state, decodeRecord(id, record), Number(score), lastError);
   }
 
-  async stats(): Promise<RawStats> {
+  async stats(): Promise<PartitionStats> {
     const reply = (await this.#run('stats', [])) as [number, number, number, number, number, number, ...string[]];
     const counters: Record<string, number> = {};
     for (let i = 6; i < reply.length; i += 2) counters[reply[i] as string] = Number(reply[i + 1]);
+    // stats.lua counts all waiting jobs and the ready ones among them.
     return {
       now: reply[0],
-      waiting: reply[1],
+      delayed: reply[1] - reply[2],
       ready: reply[2],
       active: reply[3],
       dead: reply[4],
@@ -211,24 +189,19 @@ export class PartitionStore {
    * Up to `limit` jobs in one state after `after` (the last job of the previous page, in the
    * state's order), or from the start. `count` is how many the page held, records lost or not.
    */
-  async listJobs(
-    state: RawJobState['state'],
-    after: { score: number; id: string } | undefined,
-    limit: number,
-  ): Promise<{ now: number; count: number; entries: { job: StoredJob; score: number; lastError: string | undefined }[] }> {
-    const reply = (await this.#run('listJobs', [state, after?.score ?? '', after?.id ?? '', limit])) as [number, ...string[]];
-    const entries = [];
+  async listJobs(state: JobState, after: ListPosition | undefined, limit: number): Promise<ListResult> {
+    const reply = (await this.#run('listJobs', [state, after?.at ?? '', after?.id ?? '', limit])) as [number, ...string[]];
+    const entries: JobSnapshot[] = [];
     for (let i = 1; i < reply.length; i += 4) {
       const record = reply[i + 1] as string;
       if (record === '') continue;
-      const lastError = reply[i + 3] as string;
-      entries.push({ job: decodeRecord(reply[i] as string, record), score: Number(reply[i + 2]), lastError: lastError === '' ? undefined : lastError });
+      entries.push(snapshot(state, decodeRecord(reply[i] as string, record), Number(reply[i + 2]), reply[i + 3] as string));
     }
     return { now: reply[0], count: (reply.length - 1) / 4, entries };
   }
 
   /** Counts of waiting jobs: ready, then one per window ending at each bound (ms from now), then the rest. */
-  async dueHistogram(boundsMs: readonly number[]): Promise<{ now: number; ready: number; counts: number[] }> {
+  async dueHistogram(boundsMs: readonly number[]): Promise<DueHistogram> {
     const reply = (await this.#run('dueHistogram', boundsMs)) as number[];
     return { now: reply[0] as number, ready: reply[1] as number, counts: reply.slice(2) };
   }
@@ -245,4 +218,10 @@ export class PartitionStore {
   async setPaused(paused: boolean): Promise<void> {
     await this.#run('setPaused', [paused ? '1' : '0']);
   }
+}
+
+function addStatus(code: number): AddStatus {
+  const status = ADD_STATUSES[code];
+  if (status === undefined) throw new Error(`add answered an unknown status ${code}`);
+  return status;
 }

@@ -1,5 +1,6 @@
 // The chaos suite's checker: what the ledgers (outside Redis) and a final raw read of Redis say about
 // lost, duplicated and early jobs, and whether every job is in exactly one state.
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { partitionKeys } from '../../src/store/keys.js';
 import type { ChaosEntry } from './worker.js';
@@ -17,61 +18,185 @@ export interface FreezeEvent {
   readonly to: number;
 }
 
-/** What Redis holds of one queue partition, read in one MULTI. */
+/** What Redis holds of one queue partition, read atomically (one read-only script). */
 export interface RedisSnapshot {
   readonly jobs: ReadonlySet<string>;
   readonly due: ReadonlySet<string>;
   readonly active: ReadonlySet<string>;
   readonly dead: ReadonlySet<string>;
   readonly errors: ReadonlySet<string>;
+  /** Ids with a lease in `leases` (lib.lua: one per active job). */
+  readonly leases: ReadonlySet<string>;
+  /** The far-future tier (lib.lua, "time wheel"). */
+  readonly wheel: WheelSnapshot;
+}
+
+export interface WheelSnapshot {
+  /** Job id -> the numbers of the buckets (listed in the `wheel` ZSET) whose entries name it. */
+  readonly buckets: ReadonlyMap<string, readonly string[]>;
+  /** Job id -> { bucket number, shard } of its index entries, over every index shard key found. */
+  readonly index: ReadonlyMap<string, readonly { n: string; shard: number }[]>;
+  /** Bucket numbers listed in `wheel` whose LIST is missing (empty). */
+  readonly emptyBuckets: readonly string[];
+  /** Bucket LIST keys found that `wheel` does not list (their jobs would never move). */
+  readonly unlistedBuckets: readonly string[];
+  /** The shard count the index's linear hashing state (meta idxLevel, idxSplit) implies. */
+  readonly idxLevel: number;
+  readonly idxSplit: number;
+  /** counters `wheeled`, which stats reads as the tier's size. */
+  readonly wheeledCounter: number;
+  /** Entries over all listed buckets. */
+  readonly entries: number;
 }
 
 export interface InvariantReport {
   readonly ok: boolean;
+  /** Jobs that exist: in the jobs hash or in a wheel bucket. */
   readonly jobs: number;
-  /** In the jobs hash but in no state zset. */
+  /** In the jobs hash but in no state zset and no wheel bucket. */
   readonly stateless: string[];
   /** In a state zset but not in the jobs hash (an index entry without its record). */
   readonly orphans: string[];
-  /** In two state zsets at once. */
+  /** In two places at once: two state zsets, two bucket entries, or a zset and a bucket. */
   readonly overlapping: string[];
   /** An error entry without its job. */
   readonly strayErrors: string[];
+  /** Wheel problems: an index entry and the bucket holding the id disagree (either missing or another bucket), an index entry in a shard its id does not hash to, a job in a bucket that also has a `jobs` record, a bucket listed but empty or kept but not listed, the `wheeled` counter off. */
+  readonly wheel: string[];
+  /** An active job without a lease, or a lease of a job that is not active. */
+  readonly leases: string[];
 }
 
 /**
  * Reads partition 0 of `queue` with raw reads, atomically: in one read-only script, because Redis
  * refuses to queue commands of a MULTI while it is out of memory, and the OOM fault reads under OOM.
+ * The wheel's bucket and index keys are found by SCAN (MATCH on the partition's tag), so that a key
+ * the `wheel` ZSET or the linear hashing state forgot is seen too.
  */
 const SNAPSHOT_SCRIPT = `#!lua flags=no-writes
+local tag = string.sub(KEYS[2], 1, -5)
+local function escape(s) return (string.gsub(s, '[%*%?%[%]\\\\]', '\\\\%0')) end
+local bucketKeys, shardKeys = {}, {}
+local cursor = '0'
+repeat
+  local page = redis.call('SCAN', cursor, 'MATCH', escape(tag) .. ':wheel:*', 'COUNT', 1000)
+  cursor = page[1]
+  for _, key in ipairs(page[2]) do
+    local rest = string.sub(key, #tag + 8)
+    if string.sub(rest, 1, 4) == 'idx:' then shardKeys[#shardKeys + 1] = string.sub(rest, 5)
+    elseif string.match(rest, '^%d+$') then bucketKeys[#bucketKeys + 1] = rest end
+  end
+until cursor == '0'
+local listed = redis.call('ZRANGE', KEYS[6], 0, -1)
+local entries = {}
+for _, n in ipairs(listed) do
+  for _, e in ipairs(redis.call('LRANGE', tag .. ':wheel:' .. n, 0, -1)) do
+    entries[#entries + 1] = n
+    entries[#entries + 1] = string.sub(e, 1, string.find(e, '\\n', 1, true) - 1)
+  end
+end
+local index = {}
+for _, s in ipairs(shardKeys) do
+  local all = redis.call('HGETALL', tag .. ':wheel:idx:' .. s)
+  for i = 1, #all, 2 do
+    index[#index + 1] = s
+    index[#index + 1] = all[i]
+    index[#index + 1] = all[i + 1]
+  end
+end
+local meta = redis.call('HMGET', KEYS[7], 'idxLevel', 'idxSplit')
 return { redis.call('HKEYS', KEYS[1]), redis.call('ZRANGE', KEYS[2], 0, -1), redis.call('ZRANGE', KEYS[3], 0, -1),
-  redis.call('ZRANGE', KEYS[4], 0, -1), redis.call('HKEYS', KEYS[5]) }`;
+  redis.call('ZRANGE', KEYS[4], 0, -1), redis.call('HKEYS', KEYS[5]), listed, bucketKeys, entries, index,
+  { meta[1] or '0', meta[2] or '0', redis.call('HGET', KEYS[8], 'wheeled') or '0' }, redis.call('HKEYS', KEYS[9]) }`;
 
 export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promise<RedisSnapshot> {
   const keys = partitionKeys(prefix, queue, 0);
-  const replies = (await raw.eval(SNAPSHOT_SCRIPT, 5, keys.jobs, keys.due, keys.active, keys.dead, keys.errors)) as string[][];
-  const [jobs, due, active, dead, errors] = replies.map(list => new Set(list)) as [Set<string>, Set<string>, Set<string>, Set<string>, Set<string>];
-  return { jobs, due, active, dead, errors };
+  const replies = (await raw.eval(SNAPSHOT_SCRIPT, 9, keys.jobs, keys.due, keys.active, keys.dead, keys.errors, keys.wheel, keys.meta, keys.counters, keys.leases)) as string[][];
+  const [jobs, due, active, dead, errors] = replies.slice(0, 5).map(list => new Set(list)) as [Set<string>, Set<string>, Set<string>, Set<string>, Set<string>];
+  const [listed, bucketKeys, entries, index, state, leased] = replies.slice(5) as [string[], string[], string[], string[], [string, string, string], string[]];
+  const buckets = new Map<string, string[]>();
+  for (let i = 0; i < entries.length; i += 2) {
+    const id = entries[i + 1] as string;
+    buckets.set(id, [...(buckets.get(id) ?? []), entries[i] as string]);
+  }
+  const indexed = new Map<string, { n: string; shard: number }[]>();
+  for (let i = 0; i < index.length; i += 3) {
+    const id = index[i + 1] as string;
+    indexed.set(id, [...(indexed.get(id) ?? []), { n: index[i + 2] as string, shard: Number(index[i]) }]);
+  }
+  const listedSet = new Set(listed);
+  const existing = new Set(bucketKeys);
+  return {
+    jobs,
+    due,
+    active,
+    dead,
+    errors,
+    leases: new Set(leased),
+    wheel: {
+      buckets,
+      index: indexed,
+      emptyBuckets: listed.filter(n => !existing.has(n)),
+      unlistedBuckets: bucketKeys.filter(n => !listedSet.has(n)),
+      idxLevel: Number(state[0]),
+      idxSplit: Number(state[1]),
+      wheeledCounter: Number(state[2]),
+      entries: entries.length / 2,
+    },
+  };
 }
 
-/** Every job in exactly one state: jobs hash keys == due ∪ active ∪ dead, the three disjoint. */
+/** The index shard of a job id under linear hashing (lib.lua, wheelShardKey). */
+export function wheelShardOf(id: string, idxLevel: number, idxSplit: number): number {
+  const h = Number.parseInt(createHash('sha1').update(id).digest('hex').slice(0, 8), 16);
+  const s = h % 2 ** idxLevel;
+  return s < idxSplit ? h % 2 ** (idxLevel + 1) : s;
+}
+
+/**
+ * Every job in exactly one state: a job exists iff the jobs hash or a wheel bucket has it, and then
+ * exactly one of due, active, dead and one wheel bucket entry holds it; every wheel index entry
+ * names the bucket holding its id, from the shard its id hashes to, and every bucket entry has one.
+ */
 export function checkInvariant(snap: RedisSnapshot): InvariantReport {
   const stateless: string[] = [];
   const overlapping: string[] = [];
-  for (const id of snap.jobs) {
-    const states = Number(snap.due.has(id)) + Number(snap.active.has(id)) + Number(snap.dead.has(id));
+  const wheel: string[] = [];
+  const { buckets, index } = snap.wheel;
+  for (const id of new Set([...snap.jobs, ...buckets.keys()])) {
+    const inBuckets = buckets.get(id)?.length ?? 0;
+    const states = Number(snap.due.has(id)) + Number(snap.active.has(id)) + Number(snap.dead.has(id)) + inBuckets;
     if (states === 0) stateless.push(id);
     if (states > 1) overlapping.push(id);
+    if (inBuckets > 0 && snap.jobs.has(id)) wheel.push(`${id}: in a wheel bucket and in the jobs hash`);
   }
   const orphans = [...new Set([...snap.due, ...snap.active, ...snap.dead])].filter(id => !snap.jobs.has(id));
-  const strayErrors = [...snap.errors].filter(id => !snap.jobs.has(id));
+  const strayErrors = [...snap.errors].filter(id => !snap.jobs.has(id) && !buckets.has(id));
+  for (const [id, held] of buckets) {
+    const entries = index.get(id) ?? [];
+    if (entries.length !== 1 || entries[0]?.n !== held[0]) wheel.push(`${id}: in bucket(s) ${held.join(', ')}, index says ${entries.map(e => e.n).join(', ') || 'nothing'}`);
+  }
+  for (const [id, entries] of index) {
+    if (!buckets.has(id)) wheel.push(`${id}: index entry (bucket ${entries.map(e => e.n).join(', ')}) but no bucket holds it`);
+    const shard = wheelShardOf(id, snap.wheel.idxLevel, snap.wheel.idxSplit);
+    for (const entry of entries) if (entry.shard !== shard) wheel.push(`${id}: index entry in shard ${entry.shard}, hashes to ${shard}`);
+  }
+  for (const n of snap.wheel.emptyBuckets) wheel.push(`bucket ${n}: listed in wheel but empty`);
+  for (const n of snap.wheel.unlistedBuckets) wheel.push(`bucket ${n}: holds entries but wheel does not list it`);
+  if (snap.wheel.wheeledCounter !== snap.wheel.entries) wheel.push(`counter wheeled ${snap.wheel.wheeledCounter}, buckets hold ${snap.wheel.entries}`);
+  const leases = [
+    ...[...snap.active].filter(id => !snap.leases.has(id)).map(id => `${id}: active without a lease`),
+    ...[...snap.leases].filter(id => !snap.active.has(id)).map(id => `${id}: a lease but not active`),
+  ];
   return {
-    ok: stateless.length + overlapping.length + orphans.length + strayErrors.length === 0,
-    jobs: snap.jobs.size,
+    ok: stateless.length + overlapping.length + orphans.length + strayErrors.length + wheel.length + leases.length === 0,
+    jobs: new Set([...snap.jobs, ...buckets.keys()]).size,
     stateless,
     orphans,
     overlapping,
     strayErrors,
+    wheel,
+    leases,
   };
 }
 
@@ -153,9 +278,10 @@ export function check(input: CheckInput): CheckReport {
   }
 
   const completedIds = new Set<string>();
-  for (const [id, record] of byJob) if (record.ends > 0 && !input.final.jobs.has(id)) completedIds.add(id);
+  const { jobs: left, wheel } = input.final;
+  for (const [id, record] of byJob) if (record.ends > 0 && !left.has(id) && !wheel.buckets.has(id)) completedIds.add(id);
   const lost = [...input.acknowledged].filter(id => !completedIds.has(id) && !input.final.dead.has(id));
-  const stuck = lost.filter(id => input.final.due.has(id) || input.final.active.has(id));
+  const stuck = lost.filter(id => input.final.due.has(id) || input.final.active.has(id) || wheel.buckets.has(id));
   const doneTwice = [...byJob].filter(([, record]) => record.dones.length > 1).map(([id]) => id);
   const phantoms = [...byJob.keys()].filter(id => !input.attempted.has(id));
 

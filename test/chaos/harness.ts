@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { Queue } from '../../src/index.js';
 import { startLocalRedis, type LocalRedis, type LocalRedisOptions } from '../../src/local-redis.js';
+import { partitionKeys } from '../../src/store/keys.js';
 import type { WorkerProcess } from '../fixtures/worker-process.js';
 import { check, checkInvariant, snapshot, type CheckReport, type FreezeEvent, type InvariantReport, type KillEvent } from './checker.js';
 import { readChaosLedger, spawnChaosWorker, type ChaosEntry, type ChaosPayload } from './worker.js';
@@ -279,6 +280,9 @@ export interface ScenarioResult {
   readonly failedAdds: Record<string, number>;
 }
 
+/** The wheel's bucket width in the chaos runs (the smallest it allows): jobs delayed 2-4 s reach the wheel. */
+const WHEEL_SLOT_MS = 1_000;
+
 /** Runs one scenario at one size, start to finish, and always cleans up its processes. */
 export async function runScenario(scenario: Scenario, size: ChaosSize, log: (line: string) => void = () => undefined): Promise<ScenarioResult> {
   const startedAt = Date.now();
@@ -298,7 +302,18 @@ export async function runScenario(scenario: Scenario, size: ChaosSize, log: (lin
   let queue: Queue<ChaosPayload> | undefined;
   let producer: Producer | undefined;
   const notes: string[] = [];
+  let wheelSampler: NodeJS.Timeout | undefined;
   try {
+    // The far-future tier at its narrowest buckets, so that the jobs delayed more than about two
+    // of them wait in wheel buckets and every fault also hits adds into the wheel and its moves.
+    await raw.hset(partitionKeys('sg', queueName, 0).meta, 'wheelSlotMs', WHEEL_SLOT_MS);
+    let wheelPeak = 0;
+    wheelSampler = setInterval(() => {
+      raw.hget(partitionKeys('sg', queueName, 0).counters, 'wheeled').then(
+        value => (wheelPeak = Math.max(wheelPeak, Number(value ?? 0))),
+        () => undefined,
+      );
+    }, 250);
     await pool.start(scenario.workers);
     queue = new Queue<ChaosPayload>(queueName, { connection: server.url });
     log(`${scenario.name}: ${scenario.workers.length} workers ready after ${Date.now() - startedAt} ms; ${size.jobs} jobs over ${size.loadMs} ms`);
@@ -319,6 +334,8 @@ export async function runScenario(scenario: Scenario, size: ChaosSize, log: (lin
       },
     };
     await Promise.all([scenario.fault(context), producer.done]);
+    clearInterval(wheelSampler);
+    context.note(`up to ${wheelPeak} jobs waited in the wheel at once (sampled every 250 ms; ${WHEEL_SLOT_MS} ms buckets)`);
     log(`${scenario.name}: load and fault over after ${Date.now() - startedAt} ms; draining`);
 
     // Drain: nothing waiting or active any more. A job whose lease was cut short by the fault comes
@@ -363,7 +380,7 @@ export async function runScenario(scenario: Scenario, size: ChaosSize, log: (lin
         ok: report.invariant.ok,
         detail: report.invariant.ok
           ? `every job in exactly one state (${report.invariant.jobs} left, all dead letters: ${report.dead})`
-          : `stateless ${report.invariant.stateless.length}, orphans ${report.invariant.orphans.length}, in two states ${report.invariant.overlapping.length}, stray errors ${report.invariant.strayErrors.length}`,
+          : `stateless ${report.invariant.stateless.length}, orphans ${report.invariant.orphans.length}, in two states ${report.invariant.overlapping.length}, stray errors ${report.invariant.strayErrors.length}, wheel ${report.invariant.wheel.length}${report.invariant.wheel.length ? ` (${report.invariant.wheel.slice(0, 3).join('; ')})` : ''}`,
       },
     ];
     const own = await scenario.criteria(report, context, entries);
@@ -383,6 +400,7 @@ export async function runScenario(scenario: Scenario, size: ChaosSize, log: (lin
       failedAdds: failures,
     };
   } finally {
+    clearInterval(wheelSampler);
     producer?.stop();
     await producer?.done.catch(() => undefined);
     await pool.killAll();

@@ -80,7 +80,12 @@ for _, i in ipairs(refused or {}) do
   else
     local by = doneBy(id)
     if not by then
-      notFound[#notFound + 1] = i - 1
+      -- A job waiting in the wheel has no `jobs` record, yet exists: the token is stale.
+      if wheelMayHold() and rcall('HEXISTS', wheelShardKey(id), id) == 1 then
+        out[#out + 1] = i - 1
+      else
+        notFound[#notFound + 1] = i - 1
+      end
     elseif by ~= token then
       out[#out + 1] = i - 1
     end

@@ -2,7 +2,7 @@
 --[[
   getJob: one job's record and state, read atomically.
 
-  KEYS: the partition keys (lib.lua).
+  KEYS: the partition keys (lib.lua); a job in the wheel is found through its index (O(bucket)).
   ARGV[2] id
   Returns: nil when absent, else { state, record, score, lastError | '' }
     record as stored; of an active job with its lease in the header (attempts counting the delivery
@@ -13,7 +13,12 @@
 ]]
 local id = ARGV[2]
 local rec = rcall('HGET', jobsKey, id)
-if not rec then return nil end
+if not rec then
+  local found = wheelFind(id)
+  if not found then return nil end
+  local err = rcall('HGET', errorsKey, id) or ''
+  return { found.dueAt <= nowMs() and 'ready' or 'delayed', found.record, int(found.dueAt), err }
+end
 local err = rcall('HGET', errorsKey, id) or ''
 local score = rcall('ZSCORE', activeKey, id)
 if score then

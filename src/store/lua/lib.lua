@@ -29,9 +29,8 @@
   due score the job was claimed at (where reaping and release put it back, and what its handler is
   told). Its deadline is the job's `active` score; the attempt under way is the record's attempts + 1.
 
-  Invariant: a job exists iff `jobs` has its id, and then exactly one of due/active/dead holds it;
-  `leases` has an entry iff the job is in `active`.
-
+  Invariant: a job exists iff `jobs` has its id or the wheel's index has it (below), and then exactly
+  one of due/active/dead/a wheel bucket holds it; `leases` has an entry iff the job is in `active`.
   A completed job is remembered in the `done` bucket of its period (period = floor(now / 30 s);
   bucket = period % 3; `meta` field `donePeriod` = the period last written). When a new period
   begins, the bucket it reuses, holding jobs of three periods ago, is dropped whole (UNLINK: freed in
@@ -202,9 +201,319 @@ local function doneBy(id)
   return nil
 end
 
--- The far-future tier (time wheel): moves the buckets that start within the lead time into `due`,
--- in bounded batches. Returns when the claim loop must call again for the next move (server ms), or
--- nil when the wheel is empty. (Stub until the wheel lands.)
-local function promoteWheel(now)
+--[[
+  The far-future tier (time wheel). A job due later than one bucket width after its bucket starts
+  does not take a `due` entry and a `jobs` field (~200 bytes with their hash-table and skiplist
+  nodes): it is one string in a LIST bucket (a listpack-encoded quicklist, a few bytes of overhead)
+  plus one short field in a small HASH shard of the index. Format (COMMON.md, README "Redis keys"):
+    W      bucket width, `meta` field `wheelSlotMs` (default 60 s); slot = floor(dueAt / W), or
+           for a far job the first slot of a k-slot span (wheelSlot): its bucket holds jobs due
+           in [slot*W, slot*W + k*W)
+    bucket n = slot * 100000 + sub: LIST tag:wheel:<n>, at most WHEEL_BUCKET_MAX entries, each
+           "<id>\n<dueAt - slot*W>\n<record>" (record as in `jobs`, token '0', dueAt '')
+    wheel  ZSET n -> slot * W, the buckets
+    index  HASH shards tag:wheel:idx:<s>, id -> n; s by linear hashing on the id's SHA-1 (`meta`
+           fields idxLevel, idxSplit), split while the mean shard holds more than WHEEL_IDX_MEAN
+    counters `wheeled`  jobs in the tier
+  A job goes to the wheel iff its bucket starts more than W from now (slot*W - W > now), and the
+  claim script moves each bucket W before it starts (promoteWheel): its jobs into `due` at their
+  exact due times, those of a wide bucket that are still far into narrower buckets. So the tier
+  never makes a job early, nor late while a worker runs, and a job enters `due` at most about 2 W
+  before it is due. The move is part of a claim script: atomic.
+]]
+local WHEEL_BUCKET_MAX = 1000   -- entries a bucket holds at most: get/cancel/reschedule scan one
+local WHEEL_MOVE_MAX = 1000     -- entries one claim moves into `due` at most (bounds its time)
+local WHEEL_IDX_MEAN = 40       -- mean entries per index shard: well inside a listpack (128)
+local WHEEL_SPLITS_MAX = 32     -- index shards one call splits at most
+local WHEEL_SPAN_DIV = 32       -- a bucket spans at most 1/32 of its jobs' distance (wheelSlot)
+local wheelTag = string.sub(dueKey, 1, -5)
+local wheelW = nil
+
+local function wheelWidth()
+  if wheelW == nil then wheelW = tonumber(rcall('HGET', metaKey, 'wheelSlotMs')) or 60000 end
+  return wheelW
+end
+
+-- The slot of the bucket a job due at `dueAt` goes to, or nil when it goes to `due` (its bucket
+-- would have to move W before it starts, which is not after now). A far job's bucket spans k
+-- slots, k the largest power of two with k*W <= (dueAt - now) / WHEEL_SPAN_DIV: a few dozen buckets
+-- per doubling of the distance, so that sparse far slots do not cost a key each (promoteWheel
+-- moves the jobs of a wide bucket on into narrower ones as they come nearer).
+local function wheelSlot(dueAt, now)
+  local w = wheelWidth()
+  local k, far = 1, (dueAt - now) / WHEEL_SPAN_DIV
+  while 2 * k * w <= far do k = 2 * k end
+  local slot = math.floor(dueAt / (k * w)) * k
+  if slot * w - w > now then return slot end
   return nil
+end
+
+local function wheelBucketKey(n)
+  return wheelTag .. ':wheel:' .. n
+end
+
+-- Linear hashing state, read once per call: 2^level shards, plus `split` of the next level.
+local idxLevel, idxSplit = nil, nil
+local function wheelIdxState()
+  if idxLevel == nil then
+    local st = rcall('HMGET', metaKey, 'idxLevel', 'idxSplit')
+    idxLevel, idxSplit = tonumber(st[1]) or 0, tonumber(st[2]) or 0
+  end
+end
+
+-- The index hash of an id (memoized: add looks an id up, then writes it).
+local hashedId, hashedValue = nil, nil
+local function wheelHash(id)
+  if id ~= hashedId then
+    hashedId, hashedValue = id, tonumber(string.sub(redis.sha1hex(id), 1, 8), 16)
+  end
+  return hashedValue
+end
+
+local function wheelShardKey(id)
+  wheelIdxState()
+  local h = wheelHash(id)
+  local s = h % (2 ^ idxLevel)
+  if s < idxSplit then s = h % (2 ^ (idxLevel + 1)) end
+  return wheelTag .. ':wheel:idx:' .. int(s)
+end
+
+--[[
+  Write order under a Cluster slot migration. A script names its partition's fixed keys, so it
+  runs only while all of them are still on this node; a computed key (bucket, shard) may already
+  have moved, and then the first command that touches it fails and ends the script there (earlier
+  writes stay). A key the script has read exists here for the rest of the script, so only the
+  first touch of a key can fail. The wheel writes in an order where such a stop loses nothing:
+  the new place of an entry is written before its old place is removed, an index entry before its
+  bucket entry (an index entry whose bucket lacks the id is ignored), and `wheeled` with each put.
+]]
+
+-- Splits shards while their mean exceeds WHEEL_IDX_MEAN (at most WHEEL_SPLITS_MAX per call).
+-- A split rewrites both shards whole, so one that outgrew a listpack becomes one again.
+local function wheelSplit()
+  wheelIdxState()
+  local count = tonumber(rcall('HGET', countersKey, 'wheeled')) or 0
+  local splits = 0
+  while splits < WHEEL_SPLITS_MAX and count > WHEEL_IDX_MEAN * (2 ^ idxLevel + idxSplit) do
+    local low = 2 ^ idxLevel
+    local oldKey = wheelTag .. ':wheel:idx:' .. int(idxSplit)
+    local newKey = wheelTag .. ':wheel:idx:' .. int(idxSplit + low)
+    local all = rcall('HGETALL', oldKey)
+    local keep, move = {}, {}
+    for i = 1, #all, 2 do
+      local t = (wheelHash(all[i]) % (2 * low) == idxSplit) and keep or move
+      t[#t + 1] = all[i]
+      t[#t + 1] = all[i + 1]
+    end
+    -- The new shard first (a missing key's first touch may fail, see above), then the old rewritten.
+    for i = 1, #move, 1000 do rcall('HSET', newKey, unpack(move, i, math.min(i + 999, #move))) end
+    rcall('DEL', oldKey)
+    for i = 1, #keep, 1000 do rcall('HSET', oldKey, unpack(keep, i, math.min(i + 999, #keep))) end
+    idxSplit = idxSplit + 1
+    if idxSplit == low then idxLevel, idxSplit = idxLevel + 1, 0 end
+    rcall('HSET', metaKey, 'idxLevel', idxLevel, 'idxSplit', idxSplit)
+    splits = splits + 1
+  end
+end
+
+-- Whether the wheel may hold anything (one EXISTS a call; spares the index look-up of every add).
+local wheelNonEmpty = nil
+local function wheelMayHold()
+  if wheelNonEmpty == nil then wheelNonEmpty = rcall('EXISTS', wheelKey) == 1 end
+  return wheelNonEmpty
+end
+
+-- The current (last) bucket of each slot this call wrote to, and its length.
+local wheelOpen = {}
+
+-- Puts a job into the bucket of `slot` (wheelSlot) and points the index at it. `record` is in the
+-- `jobs` format with token '0' and dueAt ''. `moving`: the job is in the wheel already (its old
+-- entry is removed after this, with wheelRemove(id, found, true)), so `wheeled` stays.
+-- Returns the time at which its bucket moves (its start - W), and whether its slot's first bucket
+-- was created by this put.
+local function wheelPut(id, dueAt, record, slot, moving)
+  local w = wheelWidth()
+  local open = wheelOpen[slot]
+  if open == nil then
+    local last = rcall('ZREVRANGEBYSCORE', wheelKey, slot * w, slot * w, 'LIMIT', 0, 1)
+    if last[1] then
+      open = { n = tonumber(last[1]), len = rcall('LLEN', wheelBucketKey(last[1])) }
+    else
+      open = { n = slot * 100000, len = 0 }
+    end
+    wheelOpen[slot] = open
+  end
+  if open.len >= WHEEL_BUCKET_MAX then open.n, open.len = open.n + 1, 0 end
+  local n = int(open.n)
+  local created = open.len == 0 and open.n == slot * 100000
+  rcall('HSET', wheelShardKey(id), id, n)
+  if open.len == 0 then rcall('ZADD', wheelKey, slot * w, n) end
+  rcall('RPUSH', wheelBucketKey(n), id .. '\n' .. int(dueAt - slot * w) .. '\n' .. record)
+  open.len = open.len + 1
+  if not moving then rcall('HINCRBY', countersKey, 'wheeled', 1) end
+  wheelNonEmpty = true
+  return slot * w - w, created
+end
+
+-- Tells sleeping workers about a new bucket whose move is now the earliest thing to do, so that
+-- they come to move it (a claim's reply carries the next move time; this covers later adds).
+local function wakeIfWheelHead(moveAt)
+  local dueHead = rcall('ZRANGE', dueKey, 0, 0, 'WITHSCORES')
+  if dueHead[2] ~= nil and tonumber(dueHead[2]) <= moveAt then return end
+  local head = rcall('ZRANGE', wheelKey, 0, 0, 'WITHSCORES')
+  if head[2] ~= nil and tonumber(head[2]) - wheelWidth() < moveAt then return end
+  rcall('PUBLISH', wakeChannel, int(moveAt))
+end
+
+-- Finds a job in the wheel: nil, or { n, entry, dueAt, record } (O(bucket)). An index entry whose
+-- bucket does not hold the id (left by a script stopped midway, see above) finds nothing.
+local function wheelFind(id)
+  if not wheelMayHold() then return nil end
+  local n = rcall('HGET', wheelShardKey(id), id)
+  if not n then return nil end
+  local entries = rcall('LRANGE', wheelBucketKey(n), 0, -1)
+  local prefix = id .. '\n'
+  local w = wheelWidth()
+  for i = 1, #entries do
+    local e = entries[i]
+    if string.sub(e, 1, #prefix) == prefix then
+      local nl = string.find(e, '\n', #prefix + 1, true)
+      local slot = math.floor(tonumber(n) / 100000)
+      return { n = n, entry = e, dueAt = slot * w + tonumber(string.sub(e, #prefix + 1, nl - 1)), record = string.sub(e, nl + 1) }
+    end
+  end
+  return nil
+end
+
+-- Removes the bucket entry wheelFind found and, unless `moved` (wheelPut put the job anew and
+-- pointed the index there), its index entry.
+local function wheelRemove(id, found, moved)
+  local bkey = wheelBucketKey(found.n)
+  rcall('LREM', bkey, 1, found.entry)
+  -- The slot's open bucket (wheelPut) may be this one, now shorter or gone: look it up again.
+  wheelOpen[math.floor(tonumber(found.n) / 100000)] = nil
+  if rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, found.n) end
+  if not moved then
+    rcall('HDEL', wheelShardKey(id), id)
+    rcall('HINCRBY', countersKey, 'wheeled', -1)
+  end
+end
+
+-- Moves the buckets that start within W on, at most WHEEL_MOVE_MAX entries per call: an entry due
+-- within reach goes into `due` (its exact due time); one of a wide far bucket (wheelSlot) that is
+-- still far goes into the narrower bucket its distance now calls for (always a later slot), so that
+-- a wide bucket never brings its jobs into `due` (the costly tier) long before they are due.
+-- Returns `now` when more is to move at once, else when the next bucket is to move, or nil when
+-- the wheel is empty.
+local function promoteWheel(now)
+  local moved = 0
+  local minDue = nil
+  local result = nil
+  while true do
+    local head = rcall('ZRANGE', wheelKey, 0, 0, 'WITHSCORES')
+    if head[1] == nil then break end
+    local w = wheelWidth()
+    local start = tonumber(head[2])
+    if start - w > now then result = start - w break end
+    if moved >= WHEEL_MOVE_MAX then result = now break end
+    local bkey = wheelBucketKey(head[1])
+    local take = WHEEL_MOVE_MAX - moved
+    -- Read, write the entries' new places, then trim: a stop midway (see above) loses nothing.
+    local entries = rcall('LRANGE', bkey, 0, take - 1)
+    local zargs, hargs = {}, {}
+    for i = 1, #entries do
+      local e = entries[i]
+      local nl1 = string.find(e, '\n', 1, true)
+      local nl2 = string.find(e, '\n', nl1 + 1, true)
+      local id = string.sub(e, 1, nl1 - 1)
+      local dueAt = start + tonumber(string.sub(e, nl1 + 1, nl2 - 1))
+      local slot = wheelSlot(dueAt, now)
+      if slot then
+        wheelPut(id, dueAt, string.sub(e, nl2 + 1), slot, true)
+      else
+        zargs[#zargs + 1] = dueAt
+        zargs[#zargs + 1] = id
+        hargs[#hargs + 1] = id
+        hargs[#hargs + 1] = string.sub(e, nl2 + 1)
+        if minDue == nil or dueAt < minDue then minDue = dueAt end
+      end
+    end
+    if #hargs > 0 then
+      zaddMany(dueKey, zargs)
+      for i = 1, #hargs, 1000 do rcall('HSET', jobsKey, unpack(hargs, i, math.min(i + 999, #hargs))) end
+      for i = 1, #hargs, 2 do rcall('HDEL', wheelShardKey(hargs[i]), hargs[i]) end
+      rcall('HINCRBY', countersKey, 'wheeled', -#hargs / 2)
+    end
+    moved = moved + #entries
+    if #entries < take then
+      rcall('DEL', bkey)
+    else
+      rcall('LTRIM', bkey, #entries, -1)
+    end
+    if rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, head[1]) end
+  end
+  if minDue ~= nil then wakeIfHead(minDue) end
+  return result
+end
+
+-- Read-only views of the wheel (stats, listJobs, dueHistogram). A bucket's entries are due in
+-- [start, start + k*W) for some power of two k dividing its slot (wheelSlot), with k*W at most
+-- 1/WHEEL_SPAN_DIV of a job's distance, itself at most MAX_DELAY_MS (validate.ts: ten years;
+-- doubled here for a client clock ahead of the server's). So a bucket of slot s holds due times
+-- before (s + wheelSpanOf(s)) * W: the views read a bucket's entries only where that bound says
+-- it may straddle what they look for.
+local WHEEL_VIEW_MAX_DISTANCE_MS = 2 * 10 * 365 * 86400000
+local wheelKmax = nil
+
+-- The most slots a bucket of `slot` may span.
+local function wheelSpanOf(slot)
+  if wheelKmax == nil then
+    local w = wheelWidth()
+    wheelKmax = 1
+    while 2 * wheelKmax * w <= WHEEL_VIEW_MAX_DISTANCE_MS / WHEEL_SPAN_DIV do wheelKmax = 2 * wheelKmax end
+  end
+  local k = 1
+  while k < wheelKmax and slot % (2 * k) == 0 do k = 2 * k end
+  return k
+end
+
+-- The due time of a bucket entry, and where its record begins.
+local function wheelEntryDue(e, start)
+  local nl1 = string.find(e, '\n', 1, true)
+  local nl2 = string.find(e, '\n', nl1 + 1, true)
+  return start + tonumber(string.sub(e, nl1 + 1, nl2 - 1)), nl1, nl2
+end
+
+-- How many jobs of the wheel fall due at or before each of `limits` (ascending epoch ms),
+-- cumulative. A bucket that surely ends by the first limit at or after its start counts whole
+-- (LLEN). A bucket a limit may fall into is read entry by entry (exact) when it starts by
+-- `exactUntil` or spans at most `scanSpan` slots (nil: any); a wider one counts whole at the
+-- first limit after its start, so its jobs may count up to its span early: bucket granularity,
+-- only for buckets of jobs that were more than WHEEL_SPAN_DIV * scanSpan widths away when added.
+-- Cost: one call per bucket starting by the last limit, plus the entries of the buckets read (a
+-- few slots per limit).
+local function wheelDueCounts(limits, scanSpan, exactUntil)
+  local counts = {}
+  for j = 1, #limits do counts[j] = 0 end
+  local w = wheelWidth()
+  local buckets = rcall('ZRANGEBYSCORE', wheelKey, '-inf', int(limits[#limits]), 'WITHSCORES')
+  local j = 1
+  for i = 1, #buckets, 2 do
+    local start = tonumber(buckets[i + 1])
+    while limits[j] < start do j = j + 1 end -- buckets come in start order, all by the last limit
+    local span = wheelSpanOf(start / w)
+    if start + span * w - 1 <= limits[j] or (scanSpan and span > scanSpan and start > exactUntil) then
+      counts[j] = counts[j] + rcall('LLEN', wheelBucketKey(buckets[i]))
+    else
+      local entries = rcall('LRANGE', wheelBucketKey(buckets[i]), 0, -1)
+      for k = 1, #entries do
+        local dueAt = wheelEntryDue(entries[k], start)
+        local m = j
+        while m <= #limits and limits[m] < dueAt do m = m + 1 end
+        if m <= #limits then counts[m] = counts[m] + 1 end
+      end
+    end
+  end
+  for m = 2, #limits do counts[m] = counts[m] + counts[m - 1] end
+  return counts
 end

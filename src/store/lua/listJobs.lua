@@ -14,6 +14,12 @@
     delayed and ready: soonest due first, score = due time; active: soonest lease end first,
     score = lease deadline; dead: most recent first, score = dead-lettered at (reverse order).
     A job in the reply whose record is missing has record ''.
+    Delayed and ready include the jobs in the wheel, merged in that same exact order (a wheel job
+    is 'ready' once its due time passed and no claim has moved its bucket yet). The wheel's part
+    of a page is read by whole slots (every sub-bucket of one bucket start) from the cursor's
+    slot on (and the few earlier ones whose buckets may span into it), until the page is full or
+    past the last `due` entry of a full `due` page: the cost is the page plus the entries of the
+    buckets it spans.
   Errors: none.
 ]]
 local state, afterScore, afterId, limit = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
@@ -56,19 +62,100 @@ else
   page = rcall('ZRANGE', key, start, start + limit - 1, 'WITHSCORES')
 end
 
-local out = { now }
+-- The page's entries { id, at, record | nil (read from `jobs`) } in the state's order.
+local rows = {}
 local first, last, step = 1, #page - 1, 2
 if reverse then first, last, step = #page - 1, 1, -2 end
 for i = first, last, step do
   local id, score = page[i], page[i + 1]
   -- Ready jobs end where the due times pass now (the ascending page may run into delayed ones).
   if state == 'ready' and tonumber(score) > now then break end
+  rows[#rows + 1] = { id, tonumber(score) }
+end
+
+local function byTimeThenId(a, b)
+  if a[2] ~= b[2] then return a[2] < b[2] end
+  return bytesLess(a[1], b[1])
+end
+
+-- Jobs in the wheel whose (due time, id) comes after the cursor and within the state's due times:
+-- at least the first `limit` of them in that order (when there are so many), and every one due
+-- at or before the last of those. Read by whole slots: first the few earlier slots whose bucket
+-- may span into the first slot looked at (wheelSpanOf), then slot after slot until the next one
+-- starts after the `limit`-th job taken, or after `maxAt`.
+local function wheelRows(maxAt)
+  local w = wheelWidth()
+  local after = afterScore ~= '' and tonumber(afterScore) or nil
+  local minAt = state == 'delayed' and now + 1 or nil -- the least due time the state may hold
+  if after and (minAt == nil or after > minAt) then minAt = after end
+  local taken = {}
+  local function takeSlot(start)
+    local buckets = rcall('ZRANGEBYSCORE', wheelKey, start, start)
+    for b = 1, #buckets do
+      local entries = rcall('LRANGE', wheelBucketKey(buckets[b]), 0, -1)
+      for k = 1, #entries do
+        local e = entries[k]
+        local at, nl1, nl2 = wheelEntryDue(e, start)
+        local id = string.sub(e, 1, nl1 - 1)
+        local fits = (state == 'ready' and at <= now) or (state == 'delayed' and at > now)
+        if fits and after and (at < after or (at == after and not bytesLess(afterId, id))) then fits = false end
+        if fits then taken[#taken + 1] = { id, at, string.sub(e, nl2 + 1) } end
+      end
+    end
+  end
+  local from = '-inf'
+  if minAt then
+    local m = math.floor(minAt / w)
+    -- A bucket of slot s < m spanning k slots reaches slot m only if s is the multiple of k
+    -- just below m: one candidate per power of two.
+    local prev, k = m, 2
+    while k <= wheelSpanOf(0) do -- slot 0 is a multiple of every k: the cap
+      local s = math.floor(m / k) * k
+      if s ~= prev then
+        if s + wheelSpanOf(s) > m then takeSlot(s * w) end
+        prev = s
+      end
+      k = 2 * k
+    end
+    from = int(m * w)
+  end
+  while true do
+    local head = rcall('ZRANGEBYSCORE', wheelKey, from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+    if head[1] == nil then break end
+    local start = tonumber(head[2])
+    if maxAt and start > maxAt then break end
+    if #taken >= limit then
+      -- Only the first `limit` can be on the page; a slot starting after the last of them adds none.
+      table.sort(taken, byTimeThenId)
+      for i = #taken, limit + 1, -1 do taken[i] = nil end
+      if taken[limit][2] < start then break end
+    end
+    takeSlot(start)
+    from = '(' .. int(start)
+  end
+  return taken
+end
+
+if (state == 'ready' or state == 'delayed') and rcall('EXISTS', wheelKey) == 1 then
+  -- Ready jobs are due by now; a full `due` page ends the page at its last due time at the latest.
+  local maxAt = state == 'ready' and now or nil
+  if #rows >= limit then maxAt = rows[#rows][2] end
+  local wheel = wheelRows(maxAt)
+  if #wheel > 0 then
+    for i = 1, #wheel do rows[#rows + 1] = wheel[i] end
+    table.sort(rows, byTimeThenId)
+  end
+end
+
+local out = { now }
+for i = 1, math.min(#rows, limit) do
+  local id = rows[i][1]
   out[#out + 1] = id
-  local rec = rcall('HGET', jobsKey, id)
+  local rec = rows[i][3] or rcall('HGET', jobsKey, id)
   -- An active job's record does not count the delivery under way: its lease does (lib.lua).
   local lease = rec and state == 'active' and rcall('HGET', leasesKey, id)
   out[#out + 1] = lease and leasedRecord(rec, lease) or rec or ''
-  out[#out + 1] = score
+  out[#out + 1] = int(rows[i][2])
   out[#out + 1] = rcall('HGET', errorsKey, id) or ''
 end
 return out

@@ -1,7 +1,8 @@
 #!lua
 --[[
   reschedule: move a waiting job to a new due time in one step (no window where it is absent).
-  A dead job is revived at the new time with a fresh set of attempts.
+  A dead job is revived at the new time with a fresh set of attempts. The job moves into or out
+  of the wheel (lib.lua) as its new due time says.
 
   KEYS: the partition keys (lib.lua).
   ARGV[2] id
@@ -12,13 +13,38 @@
 ]]
 local id = ARGV[2]
 local rec = rcall('HGET', jobsKey, id)
-if not rec then return { 0, -1 } end
-if rcall('ZSCORE', activeKey, id) then return { 2, -1 } end
-local dueAt = ARGV[3] ~= '' and nowMs() + tonumber(ARGV[3]) or tonumber(ARGV[4])
+local found = nil
+if not rec then
+  found = wheelFind(id)
+  if not found then return { 0, -1 } end
+  rec = found.record
+elseif rcall('ZSCORE', activeKey, id) then
+  return { 2, -1 }
+end
+local now = nowMs()
+local dueAt = ARGV[3] ~= '' and now + tonumber(ARGV[3]) or tonumber(ARGV[4])
 local r = readRecord(rec)
-if rcall('ZREM', deadKey, id) == 1 then r.attempts = 0 end
+local wasDead = not found and rcall('ZSCORE', deadKey, id)
+if wasDead then r.attempts = 0 end
 r.dueAt = ''
-rcall('HSET', jobsKey, id, writeRecord(r))
-rcall('ZADD', dueKey, dueAt, id)
-wakeIfHead(dueAt)
+-- The new place first, then the old one goes (lib.lua: a stop midway loses nothing).
+local slot = wheelSlot(dueAt, now)
+if slot then
+  local moveAt, created = wheelPut(id, dueAt, writeRecord(r), slot, found ~= nil)
+  if found then
+    wheelRemove(id, found, true)
+  else
+    rcall('ZREM', dueKey, id)
+    rcall('ZREM', deadKey, id)
+    rcall('HDEL', jobsKey, id)
+    wheelSplit()
+  end
+  if created then wakeIfWheelHead(moveAt) end
+else
+  rcall('HSET', jobsKey, id, writeRecord(r))
+  rcall('ZADD', dueKey, dueAt, id)
+  if found then wheelRemove(id, found, false) end
+  if wasDead then rcall('ZREM', deadKey, id) end
+  wakeIfHead(dueAt)
+end
 return { 1, dueAt }

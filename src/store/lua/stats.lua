@@ -4,14 +4,19 @@
 
   KEYS: the partition keys (lib.lua).
   Returns: { now, waiting, ready, active, dead, paused (0|1), counterName1, value1, ... }
-    waiting  all of `due` (delayed + ready); ready = due at or before now
+    waiting  all of `due` (delayed + ready) and of the wheel (counter `wheeled`);
+    ready    due at or before now: in `due`, and in wheel buckets no claim has moved yet (exact:
+             see wheelDueCounts; such buckets exist only while no claim runs, since a claim moves
+             each one a bucket width before it starts)
   Errors: none.
 ]]
 local now = nowMs()
+local wheeled = tonumber(rcall('HGET', countersKey, 'wheeled')) or 0
+local wheelReady = wheeled > 0 and wheelDueCounts({ now }, nil, now)[1] or 0
 local out = {
   now,
-  rcall('ZCARD', dueKey),
-  rcall('ZCOUNT', dueKey, '-inf', now),
+  rcall('ZCARD', dueKey) + wheeled,
+  rcall('ZCOUNT', dueKey, '-inf', now) + wheelReady,
   rcall('ZCARD', activeKey),
   rcall('ZCARD', deadKey),
   rcall('HGET', metaKey, 'paused') == '1' and 1 or 0,

@@ -1,0 +1,138 @@
+/**
+ * The storage of one queue partition as the rest of the library sees it: what a second backend
+ * would implement. Every result is a domain value (a due time, a lease end, an outcome by name);
+ * how a backend keeps them (sorted-set scores, status codes, a far-future tier) stays behind it.
+ * `PartitionStore` (Redis + Lua) is the implementation.
+ */
+import type { StoredJob } from './record.js';
+import type { CancelResult, JobState, RescheduleResult } from '../types.js';
+import type { Due } from '../validate.js';
+
+/** A job ready to be written by `add`, validated and encoded by the Queue. */
+export interface EncodedJob {
+  readonly id: string;
+  readonly due: Due;
+  /** '' for the worker's default. */
+  readonly maxAttempts: string;
+  /** '' for the worker's default, else `backoff.ts` encoding. */
+  readonly backoff: string;
+  readonly payloadJson: string;
+}
+
+/**
+ * Outcome of adding one job: written new, kept (one existed, `ifExists: 'keep'`), replaced, refused
+ * because a worker holds it (not replaced), or refused because a job of that id completed moments
+ * ago (within 60 to 90 s: a resent add after a lost reply must not run it twice, see add.lua).
+ */
+export type AddStatus = 'added' | 'kept' | 'replaced' | 'running' | 'completed-recently';
+
+export interface AddOutcome {
+  /** Server time of the call, ms. */
+  readonly now: number;
+  /** One per job, in the order given. */
+  readonly statuses: AddStatus[];
+  /** Replicas that confirmed the write, when replication was asked for. */
+  readonly acknowledged?: number;
+}
+
+/** A claim's (id, fencing token) pair: the proof of holding a lease. */
+export interface LeaseRef {
+  readonly id: string;
+  readonly token: string;
+}
+
+export interface FailEntry extends LeaseRef {
+  /** Delay before the next attempt, or -1 to dead-letter the job. */
+  readonly retryDelayMs: number;
+  readonly message: string;
+}
+
+export interface ClaimResult {
+  /** Server time of the call, ms. */
+  readonly now: number;
+  /** When to claim again (server ms): now when more is due, -1 when nothing is waiting. */
+  readonly nextAt: number;
+  readonly jobs: StoredJob[];
+}
+
+/** One job and its state at the moment it was read. */
+export interface JobSnapshot {
+  readonly state: JobState;
+  readonly job: StoredJob;
+  /** When the job falls (or fell) due, ms. */
+  readonly dueAt: number;
+  /** End of the current lease, ms: only for `active`. */
+  readonly leaseUntil?: number;
+  /** When it was dead-lettered, ms: only for `dead`. */
+  readonly deadAt?: number;
+  readonly lastError: string | undefined;
+}
+
+/**
+ * A position in a state's list order: the time the state is ordered by (due time for delayed and
+ * ready, lease end for active, dead-lettered at for dead) and the id, for ties.
+ */
+export interface ListPosition {
+  readonly at: number;
+  readonly id: string;
+}
+
+export interface ListResult {
+  readonly now: number;
+  /** How many jobs the page held, records lost or not (tells whether there may be more). */
+  readonly count: number;
+  /** The page in the state's order (records lost between reading the order and the record are left out). */
+  readonly entries: JobSnapshot[];
+}
+
+export interface PartitionStats {
+  readonly now: number;
+  /** Waiting, not yet due. */
+  readonly delayed: number;
+  /** Waiting, due at or before now. */
+  readonly ready: number;
+  readonly active: number;
+  readonly dead: number;
+  readonly paused: boolean;
+  /** Running totals (added, claimed, completed, ...) by name. */
+  readonly counters: Record<string, number>;
+}
+
+export interface DueHistogram {
+  readonly now: number;
+  /** Due at or before now. */
+  readonly ready: number;
+  /** One count per window ending at each bound (ms from now), then the count after the last bound. */
+  readonly counts: number[];
+}
+
+export interface PartitionStorage {
+  /** Adds jobs; with `replication`, waits for that many replicas to confirm the write. */
+  add(jobs: readonly EncodedJob[], ifExists: 'keep' | 'replace', replication?: { replicas: number; timeoutMs: number }): Promise<AddOutcome>;
+  /** Reaps expired leases, then claims up to `limit` due jobs. Safe to resend under the same `claimId`. */
+  claim(limit: number, leaseMs: number, reapLimit: number, defaultMaxAttempts: number, ids: { claimId: string; answeredClaimId: string | undefined }): Promise<ClaimResult>;
+  /** Completes jobs; the positions refused as stale (another lease) and as not found. */
+  ack(leases: readonly LeaseRef[]): Promise<{ stale: number[]; notFound: number[] }>;
+  /** Schedules retries or dead-letters; the positions refused. */
+  fail(entries: readonly FailEntry[]): Promise<{ now: number; stale: number[] }>;
+  /** Renews leases; the positions this caller no longer holds. */
+  extend(leaseMs: number, leases: readonly LeaseRef[]): Promise<number[]>;
+  /** `extend`, with the server's now at which the new leases began. */
+  extendAt(leaseMs: number, leases: readonly LeaseRef[]): Promise<{ now: number; lost: number[] }>;
+  /** Hands leases back (the jobs are due again at once); how many were released. */
+  release(leases: readonly LeaseRef[]): Promise<number>;
+  cancel(id: string): Promise<CancelResult>;
+  /** Moves a waiting (or dead) job to a new due time; `dueAt` is that time when rescheduled. */
+  reschedule(id: string, due: Due): Promise<{ result: RescheduleResult; dueAt: number }>;
+  get(id: string): Promise<JobSnapshot | null>;
+  stats(): Promise<PartitionStats>;
+  /** Up to `limit` jobs in one state after `after` (or from the start), in the state's order. */
+  listJobs(state: JobState, after: ListPosition | undefined, limit: number): Promise<ListResult>;
+  /** Counts of waiting jobs: ready, then one per window ending at each bound (ms from now), then the rest. */
+  dueHistogram(boundsMs: readonly number[]): Promise<DueHistogram>;
+  /** Moves the given dead jobs, or up to `limit` of the oldest, back to due now; how many moved. */
+  retryDead(ids: readonly string[], limit: number): Promise<number>;
+  /** Deletes up to `limit` dead jobs; how many were deleted. */
+  purgeDead(limit: number): Promise<number>;
+  setPaused(paused: boolean): Promise<void>;
+}
