@@ -225,6 +225,30 @@ describe('the wheel', () => {
     assert.equal((await q.counters()).added, 1);
   });
 
+  it('an id given twice in one bulk add is one job: kept, or replaced in place', async () => {
+    const { name, q, keys } = await wheelQueue<number>();
+    await q.addBulk([
+      { id: 'twice', payload: 1, delay: 60_000 },
+      { id: 'twice', payload: 2, delay: 90_000 },
+      { id: 'near', payload: 1, delay: 200 },
+      { id: 'near', payload: 2, delay: 300 },
+    ]);
+    assert.equal((await q.get('twice'))?.payload, 1);
+    assert.equal((await q.get('near'))?.payload, 1);
+    await q.addBulk(
+      [
+        { id: 'twice', payload: 3, delay: 120_000 },
+        { id: 'twice', payload: 4, delay: 100 },
+        { id: 'twice', payload: 5, delay: 70_000 },
+      ],
+      'replace',
+    );
+    assert.equal((await q.get('twice'))?.payload, 5);
+    assert.equal((await checkWheel(redis.raw, name, keys)).size, 1);
+    assert.deepEqual(await redis.raw.zrange(keys.due, 0, -1), ['near']);
+    assert.equal((await q.counters()).added, 2);
+  });
+
   it('the index splits its shards as it grows, each stays a small listpack, and every id stays findable', async () => {
     const { name, q, keys } = await wheelQueue<number>();
     const ids = await q.addBulk(Array.from({ length: 5_000 }, (_, i) => ({ payload: i, delay: 10_000 + Math.floor(Math.random() * 600_000) })));
