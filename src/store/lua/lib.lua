@@ -146,7 +146,7 @@ end
   before it is due. The move is part of a claim script: atomic.
 ]]
 local WHEEL_BUCKET_MAX = 1000   -- entries a bucket holds at most: get/cancel/reschedule scan one
-local WHEEL_MOVE_MAX = 1000     -- entries one claim moves into `due` at most (bounds its time)
+local WHEEL_MOVE_MAX = 250      -- entries one claim moves at most (~1 ms of Redis: bounds its latency)
 local WHEEL_IDX_MEAN = 40       -- mean entries per index shard: well inside a listpack (128)
 local WHEEL_SPLITS_MAX = 32     -- index shards one call splits at most
 local WHEEL_SPAN_DIV = 32       -- a bucket spans at most 1/32 of its jobs' distance (wheelSlot)
