@@ -297,13 +297,13 @@ local function wheelFind(id)
   if not n then return nil end
   local entries = rcall('LRANGE', wheelBucketKey(n), 0, -1)
   local prefix = id .. '\n'
-  local w = wheelWidth()
   for i = 1, #entries do
     local e = entries[i]
     if string.sub(e, 1, #prefix) == prefix then
       local nl = string.find(e, '\n', #prefix + 1, true)
-      local slot = math.floor(tonumber(n) / 100000)
-      return { n = n, entry = e, dueAt = slot * w + tonumber(string.sub(e, #prefix + 1, nl - 1)), record = string.sub(e, nl + 1) }
+      -- The bucket's start is its score (= slot * W, read rather than computed from W).
+      local start = tonumber(rcall('ZSCORE', wheelKey, n)) or math.floor(tonumber(n) / 100000) * wheelWidth()
+      return { n = n, entry = e, dueAt = start + tonumber(string.sub(e, #prefix + 1, nl - 1)), record = string.sub(e, nl + 1) }
     end
   end
   return nil
