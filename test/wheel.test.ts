@@ -203,6 +203,20 @@ describe('the wheel', () => {
     assert.equal(await q.reschedule('j', { delay: 90_000 }), 'not_found');
   });
 
+  it('a dead job rescheduled far goes to the wheel with a fresh set of attempts', async () => {
+    const { name, q, keys } = await wheelQueue<{ v: number }>();
+    await redis.raw.hset(keys.jobs, 'gone', '3,0,1000,3,\n{"v":1}');
+    await redis.raw.zadd(keys.dead, await serverNow(redis.raw), 'gone');
+    assert.equal(await q.reschedule('gone', { delay: 60_000 }), 'rescheduled');
+    const job = await q.get('gone');
+    assert.equal(job?.state, 'delayed');
+    assert.equal(job?.attempts, 0);
+    assert.deepEqual(job?.payload, { v: 1 });
+    assert.equal(await redis.raw.zcard(keys.dead), 0);
+    assert.equal(await redis.raw.hlen(keys.jobs), 0);
+    assert.equal((await checkWheel(redis.raw, name, keys)).get('gone'), job?.dueAt);
+  });
+
   it("add keeps an id that waits in the wheel, and 'replace' moves it where its new due time belongs", async () => {
     const { name, q, keys } = await wheelQueue<{ v: number }>();
     await q.add({ v: 1 }, { id: 'k', delay: 60_000 });
