@@ -94,7 +94,7 @@ describe('the wheel', () => {
     await checkWheel(redis.raw, name, keys);
   });
 
-  it('a claim moves exactly the buckets that start within one width, at most 1,000 entries a call, at their exact due times', async () => {
+  it('a claim moves exactly the buckets that start within one width, at most 250 entries a call, at their exact due times', async () => {
     const { name, q, keys, store } = await wheelQueue();
     const now = await serverNow(redis.raw);
     const start = Math.ceil((now + 3_000) / W) * W;
@@ -109,14 +109,16 @@ describe('the wheel', () => {
     assert.equal(early.nextAt, start - W, 'the reply names the move time');
     assert.equal(await redis.raw.zcard(keys.due), 0);
     await waitFor(async () => (await serverNow(redis.raw)) >= start - W, 10_000, 'the move time');
-    const first = await claim(1);
-    assert.equal(await redis.raw.zcard(keys.due), 1_000, 'one call moves 1,000');
-    assert.equal(first.nextAt, first.now, 'more to move: call again at once');
-    await claim(2);
-    assert.equal(await redis.raw.zcard(keys.due), 2_000);
-    const third = await claim(3);
+    // WHEEL_MOVE_MAX in lua/lib.lua: a claim moves at most this many entries, then answers "now".
+    const MOVE_MAX = 250;
+    for (let call = 1; call < 2_500 / MOVE_MAX; call++) {
+      const reply = await claim(call);
+      assert.equal(await redis.raw.zcard(keys.due), call * MOVE_MAX, `call ${call} moves ${MOVE_MAX}`);
+      assert.equal(reply.nextAt, reply.now, 'more to move: call again at once');
+    }
+    const last = await claim(2_500 / MOVE_MAX);
     assert.equal(await redis.raw.zcard(keys.due), 2_500);
-    assert.equal(third.nextAt, at, 'then the earliest due time');
+    assert.equal(last.nextAt, at, 'then the earliest due time');
     const left = await checkWheel(redis.raw, name, keys);
     assert.equal(left.size, 10, 'the later slot stays');
     const scores = await redis.raw.zrange(keys.due, 0, -1, 'WITHSCORES');
@@ -201,6 +203,20 @@ describe('the wheel', () => {
     assert.equal(await q.reschedule('j', { delay: 90_000 }), 'not_found');
   });
 
+  it('a dead job rescheduled far goes to the wheel with a fresh set of attempts', async () => {
+    const { name, q, keys } = await wheelQueue<{ v: number }>();
+    await redis.raw.hset(keys.jobs, 'gone', '3,0,1000,3,\n{"v":1}');
+    await redis.raw.zadd(keys.dead, await serverNow(redis.raw), 'gone');
+    assert.equal(await q.reschedule('gone', { delay: 60_000 }), 'rescheduled');
+    const job = await q.get('gone');
+    assert.equal(job?.state, 'delayed');
+    assert.equal(job?.attempts, 0);
+    assert.deepEqual(job?.payload, { v: 1 });
+    assert.equal(await redis.raw.zcard(keys.dead), 0);
+    assert.equal(await redis.raw.hlen(keys.jobs), 0);
+    assert.equal((await checkWheel(redis.raw, name, keys)).get('gone'), job?.dueAt);
+  });
+
   it("add keeps an id that waits in the wheel, and 'replace' moves it where its new due time belongs", async () => {
     const { name, q, keys } = await wheelQueue<{ v: number }>();
     await q.add({ v: 1 }, { id: 'k', delay: 60_000 });
@@ -223,6 +239,30 @@ describe('the wheel', () => {
     assert.equal(await redis.raw.hlen(keys.jobs), 0);
     assert.deepEqual((await q.get('k'))?.payload, { v: 5 });
     assert.equal((await q.counters()).added, 1);
+  });
+
+  it('an id given twice in one bulk add is one job: kept, or replaced in place', async () => {
+    const { name, q, keys } = await wheelQueue<number>();
+    await q.addBulk([
+      { id: 'twice', payload: 1, delay: 60_000 },
+      { id: 'twice', payload: 2, delay: 90_000 },
+      { id: 'near', payload: 1, delay: 200 },
+      { id: 'near', payload: 2, delay: 300 },
+    ]);
+    assert.equal((await q.get('twice'))?.payload, 1);
+    assert.equal((await q.get('near'))?.payload, 1);
+    await q.addBulk(
+      [
+        { id: 'twice', payload: 3, delay: 120_000 },
+        { id: 'twice', payload: 4, delay: 100 },
+        { id: 'twice', payload: 5, delay: 70_000 },
+      ],
+      'replace',
+    );
+    assert.equal((await q.get('twice'))?.payload, 5);
+    assert.equal((await checkWheel(redis.raw, name, keys)).size, 1);
+    assert.deepEqual(await redis.raw.zrange(keys.due, 0, -1), ['near']);
+    assert.equal((await q.counters()).added, 2);
   });
 
   it('the index splits its shards as it grows, each stays a small listpack, and every id stays findable', async () => {

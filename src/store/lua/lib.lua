@@ -222,7 +222,7 @@ end
   before it is due. The move is part of a claim script: atomic.
 ]]
 local WHEEL_BUCKET_MAX = 1000   -- entries a bucket holds at most: get/cancel/reschedule scan one
-local WHEEL_MOVE_MAX = 1000     -- entries one claim moves into `due` at most (bounds its time)
+local WHEEL_MOVE_MAX = 250      -- entries one claim moves at most (~1 ms of Redis: bounds its latency)
 local WHEEL_IDX_MEAN = 40       -- mean entries per index shard: well inside a listpack (128)
 local WHEEL_SPLITS_MAX = 32     -- index shards one call splits at most
 local WHEEL_SPAN_DIV = 32       -- a bucket spans at most 1/32 of its jobs' distance (wheelSlot)
@@ -373,13 +373,13 @@ local function wheelFind(id)
   if not n then return nil end
   local entries = rcall('LRANGE', wheelBucketKey(n), 0, -1)
   local prefix = id .. '\n'
-  local w = wheelWidth()
   for i = 1, #entries do
     local e = entries[i]
     if string.sub(e, 1, #prefix) == prefix then
       local nl = string.find(e, '\n', #prefix + 1, true)
-      local slot = math.floor(tonumber(n) / 100000)
-      return { n = n, entry = e, dueAt = slot * w + tonumber(string.sub(e, #prefix + 1, nl - 1)), record = string.sub(e, nl + 1) }
+      -- The bucket's start is its score (= slot * W, read rather than computed from W).
+      local start = tonumber(rcall('ZSCORE', wheelKey, n)) or math.floor(tonumber(n) / 100000) * wheelWidth()
+      return { n = n, entry = e, dueAt = start + tonumber(string.sub(e, #prefix + 1, nl - 1)), record = string.sub(e, nl + 1) }
     end
   end
   return nil
