@@ -29,9 +29,8 @@ describe('waitForReplicas', () => {
       const id = await queue.add('safe', { delay: '1h' });
       const onReplica = new Redis(replica.url);
       // Due in an hour, the job waits in the wheel (the far-future tier): read every state of the replica.
-      const onReplicaSnapshot = await snapshot(onReplica, 'replicated');
+      const onReplicaSnapshot = await snapshot(onReplica, 'replicated').finally(() => onReplica.disconnect());
       assert.ok([...onReplicaSnapshot.jobs, ...onReplicaSnapshot.wheel.buckets.keys()].includes(id), 'the replica has the job when add resolves');
-      onReplica.disconnect();
 
       await replica.kill('SIGSTOP');
       const startedAt = Date.now();
