@@ -141,12 +141,12 @@ export class PartitionStore implements PartitionStorage {
 
   /** `extend`, with the server's now at which the new leases of `leaseMs` began. */
   async extendAt(leaseMs: number, leases: readonly LeaseRef[]): Promise<{ now: number; lost: number[] }> {
-    const reply = (await this.#run('extend', [leaseMs, ...leases.flatMap(lease => [lease.id, lease.token])])) as number[];
+    const reply = (await this.#run('extend', [leaseMs, encodeEntries(leases)])) as number[];
     return { now: reply[0] as number, lost: reply.slice(1) };
   }
 
   async release(leases: readonly LeaseRef[]): Promise<number> {
-    return (await this.#run('release', leases.flatMap(lease => [lease.id, lease.token]))) as number;
+    return (await this.#run('release', [encodeEntries(leases)])) as number;
   }
 
   async cancel(id: string): Promise<CancelResult> {
