@@ -123,18 +123,18 @@ export class Settler {
   #flush(): void {
     for (const [store, queue] of this.#queues) {
       while (queue.acks.length > 0 && queue.ackCalls < MAX_CALLS_IN_FLIGHT) {
-        const acks = queue.acks.splice(0, MAX_PER_CALL);
+        const acks = take(queue, 'acks');
         queue.ackCalls += 1;
-        this.#track(this.#send(acks, () => store.ack(acks.map(p => p.settleEntry)), queue.acks), () => {
+        this.#track(this.#send(acks, () => store.ack(acks.map(p => p.settleEntry)), queue, 'acks'), () => {
           queue.ackCalls -= 1;
           if (queue.acks.length > 0) this.#schedule(); // what piled up while it travelled
         });
       }
       while (queue.fails.length > 0 && queue.failCalls < MAX_CALLS_IN_FLIGHT) {
-        const fails = queue.fails.splice(0, MAX_PER_CALL);
+        const fails = take(queue, 'fails');
         queue.failCalls += 1;
         const call = async () => ({ stale: (await store.fail(fails.map(p => p.settleEntry))).stale, notFound: [] });
-        this.#track(this.#send(fails, call, queue.fails), () => {
+        this.#track(this.#send(fails, call, queue, 'fails'), () => {
           queue.failCalls -= 1;
           if (queue.fails.length > 0) this.#schedule();
         });
@@ -151,13 +151,15 @@ export class Settler {
     });
   }
 
-  async #send<E extends LeaseRef>(batch: Settlement<E>[], call: () => Promise<{ stale: number[]; notFound: number[] }>, requeue: Settlement<E>[]): Promise<void> {
+  /** Sends one call; a failed one goes back to `queue[kind]` (read then: take() may have replaced the array meanwhile). */
+  async #send<K extends 'acks' | 'fails'>(batch: StoreQueue[K], call: () => Promise<{ stale: number[]; notFound: number[] }>, queue: StoreQueue, kind: K): Promise<void> {
     let result;
     try {
       result = await call();
     } catch (error) {
       this.#onError(error);
       const now = this.#clock();
+      const requeue = queue[kind] as Settlement<LeaseRef>[];
       for (const pending of batch) {
         if (now < pending.settleGiveUpAt + RETRY_PAST_LEASE_MS) requeue.push(pending);
         else pending.settled('gave-up');
@@ -166,14 +168,23 @@ export class Settler {
       return;
     }
     this.#retryDelayMs = 0;
-    // Refusals are rare: mark them in place instead of building sets for every batch.
-    const outcomes: SettleOutcome[] = new Array<SettleOutcome>(batch.length).fill('applied');
-    for (const index of result.stale) outcomes[index] = 'stale';
-    for (const index of result.notFound) outcomes[index] = 'not-found';
-    // A listener that throws must not leave the rest of the batch unheard.
+    // The refused positions come in ascending order (the scripts list them as they meet them):
+    // walk them alongside the batch instead of building an outcome per entry.
+    const { stale, notFound } = result;
+    let s = 0;
+    let n = 0;
     for (let index = 0; index < batch.length; index++) {
+      let outcome: SettleOutcome = 'applied';
+      if (stale[s] === index) {
+        outcome = 'stale';
+        s += 1;
+      } else if (notFound[n] === index) {
+        outcome = 'not-found';
+        n += 1;
+      }
+      // A listener that throws must not leave the rest of the batch unheard.
       try {
-        (batch[index] as Settlement<E>).settled(outcomes[index] as SettleOutcome);
+        (batch[index] as Settlement<LeaseRef>).settled(outcome);
       } catch (error) {
         this.#onError(error);
       }
@@ -188,6 +199,14 @@ export class Settler {
       this.#flush();
     }, this.#retryDelayMs);
   }
+}
+
+/** The next call's entries: the whole queue when it fits (no copy), else its first MAX_PER_CALL. */
+function take<K extends 'acks' | 'fails'>(queue: StoreQueue, kind: K): StoreQueue[K] {
+  const pending = queue[kind];
+  if (pending.length > MAX_PER_CALL) return pending.splice(0, MAX_PER_CALL) as StoreQueue[K];
+  queue[kind] = [] as StoreQueue[K];
+  return pending;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -224,6 +224,51 @@ describe('consumer scripts on raw keys', () => {
     assert.deepEqual(await redis.raw.hmget(s.keys.counters, 'retried', 'dead', 'stale'), ['1', '1', '1']);
   });
 
+  it('ack of a batch beyond one chunk, with ids of any printable characters, settles each entry by its own token', async () => {
+    // The batch travels as one argument ("<id>\t<token>\n" per entry): ids with spaces, commas,
+    // Unicode or 200 characters must come out whole, and a batch of more than 1,000 fields must
+    // reach every job (the scripts call Redis in chunks of 1,000 arguments).
+    const s = store();
+    const odd = ['with space', 'a,b', 'ünï 😀', 'x'.repeat(200), ':'];
+    const ids = [...odd, ...Array.from({ length: 1_200 }, (_, i) => `job-${i}`)];
+    const seed = redis.raw.pipeline();
+    ids.forEach((id, i) => {
+      seed.hset(s.keys.jobs, id, record(0, '{}'));
+      seed.zadd(s.keys.active, FAR, id);
+      seed.hset(s.keys.leases, id, `${100 + i},1000`);
+    });
+    await seed.exec();
+    const entries = ids.map((id, i) => ({ id, token: String(100 + i) }));
+    entries[3] = { id: ids[3] as string, token: '99' }; // not its token: stale, and left as it was
+
+    assert.deepEqual(await s.ack([...entries, { id: 'nope', token: '1' }]), { stale: [3], notFound: [ids.length] });
+
+    assert.deepEqual(await redis.raw.hkeys(s.keys.jobs), [ids[3]]);
+    assert.deepEqual(await redis.raw.zrange(s.keys.active, 0, -1), [ids[3]]);
+    assert.deepEqual(await redis.raw.hgetall(s.keys.leases), { [ids[3] as string]: '103,1000' });
+    assert.equal(await redis.raw.hget(s.keys.counters, 'completed'), String(ids.length - 1));
+    const done: Record<string, string> = Object.assign({}, ...(await Promise.all([s.keys.done0, s.keys.done1, s.keys.done2].map(key => redis.raw.hgetall(key)))));
+    const expected = Object.fromEntries(entries.filter((_, i) => i !== 3).map(entry => [entry.id, entry.token]));
+    assert.deepEqual(done, expected, 'each id remembered with the token that completed it');
+  });
+
+  it('extend and release read ids of any printable characters whole', async () => {
+    const s = store();
+    await seedActive(s, 'with space', { token: '3', dueAt: 1_000, deadline: 5 });
+    await seedActive(s, 'ünï,😀', { token: '4', dueAt: 2_000, deadline: 5 });
+
+    const extended = await s.extendAt(60_000, [
+      { id: 'with space', token: '3' },
+      { id: 'ünï,😀', token: '4' },
+    ]);
+    assert.deepEqual(extended.lost, []);
+    assert.equal(await zscore(s.keys.active, 'ünï,😀'), extended.now + 60_000);
+
+    assert.equal(await s.release([{ id: 'ünï,😀', token: '4' }, { id: 'with space', token: '3' }]), 2);
+    assert.deepEqual(await redis.raw.zrange(s.keys.due, 0, -1, 'WITHSCORES'), ['with space', '1000', 'ünï,😀', '2000']);
+    assert.equal(await redis.raw.hlen(s.keys.leases), 0);
+  });
+
   it('extend renews the leases it holds and refuses the lost ones', async () => {
     const s = store();
     await seedActive(s, 'a', { token: '3', dueAt: 1_000, deadline: 5 });

@@ -5,7 +5,7 @@
   (lib.lua).
 
   KEYS: the partition keys (lib.lua).
-  ARGV[2..] pairs of  id, token   the claim's fencing token
+  ARGV[2]   entries  "<id>\t<token>\n" per entry, token = the claim's fencing token (readEntries)
   Returns: { completed, staleIndex1, ..., -1, notFoundIndex1, ... }  0-based positions in the batch
            (positions, not ids: one batch may hold an old and a new claim of the same job):
            completed = jobs this call completed;
@@ -20,8 +20,7 @@
 ]]
 local now = nowMs()
 local bucket, period, periodKnown = rotateDone(now)
-local ids = {}
-for i = 2, #ARGV, 2 do ids[i / 2] = ARGV[i] end
+local ids, entries = readEntries(ARGV[2])
 -- The whole batch in O(1) calls: one HMGET of the leases, then ZREM, HDEL and HSET of all the jobs
 -- completed. Per entry, Lua compares the token with the lease's prefix; only refused entries cost a
 -- look-up each (rare). An id twice in one batch with its token is acked twice, completed once:
@@ -31,7 +30,7 @@ local heldIds, doneFields = ids, nil
 local refused = nil
 for i = 1, #ids do
   -- leaseHeldBy, inlined: the one per-entry test of the hot path.
-  local lease, token = leases[i], ARGV[2 * i + 1]
+  local lease, token = leases[i], entries[2 * i]
   if not (lease and string.find(lease, token, 1, true) == 1 and string.byte(lease, #token + 1) == 44) then
     refused = refused or {}
     refused[#refused + 1] = i
@@ -46,7 +45,7 @@ if refused then
     else
       heldIds[#heldIds + 1] = ids[i]
       doneFields[#doneFields + 1] = ids[i]
-      doneFields[#doneFields + 1] = ARGV[2 * i + 1]
+      doneFields[#doneFields + 1] = entries[2 * i]
     end
   end
 end
@@ -57,12 +56,8 @@ if #heldIds > 0 then
   callMany('HDEL', jobsKey, heldIds)
   -- Most queues have no failed jobs: skip the HDEL of their errors then.
   if rcall('HLEN', errorsKey) > 0 then callMany('HDEL', errorsKey, heldIds) end
-  -- Remembered with the token that completed them (all of ARGV's pairs when none was refused).
-  if doneFields then
-    callMany('HSET', bucket, doneFields)
-  else
-    for j = 2, #ARGV, 1000 do rcall('HSET', bucket, unpack(ARGV, j, math.min(j + 999, #ARGV))) end
-  end
+  -- Remembered with the token that completed them (all the entries when none was refused).
+  callMany('HSET', bucket, doneFields or entries)
   -- Normally dropped by rotateDone when its period comes round again; this expiry, half a period
   -- later, only clears the bucket of a queue that no script touches any more.
   rcall('PEXPIRE', bucket, (period + 3.5) * DONE_PERIOD_MS - now)
@@ -72,7 +67,7 @@ end
 local out = { completed }
 local notFound = {}
 for _, i in ipairs(refused or {}) do
-  local id, token = ids[i], ARGV[2 * i + 1]
+  local id, token = ids[i], entries[2 * i]
   if leases[i] or rcall('HEXISTS', jobsKey, id) == 1 then
     -- Held by another claim (also when an earlier entry of this batch, with another token,
     -- completed it), or not active at all (waiting again, or dead).

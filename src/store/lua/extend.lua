@@ -4,7 +4,7 @@
 
   KEYS: the partition keys (lib.lua).
   ARGV[2]   leaseMs   ms  new lease length from now
-  ARGV[3..] pairs of  id, token
+  ARGV[3]   entries  "<id>\t<token>\n" per entry (readEntries)
   Returns: { now, lostIndex1, ... }  0-based positions of the pairs whose lease this caller no
            longer holds (their handler should stop: another worker may be running them).
   Errors: none.
@@ -12,12 +12,11 @@
 local now = nowMs()
 local deadline = int(now + tonumber(ARGV[2]))
 local out = { now }
-local ids = {}
-for i = 3, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+local ids, entries = readEntries(ARGV[3])
 local leases = hmgetMany(leasesKey, ids)
 local renewed = {}
 for i = 1, #ids do
-  if leaseHeldBy(leases[i], ARGV[2 * i + 2]) then
+  if leaseHeldBy(leases[i], entries[2 * i]) then
     renewed[#renewed + 1] = deadline
     renewed[#renewed + 1] = ids[i]
   else

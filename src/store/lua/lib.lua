@@ -121,6 +121,21 @@ local function hmgetMany(key, fields)
   return values
 end
 
+-- The entries of ack, extend and release travel as ONE argument, "<id>\t<token>\n" per entry (ids
+-- hold no control character), not as two arguments each: one argument costs Redis one protocol
+-- string and one Lua string however big the batch, and the client one length prefix. Returns the
+-- ids, and the flat list id1, token1, id2, token2, ... (the `done` bucket's HSET takes it as it is).
+local function readEntries(s)
+  local ids, flat, n = {}, {}, 0
+  for id, token in string.gmatch(s, '([^\t]*)\t([^\n]*)\n') do
+    n = n + 1
+    ids[n] = id
+    flat[2 * n - 1] = id
+    flat[2 * n] = token
+  end
+  return ids, flat
+end
+
 -- A lease's fields: token and dueAt (strings).
 local function readLease(lease)
   return string.match(lease, '^(%d+),(%d+)$')

@@ -4,15 +4,13 @@
   at once rather than after their lease runs out. The attempt does not count.
 
   KEYS: the partition keys (lib.lua).
-  ARGV[2..] pairs of  id, token
+  ARGV[2]   entries  "<id>\t<token>\n" per entry (readEntries)
   Returns: number of jobs released (the others were no longer held by the caller).
   Errors: none.
 ]]
-local ids, tokens = {}, {}
-for i = 2, #ARGV, 2 do
-  ids[#ids + 1] = ARGV[i]
-  tokens[#tokens + 1] = ARGV[i + 1]
-end
+local ids, entries = readEntries(ARGV[2])
+local tokens = {}
+for i = 1, #ids do tokens[i] = entries[2 * i] end
 local held, _, takenIds = takeLeases(ids, tokens)
 -- The attempt does not count, and the record never counted it: only the lease goes, and the job
 -- goes back to `due` at its original due time (it is overdue, so at the front).
