@@ -323,28 +323,41 @@ local function wheelMayHold()
   return wheelNonEmpty
 end
 
--- The current (last) bucket of each slot this call wrote to, and its length.
+-- The current (last) bucket of each slot this call wrote to: { n, name (n's digits), len }.
 local wheelOpen = {}
+
+-- The bucket of `slot` that the next put goes to (looked up once per slot and call, then tracked:
+-- a bucket this call filled to WHEEL_BUCKET_MAX is followed by the next sub-bucket). `len` 0: the
+-- bucket does not exist yet (its put adds it to `wheel`).
+local function wheelTail(slot)
+  local open = wheelOpen[slot]
+  if open == nil then
+    local w = wheelWidth()
+    local last = rcall('ZREVRANGEBYSCORE', wheelKey, slot * w, slot * w, 'LIMIT', 0, 1)
+    if last[1] then
+      open = { n = tonumber(last[1]), name = last[1], len = rcall('LLEN', wheelBucketKey(last[1])) }
+    else
+      open = { n = slot * 100000, len = 0 }
+      open.name = int(open.n)
+    end
+    wheelOpen[slot] = open
+  end
+  if open.len >= WHEEL_BUCKET_MAX then
+    open.n, open.len = open.n + 1, 0
+    open.name = int(open.n)
+  end
+  return open
+end
 
 -- Puts a job into the bucket of `slot` (wheelSlot) and points the index at it. `record` is in the
 -- `jobs` format with token '0' and dueAt ''. `moving`: the job is in the wheel already (its old
 -- entry is removed after this, with wheelRemove(id, found, true)), so `wheeled` stays.
 -- Returns the time at which its bucket moves (its start - W), and whether its slot's first bucket
--- was created by this put.
+-- was created by this put. (add batches its puts instead: add.lua.)
 local function wheelPut(id, dueAt, record, slot, moving)
   local w = wheelWidth()
-  local open = wheelOpen[slot]
-  if open == nil then
-    local last = rcall('ZREVRANGEBYSCORE', wheelKey, slot * w, slot * w, 'LIMIT', 0, 1)
-    if last[1] then
-      open = { n = tonumber(last[1]), len = rcall('LLEN', wheelBucketKey(last[1])) }
-    else
-      open = { n = slot * 100000, len = 0 }
-    end
-    wheelOpen[slot] = open
-  end
-  if open.len >= WHEEL_BUCKET_MAX then open.n, open.len = open.n + 1, 0 end
-  local n = int(open.n)
+  local open = wheelTail(slot)
+  local n = open.name
   local created = open.len == 0 and open.n == slot * 100000
   rcall('HSET', wheelShardKey(id), id, n)
   if open.len == 0 then rcall('ZADD', wheelKey, slot * w, n) end
