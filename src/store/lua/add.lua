@@ -60,7 +60,8 @@ end
 local staged, stagedEntries, stagedNew, stagedNewOf = {}, {}, 0, {}
 local newBuckets, after = {}, {}
 
-local function stage(open, id, dueAt, record, slot, moving)
+local offsetDue, offsetSlot, offsetDigits = nil, nil, nil
+local function stage(open, id, dueAt, header, payload, slot, moving)
   local w = wheelWidth()
   local n = open.name
   local entries = stagedEntries[n]
@@ -75,7 +76,11 @@ local function stage(open, id, dueAt, record, slot, moving)
     newBuckets[#newBuckets + 1] = slot * w
     newBuckets[#newBuckets + 1] = n
   end
-  entries[#entries + 1] = id .. '\n' .. int(dueAt - slot * w) .. '\n' .. record
+  if dueAt ~= offsetDue or slot ~= offsetSlot then
+    offsetDue, offsetSlot, offsetDigits = dueAt, slot, int(dueAt - slot * w)
+  end
+  -- One concatenation: the entry, its record's header and payload (lib.lua's wheel format).
+  entries[#entries + 1] = id .. '\n' .. offsetDigits .. '\n' .. header .. payload
   open.len = open.len + 1
   if not moving then stagedNew, stagedNewOf[n] = stagedNew + 1, stagedNewOf[n] + 1 end
   wheelNonEmpty = true
@@ -161,7 +166,6 @@ for i = 3, #ARGV, 6 do
     end
   end
   if status == 1 or status == 2 then
-    local record = '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5]
     -- The new place first, then the old one goes (lib.lua: a stop midway loses nothing).
     if slot and not repeated then
       if open == nil then
@@ -169,7 +173,7 @@ for i = 3, #ARGV, 6 do
         open = wheelTail(slot)
         rcall('HSET', wheelShardKey(id), id, open.name)
       end
-      stage(open, id, dueAt, record, slot, inWheel ~= nil)
+      stage(open, id, dueAt, '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n', ARGV[i + 5], slot, inWheel ~= nil)
       if inWheel then
         local found = inWheel
         after[#after + 1] = function() wheelRemove(id, found, true) end
@@ -181,6 +185,7 @@ for i = 3, #ARGV, 6 do
         end
       end
     elseif slot then
+      local record = '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5]
       local moveAt, created = wheelPut(id, dueAt, record, slot, inWheel ~= nil)
       wheeled = wheeled + 1
       if created and (minMove == nil or moveAt < minMove) then minMove = moveAt end
@@ -192,7 +197,7 @@ for i = 3, #ARGV, 6 do
         rcall('HDEL', jobsKey, id)
       end
     else
-      rcall('HSET', jobsKey, id, record)
+      rcall('HSET', jobsKey, id, '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5])
       rcall('ZADD', dueKey, dueAt, id)
       if minDue == nil or dueAt < minDue then minDue = dueAt end
       if inWheel then

@@ -239,13 +239,17 @@ end
 -- slots, k the largest power of two with k*W <= (dueAt - now) / WHEEL_SPAN_DIV: a few dozen buckets
 -- per doubling of the distance, so that sparse far slots do not cost a key each (promoteWheel
 -- moves the jobs of a wide bucket on into narrower ones as they come nearer).
+-- (The last answer is kept: the jobs of a bulk add often share a due time.)
+local slotDue, slotNow, slotOf = nil, nil, nil
 local function wheelSlot(dueAt, now)
+  if dueAt == slotDue and now == slotNow then return slotOf end
   local w = wheelWidth()
   local k, far = 1, (dueAt - now) / WHEEL_SPAN_DIV
   while 2 * k * w <= far do k = 2 * k end
   local slot = math.floor(dueAt / (k * w)) * k
-  if slot * w - w > now then return slot end
-  return nil
+  if slot * w - w <= now then slot = nil end
+  slotDue, slotNow, slotOf = dueAt, now, slot
+  return slot
 end
 
 local function wheelBucketKey(n)
@@ -262,20 +266,35 @@ local function wheelIdxState()
 end
 
 -- The index hash of an id (memoized: add looks an id up, then writes it).
+-- The value is that of the SHA-1's first 8 hex digits, read from their bytes through a table
+-- (string.sub and tonumber(_, 16) cost about as much as the SHA-1 itself; a bulk add hashes every id).
 local hashedId, hashedValue = nil, nil
+local HEX = {}
+for c = 0, 9 do HEX[48 + c] = c end
+for c = 0, 5 do HEX[97 + c] = 10 + c end
+local sha1hex, byte = redis.sha1hex, string.byte
 local function wheelHash(id)
   if id ~= hashedId then
-    hashedId, hashedValue = id, tonumber(string.sub(redis.sha1hex(id), 1, 8), 16)
+    local a, b, c, d, e, f, g, h = byte(sha1hex(id), 1, 8)
+    hashedId = id
+    hashedValue = ((((((HEX[a] * 16 + HEX[b]) * 16 + HEX[c]) * 16 + HEX[d]) * 16 + HEX[e]) * 16 + HEX[f]) * 16 + HEX[g]) * 16 + HEX[h]
   end
   return hashedValue
 end
 
+-- Shard key names by shard number (built once a call: a bulk add names a shard per id).
+local wheelShardNames = {}
 local function wheelShardKey(id)
   wheelIdxState()
   local h = wheelHash(id)
   local s = h % (2 ^ idxLevel)
   if s < idxSplit then s = h % (2 ^ (idxLevel + 1)) end
-  return wheelTag .. ':wheel:idx:' .. int(s)
+  local name = wheelShardNames[s]
+  if name == nil then
+    name = wheelTag .. ':wheel:idx:' .. int(s)
+    wheelShardNames[s] = name
+  end
+  return name
 end
 
 --[[
