@@ -60,9 +60,19 @@ end
 local staged, stagedEntries, stagedNew, stagedNewOf = {}, {}, 0, {}
 local newBuckets, after = {}, {}
 
+-- The bucket entry of the job at ARGV[i] (lib.lua's wheel format), in one concatenation. The jobs
+-- of a bulk add often share a due time: its offset's digits are formatted once.
 local offsetDue, offsetSlot, offsetDigits = nil, nil, nil
-local function stage(open, id, dueAt, header, payload, slot, moving)
-  local w = wheelWidth()
+local function wheelEntry(i, id, dueAt, slot)
+  if dueAt ~= offsetDue or slot ~= offsetSlot then
+    offsetDue, offsetSlot, offsetDigits = dueAt, slot, int(dueAt - slot * wheelWidth())
+  end
+  return id .. '\n' .. offsetDigits .. '\n0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5]
+end
+
+-- Stages `entry` for the bucket `open` of `slot` (wheelTail). `moving`: the job is in the wheel
+-- already (counted in `wheeled`).
+local function stage(open, slot, entry, moving)
   local n = open.name
   local entries = stagedEntries[n]
   if entries == nil then
@@ -71,21 +81,18 @@ local function stage(open, id, dueAt, header, payload, slot, moving)
     staged[#staged + 1] = n
     stagedNewOf[n] = 0
   end
-  local created = open.len == 0 and open.n == slot * 100000
   if open.len == 0 then
+    local w = wheelWidth()
     newBuckets[#newBuckets + 1] = slot * w
     newBuckets[#newBuckets + 1] = n
+    -- The slot's first bucket: workers may have to come earlier to move it.
+    if open.n == slot * 100000 and (minMove == nil or slot * w - w < minMove) then minMove = slot * w - w end
   end
-  if dueAt ~= offsetDue or slot ~= offsetSlot then
-    offsetDue, offsetSlot, offsetDigits = dueAt, slot, int(dueAt - slot * w)
-  end
-  -- One concatenation: the entry, its record's header and payload (lib.lua's wheel format).
-  entries[#entries + 1] = id .. '\n' .. offsetDigits .. '\n' .. header .. payload
+  entries[#entries + 1] = entry
   open.len = open.len + 1
   if not moving then stagedNew, stagedNewOf[n] = stagedNew + 1, stagedNewOf[n] + 1 end
-  wheelNonEmpty = true
   wheeled = wheeled + 1
-  if created and (minMove == nil or slot * w - w < minMove) then minMove = slot * w - w end
+  wheelNonEmpty = true
 end
 
 local function flushWheel()
@@ -131,7 +138,8 @@ for i = 3, #ARGV, 6 do
   elseif slot and not repeated and not (done[id] and not replace) then
     -- A far job not in `jobs`: its index entry is claimed and looked up in one call. (A keep-add of
     -- an id completed lately writes nothing: such an id is in no bucket, see lib.lua's `done`.)
-    open = wheelTail(slot)
+    open = wheelOpen[slot]
+    if open == nil or open.len >= WHEEL_BUCKET_MAX then open = wheelTail(slot) end
     if rcall('HSETNX', wheelShardKey(id), id, open.name) == 0 then
       -- The index has the id: in its bucket (exists), or left by a script stopped midway.
       inWheel = wheelFind(id)
@@ -173,7 +181,7 @@ for i = 3, #ARGV, 6 do
         open = wheelTail(slot)
         rcall('HSET', wheelShardKey(id), id, open.name)
       end
-      stage(open, id, dueAt, '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n', ARGV[i + 5], slot, inWheel ~= nil)
+      stage(open, slot, wheelEntry(i, id, dueAt, slot), inWheel ~= nil)
       if inWheel then
         local found = inWheel
         after[#after + 1] = function() wheelRemove(id, found, true) end

@@ -257,11 +257,12 @@ local function wheelBucketKey(n)
 end
 
 -- Linear hashing state, read once per call: 2^level shards, plus `split` of the next level.
-local idxLevel, idxSplit = nil, nil
+local idxLevel, idxSplit, idxLow = nil, nil, nil
 local function wheelIdxState()
   if idxLevel == nil then
     local st = rcall('HMGET', metaKey, 'idxLevel', 'idxSplit')
     idxLevel, idxSplit = tonumber(st[1]) or 0, tonumber(st[2]) or 0
+    idxLow = 2 ^ idxLevel
   end
 end
 
@@ -287,8 +288,8 @@ local wheelShardNames = {}
 local function wheelShardKey(id)
   wheelIdxState()
   local h = wheelHash(id)
-  local s = h % (2 ^ idxLevel)
-  if s < idxSplit then s = h % (2 ^ (idxLevel + 1)) end
+  local s = h % idxLow
+  if s < idxSplit then s = h % (2 * idxLow) end
   local name = wheelShardNames[s]
   if name == nil then
     name = wheelTag .. ':wheel:idx:' .. int(s)
@@ -329,7 +330,7 @@ local function wheelSplit()
     rcall('DEL', oldKey)
     for i = 1, #keep, 1000 do rcall('HSET', oldKey, unpack(keep, i, math.min(i + 999, #keep))) end
     idxSplit = idxSplit + 1
-    if idxSplit == low then idxLevel, idxSplit = idxLevel + 1, 0 end
+    if idxSplit == low then idxLevel, idxSplit, idxLow = idxLevel + 1, 0, 2 * low end
     rcall('HSET', metaKey, 'idxLevel', idxLevel, 'idxSplit', idxSplit)
     splits = splits + 1
   end
