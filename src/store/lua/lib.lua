@@ -319,11 +319,16 @@ local function wheelSplit()
     local oldKey = wheelTag .. ':wheel:idx:' .. int(idxSplit)
     local newKey = wheelTag .. ':wheel:idx:' .. int(idxSplit + low)
     local all = rcall('HGETALL', oldKey)
-    local keep, move = {}, {}
+    local keep, move, nk, nm = {}, {}, 0, 0
+    -- An entry moves iff bit `idxLevel` of its hash is set (h % low is idxSplit for all of them):
+    -- read from the one hex digit that holds it, not the whole hash (a split rehashes a shard).
+    local at, bit = 8 - math.floor(idxLevel / 4), 2 ^ (idxLevel % 4)
     for i = 1, #all, 2 do
-      local t = (wheelHash(all[i]) % (2 * low) == idxSplit) and keep or move
-      t[#t + 1] = all[i]
-      t[#t + 1] = all[i + 1]
+      if at >= 1 and math.floor(HEX[byte(sha1hex(all[i]), at)] / bit) % 2 == 1 then
+        move[nm + 1], move[nm + 2], nm = all[i], all[i + 1], nm + 2
+      else
+        keep[nk + 1], keep[nk + 2], nk = all[i], all[i + 1], nk + 2
+      end
     end
     -- The new shard first (a missing key's first touch may fail, see above), then the old rewritten.
     for i = 1, #move, 1000 do rcall('HSET', newKey, unpack(move, i, math.min(i + 999, #move))) end
