@@ -300,6 +300,31 @@ describe('the wheel', () => {
     assert.equal(await redis.raw.hget(keys.counters, 'added'), '2500');
   });
 
+  it('a bulk add stopped by a failing bucket write keeps `wheeled` exact and leaves only index entries that find nothing', async () => {
+    const { name, keys, store } = await wheelQueue();
+    const now = await serverNow(redis.raw);
+    // Distances well inside one span each (wheelSlot): 3,000 s -> 64 slots, 600 s -> 16 slots.
+    const atB = now + 3_000_000;
+    const atA = now + 600_000;
+    const slotB = Math.floor(atB / (64 * W)) * 64;
+    const slotA = Math.floor(atA / (16 * W)) * 16;
+    const job = (id: string, atMs: number) => ({ id, due: { atMs }, maxAttempts: '', backoff: '', payloadJson: '1' });
+    const call = [job('b1', atB), job('b2', atB), job('a1', atA), job('a2', atA), job('a3', atA)];
+    // Slot A's first bucket is taken by a key of another type: its RPUSH fails, as the first touch
+    // of a bucket key that a Cluster slot migration moved away would.
+    const bucketA = wheelBucketKey('sg', name, 0, String(slotA * 100_000));
+    await redis.raw.set(bucketA, 'not a list');
+    await assert.rejects(store.add(call, 'keep'), /WRONGTYPE/);
+    assert.equal(await redis.raw.hget(keys.counters, 'wheeled'), '2', 'counts the pushed entries only');
+    assert.equal(await redis.raw.llen(wheelBucketKey('sg', name, 0, String(slotB * 100_000))), 2);
+
+    await redis.raw.del(bucketA);
+    assert.equal(await store.get('a1'), null, 'an index entry whose bucket lacks the id finds nothing');
+    const { statuses } = await store.add(call, 'keep');
+    assert.deepEqual(statuses, ['kept', 'kept', 'added', 'added', 'added']);
+    assert.equal((await checkWheel(redis.raw, name, keys)).size, 5);
+  });
+
   it('the index splits its shards as it grows, each stays a small listpack, and every id stays findable', async () => {
     const { name, q, keys } = await wheelQueue<number>();
     const ids = await q.addBulk(Array.from({ length: 5_000 }, (_, i) => ({ payload: i, delay: 10_000 + Math.floor(Math.random() * 600_000) })));
