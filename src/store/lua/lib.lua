@@ -306,6 +306,7 @@ end
   first touch of a key can fail. The wheel writes in an order where such a stop loses nothing:
   the new place of an entry is written before its old place is removed, an index entry before its
   bucket entry (an index entry whose bucket lacks the id is ignored), and `wheeled` with each put.
+  (add batches a call's puts per bucket in the same order, `wheeled` counting the pushed: add.lua.)
 ]]
 
 -- Splits shards while their mean exceeds WHEEL_IDX_MEAN (at most WHEEL_SPLITS_MAX per call).
