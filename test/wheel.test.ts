@@ -265,6 +265,66 @@ describe('the wheel', () => {
     assert.equal((await q.counters()).added, 2);
   });
 
+  it('a bulk add writes its far jobs per bucket: sub-buckets of at most 1,000, a resent call changes nothing, a replace moves every job, a stale index entry is no job', async () => {
+    const { name, keys, store } = await wheelQueue();
+    const at = (await serverNow(redis.raw)) + 600_000;
+    const bulk = (from: number, count: number, payload: string, atMs = at) =>
+      Array.from({ length: count }, (_, i) => ({ id: `b${from + i}`, due: { atMs }, maxAttempts: '', backoff: '', payloadJson: payload }));
+    // An index entry left by a script stopped midway (its bucket lacks the id) does not make b0 exist.
+    await redis.raw.hset(wheelIndexKey('sg', name, 0, 0), 'b0', '100000');
+    // One slot, 2,500 jobs in three calls: the call after the first continues the slot's last bucket.
+    for (const [from, count] of [[0, 700], [700, 1_000], [1_700, 800]] as const) {
+      const { statuses } = await store.add(bulk(from, count, '1'), 'keep');
+      assert.deepEqual(new Set(statuses), new Set(['added']));
+    }
+    const sizes = async () => {
+      const buckets = await redis.raw.zrange(keys.wheel, 0, -1);
+      return Promise.all(buckets.map(n => redis.raw.llen(wheelBucketKey('sg', name, 0, n))));
+    };
+    assert.deepEqual(await sizes(), [1_000, 1_000, 500]);
+    const first = await checkWheel(redis.raw, name, keys);
+    assert.equal(first.size, 2_500);
+
+    // Resent (a lost reply): every id kept, nothing written.
+    const resent = await store.add(bulk(1_700, 800, '1'), 'keep');
+    assert.deepEqual(new Set(resent.statuses), new Set(['kept']));
+    assert.deepEqual(await sizes(), [1_000, 1_000, 500]);
+
+    // Replaced with a later due time: each job leaves its bucket for the new one, counted once.
+    const later = at + 3_600_000;
+    const replaced = await store.add(bulk(0, 1_000, '2', later), 'replace');
+    assert.deepEqual(new Set(replaced.statuses), new Set(['replaced']));
+    const after = await checkWheel(redis.raw, name, keys);
+    assert.equal(after.size, 2_500);
+    for (let i = 0; i < 2_500; i++) assert.equal(after.get(`b${i}`), i < 1_000 ? later : at, `b${i}`);
+    assert.equal(await redis.raw.hget(keys.counters, 'added'), '2500');
+  });
+
+  it('a bulk add stopped by a failing bucket write keeps `wheeled` exact and leaves only index entries that find nothing', async () => {
+    const { name, keys, store } = await wheelQueue();
+    const now = await serverNow(redis.raw);
+    // Distances well inside one span each (wheelSlot): 3,000 s -> 64 slots, 600 s -> 16 slots.
+    const atB = now + 3_000_000;
+    const atA = now + 600_000;
+    const slotB = Math.floor(atB / (64 * W)) * 64;
+    const slotA = Math.floor(atA / (16 * W)) * 16;
+    const job = (id: string, atMs: number) => ({ id, due: { atMs }, maxAttempts: '', backoff: '', payloadJson: '1' });
+    const call = [job('b1', atB), job('b2', atB), job('a1', atA), job('a2', atA), job('a3', atA)];
+    // Slot A's first bucket is taken by a key of another type: its RPUSH fails, as the first touch
+    // of a bucket key that a Cluster slot migration moved away would.
+    const bucketA = wheelBucketKey('sg', name, 0, String(slotA * 100_000));
+    await redis.raw.set(bucketA, 'not a list');
+    await assert.rejects(store.add(call, 'keep'), /WRONGTYPE/);
+    assert.equal(await redis.raw.hget(keys.counters, 'wheeled'), '2', 'counts the pushed entries only');
+    assert.equal(await redis.raw.llen(wheelBucketKey('sg', name, 0, String(slotB * 100_000))), 2);
+
+    await redis.raw.del(bucketA);
+    assert.equal(await store.get('a1'), null, 'an index entry whose bucket lacks the id finds nothing');
+    const { statuses } = await store.add(call, 'keep');
+    assert.deepEqual(statuses, ['kept', 'kept', 'added', 'added', 'added']);
+    assert.equal((await checkWheel(redis.raw, name, keys)).size, 5);
+  });
+
   it('the index splits its shards as it grows, each stays a small listpack, and every id stays findable', async () => {
     const { name, q, keys } = await wheelQueue<number>();
     const ids = await q.addBulk(Array.from({ length: 5_000 }, (_, i) => ({ payload: i, delay: 10_000 + Math.floor(Math.random() * 600_000) })));

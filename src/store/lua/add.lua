@@ -28,23 +28,104 @@ local wheeled, minMove = 0, nil
 -- Most calls come when nothing completed lately: then no id needs the `done` look-up.
 local anyDone = rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3]) > 0
 if anyDone then rotateDone(now) end
--- Which ids `jobs` holds, one HMGET per 1,000 (a call per id costs more than the look-up). An id
--- written earlier in this call (it appears twice) is looked up again.
-local stored, written = {}, {}
+-- Which ids `jobs` holds and which completed lately (`done`), one HMGET per key and 1,000 ids (a
+-- call per id costs more than the look-up). An id written earlier in this call (it appears twice)
+-- is looked up in `jobs` again; `done` changes only here (a replace-add's HDEL), tracked in `done`.
+local stored, done, written = {}, {}, {}
 for c = 3, #ARGV, 6000 do
   local ids = {}
   for i = c, math.min(c + 5999, #ARGV), 6 do ids[#ids + 1] = ARGV[i] end
   local recs = rcall('HMGET', jobsKey, unpack(ids))
   for j = 1, #ids do if recs[j] then stored[ids[j]] = true end end
+  if anyDone then
+    for b = 1, 3 do
+      local tokens = rcall('HMGET', doneKeys[b], unpack(ids))
+      for j = 1, #ids do if tokens[j] then done[ids[j]] = true end end
+    end
+  end
 end
+
+--[[
+  The wheel writes of this call, batched: each far job's index entry is written at once (HSETNX:
+  the look-up and the write in one call), its bucket entry is staged, and flushWheel writes the
+  staged entries with one RPUSH per bucket (new buckets first, in one ZADD of `wheel`), one HINCRBY
+  of `wheeled`, and only then removes the old places of jobs that moved (the `after` list). This
+  keeps lib.lua's order under a slot migration (a computed key's first touch may fail and end the
+  script): every index entry before its bucket entry, every new place before its old one, and
+  `wheeled` counting exactly the entries pushed (a failed RPUSH is caught, the pushed ones are
+  counted, then the error ends the script with the old places untouched).
+  Anything that must see the wheel as written (an id given again in this call, a job leaving the
+  wheel for `due`) flushes first.
+]]
+local staged, stagedEntries, stagedNew, stagedNewOf = {}, {}, 0, {}
+local newBuckets, after = {}, {}
+
+-- The bucket entry of the job at ARGV[i] (lib.lua's wheel format), in one concatenation. The jobs
+-- of a bulk add often share a due time: its offset's digits are formatted once.
+local offsetDue, offsetSlot, offsetDigits = nil, nil, nil
+local function wheelEntry(i, id, dueAt, slot)
+  if dueAt ~= offsetDue or slot ~= offsetSlot then
+    offsetDue, offsetSlot, offsetDigits = dueAt, slot, int(dueAt - slot * wheelWidth())
+  end
+  return id .. '\n' .. offsetDigits .. '\n0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5]
+end
+
+-- Stages `entry` for the bucket `open` of `slot` (wheelTail). `moving`: the job is in the wheel
+-- already (counted in `wheeled`).
+local function stage(open, slot, entry, moving)
+  local n = open.name
+  local entries = stagedEntries[n]
+  if entries == nil then
+    entries = {}
+    stagedEntries[n] = entries
+    staged[#staged + 1] = n
+    stagedNewOf[n] = 0
+  end
+  if open.len == 0 then
+    local w = wheelWidth()
+    newBuckets[#newBuckets + 1] = slot * w
+    newBuckets[#newBuckets + 1] = n
+    -- The slot's first bucket: workers may have to come earlier to move it.
+    if open.n == slot * 100000 and (minMove == nil or slot * w - w < minMove) then minMove = slot * w - w end
+  end
+  entries[#entries + 1] = entry
+  open.len = open.len + 1
+  if not moving then stagedNew, stagedNewOf[n] = stagedNew + 1, stagedNewOf[n] + 1 end
+  wheeled = wheeled + 1
+  wheelNonEmpty = true
+end
+
+local function flushWheel()
+  if #newBuckets > 0 then callMany('ZADD', wheelKey, newBuckets) end
+  local pushed = 0
+  for j = 1, #staged do
+    local n = staged[j]
+    local entries = stagedEntries[n]
+    local reply = redis.pcall('RPUSH', wheelBucketKey(n), unpack(entries))
+    if type(reply) == 'table' and reply.err then
+      if pushed > 0 then rcall('HINCRBY', countersKey, 'wheeled', pushed) end
+      error(reply)
+    end
+    pushed = pushed + stagedNewOf[n]
+  end
+  -- Every staged entry is in its bucket now: count the new ones (moved ones were counted already).
+  if stagedNew > 0 then rcall('HINCRBY', countersKey, 'wheeled', stagedNew) end
+  for j = 1, #after do after[j]() end
+  staged, stagedEntries, stagedNew, stagedNewOf, newBuckets, after = {}, {}, 0, {}, {}, {}
+end
+
 for i = 3, #ARGV, 6 do
   local id = ARGV[i]
   local dueAt = ARGV[i + 1] ~= '' and now + tonumber(ARGV[i + 1]) or tonumber(ARGV[i + 2])
   local status = 1
   local inWheel = nil
-  local inJobs = stored[id]
-  if written[id] then inJobs = rcall('HEXISTS', jobsKey, id) == 1 end
+  local slot = wheelSlot(dueAt, now)
+  local open = nil -- a far job's bucket, its index entry already written
+  local repeated = written[id]
   written[id] = true
+  if repeated then flushWheel() end
+  local inJobs = stored[id]
+  if repeated then inJobs = rcall('HEXISTS', jobsKey, id) == 1 end
   if inJobs then
     if not replace then
       status = 0
@@ -53,6 +134,24 @@ for i = 3, #ARGV, 6 do
     else
       status = 2
       rcall('HDEL', errorsKey, id)
+    end
+  elseif slot and not repeated and not (done[id] and not replace) then
+    -- A far job not in `jobs`: its index entry is claimed and looked up in one call. (A keep-add of
+    -- an id completed lately writes nothing: such an id is in no bucket, see lib.lua's `done`.)
+    open = wheelOpen[slot]
+    if open == nil or open.len >= WHEEL_BUCKET_MAX then open = wheelTail(slot) end
+    if rcall('HSETNX', wheelShardKey(id), id, open.name) == 0 then
+      -- The index has the id: in its bucket (exists), or left by a script stopped midway.
+      inWheel = wheelFind(id)
+      if inWheel and not replace then
+        status, open = 0, nil
+      else
+        if inWheel then
+          status = 2
+          rcall('HDEL', errorsKey, id)
+        end
+        rcall('HSET', wheelShardKey(id), id, open.name)
+      end
     end
   else
     inWheel = wheelFind(id)
@@ -63,20 +162,38 @@ for i = 3, #ARGV, 6 do
       else
         status = 0
       end
-    elseif anyDone and doneBy(id) then
-      if replace then
-        -- A new job under this id: the earlier job's `done` entry must not answer its acks.
-        for b = 1, 3 do rcall('HDEL', doneKeys[b], id) end
-      else
-        status = 4
-      end
+    end
+  end
+  if status == 1 and done[id] then
+    if replace then
+      -- A new job under this id: the earlier job's `done` entry must not answer its acks.
+      for b = 1, 3 do rcall('HDEL', doneKeys[b], id) end
+      done[id] = nil
+    else
+      status = 4
     end
   end
   if status == 1 or status == 2 then
-    local record = '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5]
-    local slot = wheelSlot(dueAt, now)
     -- The new place first, then the old one goes (lib.lua: a stop midway loses nothing).
-    if slot then
+    if slot and not repeated then
+      if open == nil then
+        -- Replacing a job of due or dead: its index entry (over any left midway), staged entry.
+        open = wheelTail(slot)
+        rcall('HSET', wheelShardKey(id), id, open.name)
+      end
+      stage(open, slot, wheelEntry(i, id, dueAt, slot), inWheel ~= nil)
+      if inWheel then
+        local found = inWheel
+        after[#after + 1] = function() wheelRemove(id, found, true) end
+      elseif status == 2 then
+        after[#after + 1] = function()
+          rcall('ZREM', dueKey, id)
+          rcall('ZREM', deadKey, id)
+          rcall('HDEL', jobsKey, id)
+        end
+      end
+    elseif slot then
+      local record = '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5]
       local moveAt, created = wheelPut(id, dueAt, record, slot, inWheel ~= nil)
       wheeled = wheeled + 1
       if created and (minMove == nil or moveAt < minMove) then minMove = moveAt end
@@ -88,10 +205,12 @@ for i = 3, #ARGV, 6 do
         rcall('HDEL', jobsKey, id)
       end
     else
-      rcall('HSET', jobsKey, id, record)
+      rcall('HSET', jobsKey, id, '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5])
       rcall('ZADD', dueKey, dueAt, id)
       if minDue == nil or dueAt < minDue then minDue = dueAt end
       if inWheel then
+        -- Its bucket may hold staged entries: they go in first.
+        flushWheel()
         wheelRemove(id, inWheel, false)
       elseif status == 2 then
         rcall('ZREM', deadKey, id)
@@ -105,6 +224,7 @@ for i = 3, #ARGV, 6 do
     out[#out + 1] = -1
   end
 end
+flushWheel()
 if added > 0 then rcall('HINCRBY', countersKey, 'added', added) end
 if wheeled > 0 then wheelSplit() end
 if minDue ~= nil then wakeIfHead(minDue) end

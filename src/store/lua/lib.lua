@@ -254,13 +254,17 @@ end
 -- slots, k the largest power of two with k*W <= (dueAt - now) / WHEEL_SPAN_DIV: a few dozen buckets
 -- per doubling of the distance, so that sparse far slots do not cost a key each (promoteWheel
 -- moves the jobs of a wide bucket on into narrower ones as they come nearer).
+-- (The last answer is kept: the jobs of a bulk add often share a due time.)
+local slotDue, slotNow, slotOf = nil, nil, nil
 local function wheelSlot(dueAt, now)
+  if dueAt == slotDue and now == slotNow then return slotOf end
   local w = wheelWidth()
   local k, far = 1, (dueAt - now) / WHEEL_SPAN_DIV
   while 2 * k * w <= far do k = 2 * k end
   local slot = math.floor(dueAt / (k * w)) * k
-  if slot * w - w > now then return slot end
-  return nil
+  if slot * w - w <= now then slot = nil end
+  slotDue, slotNow, slotOf = dueAt, now, slot
+  return slot
 end
 
 local function wheelBucketKey(n)
@@ -268,29 +272,45 @@ local function wheelBucketKey(n)
 end
 
 -- Linear hashing state, read once per call: 2^level shards, plus `split` of the next level.
-local idxLevel, idxSplit = nil, nil
+local idxLevel, idxSplit, idxLow = nil, nil, nil
 local function wheelIdxState()
   if idxLevel == nil then
     local st = rcall('HMGET', metaKey, 'idxLevel', 'idxSplit')
     idxLevel, idxSplit = tonumber(st[1]) or 0, tonumber(st[2]) or 0
+    idxLow = 2 ^ idxLevel
   end
 end
 
 -- The index hash of an id (memoized: add looks an id up, then writes it).
+-- The value is that of the SHA-1's first 8 hex digits, read from their bytes through a table
+-- (string.sub and tonumber(_, 16) cost about as much as the SHA-1 itself; a bulk add hashes every id).
 local hashedId, hashedValue = nil, nil
+local HEX = {}
+for c = 0, 9 do HEX[48 + c] = c end
+for c = 0, 5 do HEX[97 + c] = 10 + c end
+local sha1hex, byte = redis.sha1hex, string.byte
 local function wheelHash(id)
   if id ~= hashedId then
-    hashedId, hashedValue = id, tonumber(string.sub(redis.sha1hex(id), 1, 8), 16)
+    local a, b, c, d, e, f, g, h = byte(sha1hex(id), 1, 8)
+    hashedId = id
+    hashedValue = ((((((HEX[a] * 16 + HEX[b]) * 16 + HEX[c]) * 16 + HEX[d]) * 16 + HEX[e]) * 16 + HEX[f]) * 16 + HEX[g]) * 16 + HEX[h]
   end
   return hashedValue
 end
 
+-- Shard key names by shard number (built once a call: a bulk add names a shard per id).
+local wheelShardNames = {}
 local function wheelShardKey(id)
   wheelIdxState()
   local h = wheelHash(id)
-  local s = h % (2 ^ idxLevel)
-  if s < idxSplit then s = h % (2 ^ (idxLevel + 1)) end
-  return wheelTag .. ':wheel:idx:' .. int(s)
+  local s = h % idxLow
+  if s < idxSplit then s = h % (2 * idxLow) end
+  local name = wheelShardNames[s]
+  if name == nil then
+    name = wheelTag .. ':wheel:idx:' .. int(s)
+    wheelShardNames[s] = name
+  end
+  return name
 end
 
 --[[
@@ -301,6 +321,7 @@ end
   first touch of a key can fail. The wheel writes in an order where such a stop loses nothing:
   the new place of an entry is written before its old place is removed, an index entry before its
   bucket entry (an index entry whose bucket lacks the id is ignored), and `wheeled` with each put.
+  (add batches a call's puts per bucket in the same order, `wheeled` counting the pushed: add.lua.)
 ]]
 
 -- Splits shards while their mean exceeds WHEEL_IDX_MEAN (at most WHEEL_SPLITS_MAX per call).
@@ -314,18 +335,23 @@ local function wheelSplit()
     local oldKey = wheelTag .. ':wheel:idx:' .. int(idxSplit)
     local newKey = wheelTag .. ':wheel:idx:' .. int(idxSplit + low)
     local all = rcall('HGETALL', oldKey)
-    local keep, move = {}, {}
+    local keep, move, nk, nm = {}, {}, 0, 0
+    -- An entry moves iff bit `idxLevel` of its hash is set (h % low is idxSplit for all of them):
+    -- read from the one hex digit that holds it, not the whole hash (a split rehashes a shard).
+    local at, bit = 8 - math.floor(idxLevel / 4), 2 ^ (idxLevel % 4)
     for i = 1, #all, 2 do
-      local t = (wheelHash(all[i]) % (2 * low) == idxSplit) and keep or move
-      t[#t + 1] = all[i]
-      t[#t + 1] = all[i + 1]
+      if at >= 1 and math.floor(HEX[byte(sha1hex(all[i]), at)] / bit) % 2 == 1 then
+        move[nm + 1], move[nm + 2], nm = all[i], all[i + 1], nm + 2
+      else
+        keep[nk + 1], keep[nk + 2], nk = all[i], all[i + 1], nk + 2
+      end
     end
     -- The new shard first (a missing key's first touch may fail, see above), then the old rewritten.
     for i = 1, #move, 1000 do rcall('HSET', newKey, unpack(move, i, math.min(i + 999, #move))) end
     rcall('DEL', oldKey)
     for i = 1, #keep, 1000 do rcall('HSET', oldKey, unpack(keep, i, math.min(i + 999, #keep))) end
     idxSplit = idxSplit + 1
-    if idxSplit == low then idxLevel, idxSplit = idxLevel + 1, 0 end
+    if idxSplit == low then idxLevel, idxSplit, idxLow = idxLevel + 1, 0, 2 * low end
     rcall('HSET', metaKey, 'idxLevel', idxLevel, 'idxSplit', idxSplit)
     splits = splits + 1
   end
@@ -338,28 +364,41 @@ local function wheelMayHold()
   return wheelNonEmpty
 end
 
--- The current (last) bucket of each slot this call wrote to, and its length.
+-- The current (last) bucket of each slot this call wrote to: { n, name (n's digits), len }.
 local wheelOpen = {}
+
+-- The bucket of `slot` that the next put goes to (looked up once per slot and call, then tracked:
+-- a bucket this call filled to WHEEL_BUCKET_MAX is followed by the next sub-bucket). `len` 0: the
+-- bucket does not exist yet (its put adds it to `wheel`).
+local function wheelTail(slot)
+  local open = wheelOpen[slot]
+  if open == nil then
+    local w = wheelWidth()
+    local last = rcall('ZREVRANGEBYSCORE', wheelKey, slot * w, slot * w, 'LIMIT', 0, 1)
+    if last[1] then
+      open = { n = tonumber(last[1]), name = last[1], len = rcall('LLEN', wheelBucketKey(last[1])) }
+    else
+      open = { n = slot * 100000, len = 0 }
+      open.name = int(open.n)
+    end
+    wheelOpen[slot] = open
+  end
+  if open.len >= WHEEL_BUCKET_MAX then
+    open.n, open.len = open.n + 1, 0
+    open.name = int(open.n)
+  end
+  return open
+end
 
 -- Puts a job into the bucket of `slot` (wheelSlot) and points the index at it. `record` is in the
 -- `jobs` format with token '0' and dueAt ''. `moving`: the job is in the wheel already (its old
 -- entry is removed after this, with wheelRemove(id, found, true)), so `wheeled` stays.
 -- Returns the time at which its bucket moves (its start - W), and whether its slot's first bucket
--- was created by this put.
+-- was created by this put. (add batches its puts instead: add.lua.)
 local function wheelPut(id, dueAt, record, slot, moving)
   local w = wheelWidth()
-  local open = wheelOpen[slot]
-  if open == nil then
-    local last = rcall('ZREVRANGEBYSCORE', wheelKey, slot * w, slot * w, 'LIMIT', 0, 1)
-    if last[1] then
-      open = { n = tonumber(last[1]), len = rcall('LLEN', wheelBucketKey(last[1])) }
-    else
-      open = { n = slot * 100000, len = 0 }
-    end
-    wheelOpen[slot] = open
-  end
-  if open.len >= WHEEL_BUCKET_MAX then open.n, open.len = open.n + 1, 0 end
-  local n = int(open.n)
+  local open = wheelTail(slot)
+  local n = open.name
   local created = open.len == 0 and open.n == slot * 100000
   rcall('HSET', wheelShardKey(id), id, n)
   if open.len == 0 then rcall('ZADD', wheelKey, slot * w, n) end
