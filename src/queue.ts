@@ -27,6 +27,8 @@ export type { QueueOptions } from './queue-options.js';
 
 /** Jobs per `add` script call in `addBulk`: large enough to amortize the round trip, small enough not to block Redis. */
 const BULK_CHUNK = 500;
+/** Chunks of one partition sent before the first one answers (see #add). */
+const BULK_IN_FLIGHT = 4;
 /** Reads never create a queue (no key is written by a GET of an unknown name); adds and pauses do. */
 const READ = { create: false } as const;
 const CREATE = { create: true } as const;
@@ -127,19 +129,33 @@ export class Queue<T = unknown> {
     // Every chunk is written even when one holds a running job, so that the error can say truly
     // that the other jobs were written.
     const running: string[] = [];
+    const writeChunk = async (store: PartitionStorage, chunk: readonly EncodedJob[]): Promise<void> => {
+      const { statuses, acknowledged } = await store.add(chunk, ifExists, this.#waitForReplicas);
+      if (acknowledged !== undefined) leastAcknowledged = Math.min(leastAcknowledged, acknowledged);
+      statuses.forEach((status, i) => {
+        if (status === 'running') running.push((chunk[i] as EncodedJob).id);
+      });
+    };
+    // A chunk's failure fails the call (as before, later chunks of its partition are not sent); every
+    // write sent is awaited here, so none is left unobserved.
+    const sent: Promise<void>[] = [];
     await Promise.all(
       byPartition.map(async (partitionJobs, partition) => {
         const store = stores[partition] as PartitionStorage;
+        // Up to BULK_IN_FLIGHT chunks travel at once on the partition's connection, so that this
+        // process encodes the next chunk while Redis writes the last. Redis runs them in the order
+        // sent and answers in that order, so waiting for the oldest is waiting for the first to end.
+        const window: Promise<void>[] = [];
         for (let start = 0; start < partitionJobs.length; start += BULK_CHUNK) {
-          const chunk = partitionJobs.slice(start, start + BULK_CHUNK);
-          const { statuses, acknowledged } = await store.add(chunk, ifExists, this.#waitForReplicas);
-          if (acknowledged !== undefined) leastAcknowledged = Math.min(leastAcknowledged, acknowledged);
-          statuses.forEach((status, i) => {
-            if (status === 'running') running.push((chunk[i] as EncodedJob).id);
-          });
+          if (window.length >= BULK_IN_FLIGHT) await window.shift();
+          const write = writeChunk(store, partitionJobs.slice(start, start + BULK_CHUNK));
+          write.catch(() => undefined); // observed by the awaits here and below
+          window.push(write);
+          sent.push(write);
         }
       }),
     );
+    await Promise.all(sent);
     if (running.length > 0) {
       const others = encoded.length > running.length ? '; the other jobs of the call were written' : '';
       const which = running.length === 1 ? `Job ${running[0]} is running` : `${running.length} jobs are running (${running.slice(0, 3).join(', ')}${running.length > 3 ? ', ...' : ''})`;
