@@ -244,8 +244,12 @@ local WHEEL_SPAN_DIV = 32       -- a bucket spans at most 1/32 of its jobs' dist
 local wheelTag = string.sub(dueKey, 1, -5)
 local wheelW = nil
 
+-- The widest bucket width there is (the default): lets an idle claim say when to look again from the
+-- wheel's head alone, without reading the width (promoteWheel).
+local WHEEL_MAX_WIDTH = 60000
+
 local function wheelWidth()
-  if wheelW == nil then wheelW = tonumber(rcall('HGET', metaKey, 'wheelSlotMs')) or 60000 end
+  if wheelW == nil then wheelW = math.min(tonumber(rcall('HGET', metaKey, 'wheelSlotMs')) or WHEEL_MAX_WIDTH, WHEEL_MAX_WIDTH) end
   return wheelW
 end
 
@@ -466,8 +470,10 @@ local function promoteWheel(now)
   while true do
     local head = rcall('ZRANGE', wheelKey, 0, 0, 'WITHSCORES')
     if head[1] == nil then break end
-    local w = wheelWidth()
     local start = tonumber(head[2])
+    -- Far from its move whatever the width (an idle worker's call): come back then, and read the width only then.
+    if start - WHEEL_MAX_WIDTH > now then result = start - WHEEL_MAX_WIDTH break end
+    local w = wheelWidth()
     if start - w > now then result = start - w break end
     if moved >= WHEEL_MOVE_MAX then result = now break end
     local bkey = wheelBucketKey(head[1])
