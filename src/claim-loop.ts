@@ -68,6 +68,8 @@ const MAX_RESERVING_CLAIMS = 2;
  */
 const CLAIM_PATIENCE_MS = 500;
 const REAP_LIMIT = 100;
+/** The size of a fresh loop's first claims (at least one batch), before they grow (see #claimSize). */
+const FIRST_CLAIM = 100;
 
 /**
  * The claiming half of a Worker: learns the queues' partitions, listens for their wake-ups, sends
@@ -81,6 +83,13 @@ export class ClaimLoop {
   readonly #host: ClaimHost;
   readonly #options: ClaimLoopOptions;
   readonly #perClaim: number;
+  /**
+   * Jobs a claim asks for now: starts at about one round of handler calls and doubles with each full
+   * claim up to `#perClaim`. A cold process answers a small first claim much sooner (decoding and
+   * starting a thousand jobs in unoptimized code takes tens of ms, and Redis runs the second claim
+   * before the first jobs' acks), so the first handlers start and finish early.
+   */
+  #claimSize: number;
   readonly #unlisteners: Promise<() => Promise<void>>[] = [];
   #offsetMs = 0;
   #cursor = 0;
@@ -99,6 +108,7 @@ export class ClaimLoop {
     this.#options = options;
     const { capacity, batchSize } = options;
     this.#perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil(capacity / MAX_RESERVING_CLAIMS)));
+    this.#claimSize = Math.min(this.#perClaim, Math.max(batchSize, FIRST_CLAIM));
   }
 
   /**
@@ -166,7 +176,7 @@ export class ClaimLoop {
     const count = this.sources.length;
     if (count === 0) return; // still learning the partitions
     const now = this.serverNow();
-    const perClaim = this.#perClaim;
+    const perClaim = this.#claimSize;
     let sent = true;
     while (sent && this.#reservingClaims < MAX_RESERVING_CLAIMS) {
       sent = false;
@@ -241,6 +251,7 @@ export class ClaimLoop {
     if (result.jobs.length > 0) source.answeredClaimId = claimId;
     source.errorDelayMs = 0;
     source.lastFull = result.jobs.length === limit;
+    if (source.lastFull && limit === this.#claimSize) this.#claimSize = Math.min(this.#perClaim, 2 * limit);
     // The server's clock, seen from here: its `now` was read about halfway through the round trip.
     this.#offsetMs = result.now - (sentAt + receivedAt) / 2;
     const later = result.now + this.#options.safetyIntervalMs;
