@@ -33,6 +33,8 @@ export interface ClaimSource {
 export interface ClaimHost {
   /** Jobs the host can take now (its capacity minus the jobs it holds). */
   room(): number;
+  /** Whether a handler slot is free with no claimed job waiting for it: a claim is needed now. */
+  hungry(): boolean;
   /** Claimed jobs, never more than `room()` allowed; their leases began after `leaseFrom` (local ms). */
   deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number): void;
   reportError(error: unknown): void;
@@ -156,6 +158,21 @@ export class ClaimLoop {
     return this.#host.room() - this.#reservedJobs;
   }
 
+  /**
+   * Whether `free` room is worth a claim now. A whole claim's worth always is. Less only when no
+   * claim is in flight and either the host holds at most one claim's worth (the prefetch is topped
+   * up) or a handler slot has nothing to run. Otherwise, while a claim travels or the prefetch still
+   * feeds the handlers, claiming each slot as it frees would shred the batches into claims of one
+   * job (a round trip each), where waiting for a whole claim's worth costs the handlers nothing.
+   */
+  #claimable(free: number): boolean {
+    if (free <= 0) return false;
+    const size = this.#claimSize;
+    if (free >= size) return true;
+    if (this.#reservingClaims > 0) return false;
+    return free >= this.#options.capacity - size || this.#host.hungry();
+  }
+
   #onWake(source: ClaimSource, dueAt: number): void {
     const at = Number.isNaN(dueAt) ? 0 : dueAt;
     source.nextAt = Math.min(source.nextAt, at);
@@ -164,8 +181,8 @@ export class ClaimLoop {
   }
 
   /**
-   * Sends claims while there is room and a partition is due, then sleeps until the next due time.
-   * Up to two claims hold capacity at once, each for at most half of it, so that Redis prepares the
+   * Sends claims while there is room worth a claim (#claimable) and a partition is due, then sleeps
+   * until the next due time. Up to two claims hold capacity at once, each for at most half of it, so that Redis prepares the
    * next batch while this process runs the last one. Each partition has one claim in flight, a second
    * only while its claims come back full (otherwise the second would most likely find nothing): a
    * partition whose node is slow or dead holds back itself, and the others only for CLAIM_PATIENCE_MS.
@@ -185,9 +202,7 @@ export class ClaimLoop {
       for (let k = 0; k < count && this.#reservingClaims < MAX_RESERVING_CLAIMS; k++) {
         const source = this.sources[(this.#cursor + k) % count] as ClaimSource;
         const free = this.#freeJobs();
-        // With a claim in flight, wait until a whole claim's worth is free: claiming each slot as it
-        // frees would shred the batches into claims of one job.
-        if (free <= 0 || (this.#reservingClaims > 0 && free < perClaim)) break;
+        if (!this.#claimable(free)) break;
         if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1)) continue;
         void this.#claim(source, Math.min(free, perClaim));
         sent = true;
@@ -287,8 +302,9 @@ export class ClaimLoop {
     if (this.#stopped) return;
     const now = this.serverNow();
     let next = now + this.#options.safetyIntervalMs;
-    // A partition with a claim in flight is looked at again when the reply arrives.
-    if (this.#freeJobs() > 0) for (const source of this.sources) if (source.inFlight === 0) next = Math.min(next, source.nextAt);
+    // A partition with a claim in flight is looked at again when the reply arrives; without room
+    // worth a claim, the next finished job looks again (a timer would find nothing to do).
+    if (this.#claimable(this.#freeJobs())) for (const source of this.sources) if (source.inFlight === 0) next = Math.min(next, source.nextAt);
     const delayMs = Math.max(0, Math.ceil(next - now));
     const fireAt = this.#options.clock() + delayMs;
     // Called after every job: keep the armed timer when it fires at the same moment anyway.
