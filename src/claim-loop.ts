@@ -302,8 +302,10 @@ export class ClaimLoop {
     if (this.#stopped) return;
     const now = this.serverNow();
     let next = now + this.#options.safetyIntervalMs;
-    // A partition with a claim in flight is looked at again when the reply arrives.
-    if (this.#freeJobs() > 0) for (const source of this.sources) if (source.inFlight === 0) next = Math.min(next, source.nextAt);
+    // A partition with a claim in flight is looked at again when the reply arrives. Without room
+    // worth a claim, the next finished job looks again: a timer for a partition already due would
+    // fire every millisecond and find nothing to do until then.
+    if (this.#claimable(this.#freeJobs())) for (const source of this.sources) if (source.inFlight === 0) next = Math.min(next, source.nextAt);
     const delayMs = Math.max(0, Math.ceil(next - now));
     const fireAt = this.#options.clock() + delayMs;
     // Called after every job: keep the armed timer when it fires at the same moment anyway.
