@@ -154,6 +154,31 @@ describe('Worker prefetch', () => {
     assert.ok(limits.length >= total / concurrency);
   });
 
+  it('a fresh worker starts with small claims and doubles them while they come back full', async () => {
+    const name = uniqueQueue();
+    const q = queue<number>(name);
+    const total = 4_000;
+    for (let n = 0; n < total; n += 500) await q.addBulk(Array.from({ length: 500 }, (_, k) => ({ payload: n + k })));
+    const limits: number[] = [];
+    const claim = PartitionStore.prototype.claim;
+    PartitionStore.prototype.claim = function (this: PartitionStore, ...args: Parameters<PartitionStore['claim']>) {
+      limits.push(args[0]);
+      return claim.apply(this, args);
+    };
+    try {
+      let done = 0;
+      // Batches of 50, 50 calls at once plus as many prefetched: claims of up to 1,000 jobs.
+      const worker = redis.track(new Worker<number>(name, async () => undefined, { connection: redis.url, concurrency: 50, batch: { size: 50 } }));
+      worker.on('completed', () => void (done += 1));
+      await waitFor(async () => done === total, 20_000, 'the backlog drained');
+    } finally {
+      PartitionStore.prototype.claim = claim;
+    }
+    // A cold process answers a small first claim sooner; the full size comes after a few round trips.
+    assert.ok((limits[0] ?? 0) <= 100, `the first claim asked for ${limits[0]}`);
+    assert.equal(Math.max(...limits), 1_000, `claims grew to the full size: ${limits.join(', ')}`);
+  });
+
   it('rejects a prefetch that is not a whole number in range', () => {
     assert.throws(() => new Worker('q', () => undefined, { connection: 'redis://127.0.0.1:1', prefetch: -1 }), /prefetch/);
     assert.throws(() => new Worker('q', () => undefined, { connection: 'redis://127.0.0.1:1', prefetch: 1.5 }), /prefetch/);
