@@ -33,6 +33,8 @@ export interface ClaimSource {
 export interface ClaimHost {
   /** Jobs the host can take now (its capacity minus the jobs it holds). */
   room(): number;
+  /** Whether a handler slot is free with no claimed job waiting for it: a claim is needed now. */
+  hungry(): boolean;
   /** Claimed jobs, never more than `room()` allowed; their leases began after `leaseFrom` (local ms). */
   deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number): void;
   reportError(error: unknown): void;
@@ -68,6 +70,8 @@ const MAX_RESERVING_CLAIMS = 2;
  */
 const CLAIM_PATIENCE_MS = 500;
 const REAP_LIMIT = 100;
+/** The size of a fresh loop's first claims (at least one batch), before they grow (see #claimSize). */
+const FIRST_CLAIM = 100;
 
 /**
  * The claiming half of a Worker: learns the queues' partitions, listens for their wake-ups, sends
@@ -81,6 +85,13 @@ export class ClaimLoop {
   readonly #host: ClaimHost;
   readonly #options: ClaimLoopOptions;
   readonly #perClaim: number;
+  /**
+   * Jobs a claim asks for now: starts at about one round of handler calls and doubles with each full
+   * claim up to `#perClaim`. A cold process answers a small first claim much sooner (decoding and
+   * starting a thousand jobs in unoptimized code takes tens of ms, and Redis runs the second claim
+   * before the first jobs' acks), so the first handlers start and finish early.
+   */
+  #claimSize: number;
   readonly #unlisteners: Promise<() => Promise<void>>[] = [];
   #offsetMs = 0;
   #cursor = 0;
@@ -99,6 +110,7 @@ export class ClaimLoop {
     this.#options = options;
     const { capacity, batchSize } = options;
     this.#perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil(capacity / MAX_RESERVING_CLAIMS)));
+    this.#claimSize = Math.min(this.#perClaim, Math.max(batchSize, FIRST_CLAIM));
   }
 
   /**
@@ -146,6 +158,21 @@ export class ClaimLoop {
     return this.#host.room() - this.#reservedJobs;
   }
 
+  /**
+   * Whether `free` room is worth a claim now. A whole claim's worth always is. Less only when no
+   * claim is in flight and either the host holds at most one claim's worth (the prefetch is topped
+   * up) or a handler slot has nothing to run. Otherwise, while a claim travels or the prefetch still
+   * feeds the handlers, claiming each slot as it frees would shred the batches into claims of one
+   * job (a round trip each), where waiting for a whole claim's worth costs the handlers nothing.
+   */
+  #claimable(free: number): boolean {
+    if (free <= 0) return false;
+    const size = this.#claimSize;
+    if (free >= size) return true;
+    if (this.#reservingClaims > 0) return false;
+    return free >= this.#options.capacity - size || this.#host.hungry();
+  }
+
   #onWake(source: ClaimSource, dueAt: number): void {
     const at = Number.isNaN(dueAt) ? 0 : dueAt;
     source.nextAt = Math.min(source.nextAt, at);
@@ -154,8 +181,8 @@ export class ClaimLoop {
   }
 
   /**
-   * Sends claims while there is room and a partition is due, then sleeps until the next due time.
-   * Up to two claims hold capacity at once, each for at most half of it, so that Redis prepares the
+   * Sends claims while there is room worth a claim (#claimable) and a partition is due, then sleeps
+   * until the next due time. Up to two claims hold capacity at once, each for at most half of it, so that Redis prepares the
    * next batch while this process runs the last one. Each partition has one claim in flight, a second
    * only while its claims come back full (otherwise the second would most likely find nothing): a
    * partition whose node is slow or dead holds back itself, and the others only for CLAIM_PATIENCE_MS.
@@ -166,7 +193,7 @@ export class ClaimLoop {
     const count = this.sources.length;
     if (count === 0) return; // still learning the partitions
     const now = this.serverNow();
-    const perClaim = this.#perClaim;
+    const perClaim = this.#claimSize;
     let sent = true;
     while (sent && this.#reservingClaims < MAX_RESERVING_CLAIMS) {
       sent = false;
@@ -175,9 +202,7 @@ export class ClaimLoop {
       for (let k = 0; k < count && this.#reservingClaims < MAX_RESERVING_CLAIMS; k++) {
         const source = this.sources[(this.#cursor + k) % count] as ClaimSource;
         const free = this.#freeJobs();
-        // With a claim in flight, wait until a whole claim's worth is free: claiming each slot as it
-        // frees would shred the batches into claims of one job.
-        if (free <= 0 || (this.#reservingClaims > 0 && free < perClaim)) break;
+        if (!this.#claimable(free)) break;
         if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1)) continue;
         void this.#claim(source, Math.min(free, perClaim));
         sent = true;
@@ -241,6 +266,7 @@ export class ClaimLoop {
     if (result.jobs.length > 0) source.answeredClaimId = claimId;
     source.errorDelayMs = 0;
     source.lastFull = result.jobs.length === limit;
+    if (source.lastFull && limit === this.#claimSize) this.#claimSize = Math.min(this.#perClaim, 2 * limit);
     // The server's clock, seen from here: its `now` was read about halfway through the round trip.
     this.#offsetMs = result.now - (sentAt + receivedAt) / 2;
     const later = result.now + this.#options.safetyIntervalMs;
@@ -276,8 +302,10 @@ export class ClaimLoop {
     if (this.#stopped) return;
     const now = this.serverNow();
     let next = now + this.#options.safetyIntervalMs;
-    // A partition with a claim in flight is looked at again when the reply arrives.
-    if (this.#freeJobs() > 0) for (const source of this.sources) if (source.inFlight === 0) next = Math.min(next, source.nextAt);
+    // A partition with a claim in flight is looked at again when the reply arrives. Without room
+    // worth a claim, the next finished job looks again: a timer for a partition already due would
+    // fire every millisecond and find nothing to do until then.
+    if (this.#claimable(this.#freeJobs())) for (const source of this.sources) if (source.inFlight === 0) next = Math.min(next, source.nextAt);
     const delayMs = Math.max(0, Math.ceil(next - now));
     const fireAt = this.#options.clock() + delayMs;
     // Called after every job: keep the armed timer when it fires at the same moment anyway.

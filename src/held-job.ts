@@ -3,7 +3,7 @@ import { ClaimedJob } from './claimed-job.js';
 import type { HeldLease } from './lease-renewer.js';
 import type { SettleOutcome, Settlement } from './settler.js';
 import type { LeaseRef, PartitionStore } from './store/partition-store.js';
-import { claimedJobFields, type StoredJob } from './store/record.js';
+import type { StoredJob } from './store/record.js';
 
 /** Who hears what became of a held job's ack (the Worker). */
 export interface AckListener<T> {
@@ -32,7 +32,9 @@ export class HeldJob<T> implements HeldLease, Settlement<LeaseRef> {
   constructor(source: ClaimSource, stored: StoredJob, defaultMaxAttempts: number, leaseUntilLocal: number, listener: AckListener<T>) {
     this.source = source;
     this.stored = stored;
-    this.job = new ClaimedJob<T>(claimedJobFields<T>(source.queue, stored, defaultMaxAttempts));
+    // As claimedJobFields (record.ts) builds them, without the object in between. A claim always
+    // answers with the due score it took the job at.
+    this.job = new ClaimedJob<T>(stored.id, source.queue, JSON.parse(stored.payloadJson) as T, stored.dueAt as number, stored.attempts, stored.maxAttempts ?? defaultMaxAttempts);
     this.leaseUntilLocal = leaseUntilLocal;
     this.#listener = listener;
   }

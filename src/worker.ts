@@ -106,6 +106,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#renewer = new LeaseRenewer<HeldJob<T>>(this.#leaseMs, this.#clock, held => this.#leaseLost(held), reportError);
     const host: ClaimHost = {
       room: () => this.#capacity - this.#renewer.size,
+      hungry: () => this.#waiting.length === 0 && this.#busySlots < this.#concurrency,
       deliver: (source, jobs, leaseFrom) => this.#deliver(source, jobs, leaseFrom),
       reportError,
     };

@@ -51,8 +51,10 @@ test('a worker process killed with SIGKILL mid-job: its jobs are delivered again
   const spawn = spawner(workers, name);
   try {
     // The victim alone first, so that it surely holds jobs when it dies; its handlers take long
-    // enough that none of them can end before the kill, however slow the machine.
-    const victim = await spawn('victim', { concurrency: 10, handlerMs: 30_000 });
+    // enough that none of them can end before the kill, however slow the machine. Without a
+    // prefetch its 10 jobs fill it: with one, it would race the survivors for the other jobs added
+    // just before the kill (and those it won would be reaped too, a correct but other count).
+    const victim = await spawn('victim', { concurrency: 10, handlerMs: 30_000, prefetch: 0 });
     const victimIds = await queue.addBulk(Array.from({ length: 10 }, (_, i) => ({ payload: i })));
     await waitFor(() => ofKind(readLedger(victim.ledger), 'start').length === 10, 10_000, 'the victim to start its 10 jobs');
     const survivors = await Promise.all([spawn('survivor-1', { concurrency: 20 }), spawn('survivor-2', { concurrency: 20 })]);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Queue, Worker } from '../src/index.js';
+import { PartitionStore } from '../src/store/partition-store.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 // The prefetch: jobs claimed ahead of free handler slots, held under lease until a slot frees.
@@ -123,6 +124,59 @@ describe('Worker prefetch', () => {
     const counters = await q.counters();
     assert.equal(counters.claimed, 3, 'the second job was handed back and claimed again');
     assert.equal(counters.reaped, 0);
+  });
+
+  it('drains a backlog in whole claims: never a claim of one job per freed slot while the prefetch feeds the handlers', async () => {
+    const name = uniqueQueue();
+    const q = queue<number>(name);
+    const concurrency = 10;
+    const total = 2_000;
+    for (let n = 0; n < total; n += 500) await q.addBulk(Array.from({ length: 500 }, (_, k) => ({ payload: n + k })));
+    // What each claim asked for, observed on the real call.
+    const limits: number[] = [];
+    const claim = PartitionStore.prototype.claim;
+    PartitionStore.prototype.claim = function (this: PartitionStore, ...args: Parameters<PartitionStore['claim']>) {
+      if (this.queue === name) limits.push(args[0]); // the other tests' workers may still be closing
+      return claim.apply(this, args);
+    };
+    try {
+      let done = 0;
+      const worker = redis.track(new Worker<number>(name, async () => undefined, { connection: redis.url, concurrency, prefetch: concurrency }));
+      worker.on('completed', () => void (done += 1));
+      await waitFor(async () => done === total, 20_000, 'the backlog drained');
+    } finally {
+      PartitionStore.prototype.claim = claim;
+    }
+    // Capacity 20 jobs, so claims of 10 (half of it): a smaller one would mean a round trip spent
+    // on a few jobs while the prefetch still held work for every slot.
+    const small = limits.filter(limit => limit !== concurrency);
+    assert.deepEqual(small, [], `claims of other sizes among ${limits.length}`);
+    assert.ok(limits.length >= total / concurrency);
+  });
+
+  it('a fresh worker starts with small claims and doubles them while they come back full', async () => {
+    const name = uniqueQueue();
+    const q = queue<number>(name);
+    const total = 8_000;
+    for (let n = 0; n < total; n += 500) await q.addBulk(Array.from({ length: 500 }, (_, k) => ({ payload: n + k })));
+    const limits: number[] = [];
+    const claim = PartitionStore.prototype.claim;
+    PartitionStore.prototype.claim = function (this: PartitionStore, ...args: Parameters<PartitionStore['claim']>) {
+      if (this.queue === name) limits.push(args[0]); // the other tests' workers may still be closing
+      return claim.apply(this, args);
+    };
+    try {
+      let done = 0;
+      // Batches of 50, 50 calls at once plus as many prefetched: claims of up to 1,000 jobs.
+      const worker = redis.track(new Worker<number>(name, async () => undefined, { connection: redis.url, concurrency: 50, batch: { size: 50 } }));
+      worker.on('completed', () => void (done += 1));
+      await waitFor(async () => done === total, 20_000, 'the backlog drained');
+    } finally {
+      PartitionStore.prototype.claim = claim;
+    }
+    // A cold process answers a small first claim sooner; the full size comes after a few round trips.
+    assert.ok((limits[0] ?? 0) <= 100, `the first claim asked for ${limits[0]}`);
+    assert.equal(Math.max(...limits), 1_000, `claims grew to the full size: ${limits.join(', ')}`);
   });
 
   it('rejects a prefetch that is not a whole number in range', () => {

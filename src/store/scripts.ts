@@ -75,18 +75,23 @@ export function setCallTimeout(redis: Redis | Cluster, timeoutMs: number): void 
  * then 8.8, 14.9 s...). The command itself is not withdrawn: like an add whose reply was lost, it
  * may still run once Redis answers, which adds (by id) and claims (by claim id) are made safe for.
  */
-export async function withinCallTimeout<R>(redis: Redis | Cluster, operation: string, work: Promise<R>, extraMs = 0): Promise<R> {
+export function withinCallTimeout<R>(redis: Redis | Cluster, operation: string, work: Promise<R>, extraMs = 0): Promise<R> {
   const timeoutMs = (callTimeouts.get(redis) ?? DEFAULT_CALL_TIMEOUT_MS) + extraMs;
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new ConnectionError(`${operation}: Redis did not answer within ${timeoutMs} ms (unreachable or frozen)`)), timeoutMs);
+  // One promise and one timer per call (no race between two promises): this runs for every claim
+  // and every ack. A `work` that settles after the timeout is heard and ignored.
+  return new Promise<R>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new ConnectionError(`${operation}: Redis did not answer within ${timeoutMs} ms (unreachable or frozen)`)), timeoutMs);
+    work.then(
+      value => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
   });
-  work.catch(() => undefined); // settles after the race was lost: nobody listens any more
-  try {
-    return await Promise.race([work, expired]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /**
@@ -101,7 +106,47 @@ export async function runScript(
   args: ReadonlyArray<string | number>,
   extraKeys: readonly string[] = [],
 ): Promise<unknown> {
-  return (await run(redis, name, keys, args, extraKeys, undefined)).reply;
+  const script = SCRIPTS[name];
+  const keyList = partitionKeyList(keys);
+  try {
+    return await retryWhileMigrating(() => withinCallTimeout(redis, name, evalScript(redis, script, keyList, extraKeys, keys.wakeChannel, args)));
+  } catch (error) {
+    throw toSandglassError(error, name);
+  }
+}
+
+// The KEYS of each partition, in script order, built once per partition (every call names them all).
+const keyLists = new WeakMap<PartitionKeys, readonly string[]>();
+
+function partitionKeyList(keys: PartitionKeys): readonly string[] {
+  let list = keyLists.get(keys);
+  if (list === undefined) {
+    list = PARTITION_KEY_NAMES.map(key => keys[key]);
+    keyLists.set(keys, list);
+  }
+  return list;
+}
+
+/**
+ * One EVALSHA, and EVAL when Redis answers NOSCRIPT. The arrays go to ioredis as they are: it
+ * flattens its arguments into a fresh array anyway, so nothing is copied here per call.
+ */
+async function evalScript(
+  redis: Redis | Cluster,
+  script: LoadedScript,
+  keyList: readonly string[],
+  extraKeys: readonly string[],
+  wakeChannel: string,
+  args: ReadonlyArray<string | number>,
+): Promise<unknown> {
+  const numKeys = keyList.length + extraKeys.length;
+  const rest = [keyList, extraKeys, wakeChannel, args] as unknown as string[];
+  try {
+    return await redis.evalsha(script.sha, numKeys, ...rest);
+  } catch (error) {
+    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+    return await redis.eval(script.source, numKeys, ...rest);
+  }
 }
 
 /**
@@ -134,7 +179,7 @@ async function run(
   wait: { replicas: number; timeoutMs: number } | undefined,
 ): Promise<{ reply: unknown; acknowledged: number | undefined }> {
   const script = SCRIPTS[name];
-  const keyList = [...PARTITION_KEY_NAMES.map(key => keys[key]), ...extraKeys];
+  const keyList = [...partitionKeyList(keys), ...extraKeys];
   const argv = [keys.wakeChannel, ...args];
   // Script and WAIT go in one pipeline, so that a Cluster client sends both to the node that owns
   // the keys (WAIT counts the replicas that have this connection's writes). ioredis follows ASK and
