@@ -129,9 +129,13 @@ describe('PullConsumer', () => {
     const bucket = buckets[(await Promise.all(buckets.map(key => redis.raw.hlen(key)))).indexOf(5)] as string;
     const ttl = await redis.raw.pttl(bucket);
     assert.ok(ttl > 60_000 && ttl <= 105_000, `expires in ${ttl} ms`);
-    // Three periods later (as the script sees it), a claim drops every bucket.
+    // Three periods later (as the script sees it), a claim that finds work drops every bucket (an
+    // idle claim reads nothing more than the heads: a quiet queue's bucket goes by its expiry).
     await redis.raw.hset(`${tag}:meta`, 'donePeriod', 0);
     assert.deepEqual(await consumer.claim(), []);
+    assert.equal(await redis.raw.exists(...buckets), 1, 'an idle claim leaves the bucket to its expiry');
+    await queue.add('next');
+    assert.equal((await consumer.claim()).length, 1);
     assert.equal(await redis.raw.exists(...buckets), 0);
     await assert.rejects(consumer.ack(jobs[0]!.id, jobs[0]!.token), NotFoundError, 'forgotten: a resend now is not found');
   });

@@ -39,8 +39,8 @@ local forgetAnswered = ARGV[6] == '1'
 local now, nowDigits = nowMsWithDigits()
 if forgetAnswered then rcall('DEL', answeredKey) end
 
--- An idle call (nothing due, no lease run out) reads the time, the head of `active`, `meta`, finds
--- nothing due and reads the head of `due`, and returns: five commands for a sleeping worker.
+-- An idle call (nothing due, no lease run out) reads the time and the heads of `active`, the wheel
+-- and `due`, and returns: four commands for a sleeping worker (one call every safetyIntervalMs).
 local function head(key)
   local entry = rcall('ZRANGE', key, '0', '0', 'WITHSCORES')
   if entry[2] == nil then return nil end
@@ -78,12 +78,21 @@ end
 -- The far-future tier: buckets starting soon move into `due` (bounded per call). WHEEL HOOK.
 local moveAt = promoteWheel(now)
 
--- 0. One read of `meta`: whether the queue is paused, and the period of the `done` bucket written
+-- 0. Is anything due, or a lease run out? If not (a sleeping worker's call), there is nothing more
+-- to read: the call has read the time and the heads of `active`, the wheel and `due`.
+local dueHead = head(dueKey)
+local mayClaim = limit > 0 and dueHead ~= nil and dueHead <= now
+local mayReap = leaseHead ~= nil and leaseHead <= now
+-- Else one read of `meta`: whether the queue is paused, and the period of the `done` bucket written
 -- last, to drop the bucket whose time is over, also when nothing is acked any more (after a burst
--- of completions, the bucket goes as soon as a worker looks in, freed in the background).
-local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod')
-local paused = meta[1] == '1'
-if meta[2] then rotateDone(now, meta[2]) end
+-- of completions, the bucket goes with the next claim that finds work, freed in the background; a
+-- quiet queue's bucket expires by itself half a period later, ack.lua).
+local paused = false
+if mayClaim or mayReap then
+  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod')
+  paused = meta[1] == '1'
+  if meta[2] then rotateDone(now, meta[2]) end
+end
 
 -- 1. Reap. A lease that ran out belongs to a worker that died or froze. The job goes back at its
 -- original due time, so it is at the front and keeps its place in due order; a job that has used
@@ -135,6 +144,10 @@ if leaseHead ~= nil and leaseHead <= now then
   if reaped > 0 then rcall('HINCRBY', countersKey, 'reaped', reaped) end
   if requeuedMin ~= nil then wakeIfHead(requeuedMin) end
   leaseHead = head(activeKey)
+  if requeuedMin ~= nil then
+    dueHead = head(dueKey)
+    mayClaim = limit > 0 and dueHead <= now
+  end
 end
 
 -- 2. Claim. The due jobs are the lowest ranks of `due`, so one ZREMRANGEBYRANK removes them. Their
@@ -144,7 +157,10 @@ end
 -- (formatting a 13-digit number costs more than any of the commands per job).
 local out = { now, -1, 0, '', '' }
 local claimed = 0
-if limit > 0 and not paused then
+-- Whether `due` changed since dueHead was read (its head then has to be read again below).
+local dueTaken = false
+if mayClaim and not paused then
+  dueTaken = true
   local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', nowDigits, 'WITHSCORES', 'LIMIT', '0', ARGV[2])
   local n = #due / 2
   if n > 0 then
@@ -219,9 +235,9 @@ if claimed > 0 and claimed == limit then
   out[2] = now
 else
   -- What is left in `due` is not due yet (unless records were missing from a full batch).
-  local dueHead = not paused and head(dueKey)
+  if dueTaken then dueHead = head(dueKey) end
   local nextAt = -1
-  if dueHead then nextAt = dueHead end
+  if dueHead and not paused then nextAt = dueHead end
   if leaseHead ~= nil and (nextAt == -1 or leaseHead < nextAt) then nextAt = leaseHead end
   if moveAt ~= nil and (nextAt == -1 or moveAt < nextAt) then nextAt = moveAt end
   out[2] = nextAt
