@@ -132,20 +132,14 @@ describe('Worker prefetch', () => {
     const concurrency = 10;
     const total = 2_000;
     for (let n = 0; n < total; n += 500) await q.addBulk(Array.from({ length: 500 }, (_, k) => ({ payload: n + k })));
-    // What each claim asked for, observed on the real call.
-    const limits: number[] = [];
-    const claim = PartitionStore.prototype.claim;
-    PartitionStore.prototype.claim = function (this: PartitionStore, ...args: Parameters<PartitionStore['claim']>) {
-      if (this.queue === name) limits.push(args[0]); // the other tests' workers may still be closing
-      return claim.apply(this, args);
-    };
+    const { limits, restore } = spyOnClaimLimits(name);
     try {
       let done = 0;
       const worker = redis.track(new Worker<number>(name, async () => undefined, { connection: redis.url, concurrency, prefetch: concurrency }));
       worker.on('completed', () => void (done += 1));
       await waitFor(async () => done === total, 20_000, 'the backlog drained');
     } finally {
-      PartitionStore.prototype.claim = claim;
+      restore();
     }
     // Capacity 20 jobs, so claims of 10 (half of it): a smaller one would mean a round trip spent
     // on a few jobs while the prefetch still held work for every slot.
@@ -159,12 +153,7 @@ describe('Worker prefetch', () => {
     const q = queue<number>(name);
     const total = 8_000;
     for (let n = 0; n < total; n += 500) await q.addBulk(Array.from({ length: 500 }, (_, k) => ({ payload: n + k })));
-    const limits: number[] = [];
-    const claim = PartitionStore.prototype.claim;
-    PartitionStore.prototype.claim = function (this: PartitionStore, ...args: Parameters<PartitionStore['claim']>) {
-      if (this.queue === name) limits.push(args[0]); // the other tests' workers may still be closing
-      return claim.apply(this, args);
-    };
+    const { limits, restore } = spyOnClaimLimits(name);
     try {
       let done = 0;
       // Batches of 50, 50 calls at once plus as many prefetched: claims of up to 1,000 jobs.
@@ -172,7 +161,7 @@ describe('Worker prefetch', () => {
       worker.on('completed', () => void (done += 1));
       await waitFor(async () => done === total, 20_000, 'the backlog drained');
     } finally {
-      PartitionStore.prototype.claim = claim;
+      restore();
     }
     // A cold process answers a small first claim sooner; the full size comes after a few round trips.
     assert.ok((limits[0] ?? 0) <= 100, `the first claim asked for ${limits[0]}`);
@@ -184,3 +173,14 @@ describe('Worker prefetch', () => {
     assert.throws(() => new Worker('q', () => undefined, { connection: 'redis://127.0.0.1:1', prefetch: 1.5 }), /prefetch/);
   });
 });
+
+/** Records what each claim of queue `name` asked for, observed on the real call, until `restore()`. */
+function spyOnClaimLimits(name: string): { limits: number[]; restore: () => void } {
+  const limits: number[] = [];
+  const claim = PartitionStore.prototype.claim;
+  PartitionStore.prototype.claim = function (this: PartitionStore, ...args: Parameters<PartitionStore['claim']>) {
+    if (this.queue === name) limits.push(args[0]); // the other tests' workers may still be closing
+    return claim.apply(this, args);
+  };
+  return { limits, restore: () => void (PartitionStore.prototype.claim = claim) };
+}
