@@ -14,7 +14,9 @@
     KEYS[8..10] done:0..2  HASH  id -> token of the claim that completed the job: the jobs
                       completed in one 30 s period, the buckets taking turns (below)
     KEYS[11] leases   HASH  id -> "<token>,<dueAt>", the lease of an active job (below)
-    KEYS[12] wheel    ZSET  far-future bucket number -> bucket start (issue 8: time wheel)
+    KEYS[12] wheel    ZSET  far-future bucket number -> bucket start (the time wheel, at the end
+                            of this file: its buckets and index shards are keys built here, under
+                            the same hash tag)
   and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[13] and KEYS[14], the
   memo keys of this call and of the caller's previous one.)
 
@@ -31,6 +33,7 @@
 
   Invariant: a job exists iff `jobs` has its id or the wheel's index has it (below), and then exactly
   one of due/active/dead/a wheel bucket holds it; `leases` has an entry iff the job is in `active`.
+
   A completed job is remembered in the `done` bucket of its period (period = floor(now / 30 s);
   bucket = period % 3; `meta` field `donePeriod` = the period last written). When a new period
   begins, the bucket it reuses, holding jobs of three periods ago, is dropped whole (UNLINK: freed in
