@@ -134,7 +134,7 @@ export function assertBackoff(backoff: unknown, name = 'backoff'): asserts backo
 }
 
 /** A value quoted in an error message: short, and never throwing (no Date formatting). */
-function describe(value: unknown): string {
+export function describe(value: unknown): string {
   if (typeof value === 'string') return `'${value.length > 60 ? `${value.slice(0, 60)}...` : value}' (${value.length} characters)`;
   if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
   if (typeof value === 'bigint') return `${value}n`;
