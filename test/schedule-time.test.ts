@@ -81,6 +81,24 @@ describe('cron ticks across DST', () => {
     assert.equal(nextTickAfter(s, ms('2027-01-01T00:00:15Z')), ms('2027-01-01T00:00:30Z'));
     assert.equal(nextTickAfter(s, ms('2027-01-01T00:00:14.999Z')), ms('2027-01-01T00:00:15Z'));
   });
+  it('over all of 2027, a daily cron fires once per local day and an hourly one once per local hour, in zones with odd DST', () => {
+    // Lord Howe moves by 30 min, Santiago at midnight (00:00 does not exist on its spring day), Tehran has no DST.
+    const yearStart = ms('2027-01-01T00:00:00Z') - 14 * 3_600_000;
+    const yearEnd = ms('2028-01-01T00:00:00Z') + 14 * 3_600_000;
+    for (const tz of ['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'America/Santiago', 'Asia/Tehran']) {
+      const local = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', hourCycle: 'h23' });
+      const in2027 = (cron: string): string[] => upcomingTicks(spec({ cron, tz, endAt: yearEnd }, '2026-12-01T00:00:00Z'), yearStart, 10_000).map((t) => local.format(t)).filter((l) => l.startsWith('2027'));
+      for (const cron of ['30 2 * * *', '0 0 * * *']) {
+        const days = in2027(cron).map((l) => l.slice(0, 10));
+        assert.equal(days.length, 365, `${cron} ${tz}`);
+        assert.equal(new Set(days).size, 365, `${cron} ${tz}: one tick per local day`);
+      }
+      const hours = in2027('0 * * * *');
+      assert.equal(new Set(hours).size, hours.length, `hourly ${tz}: no local hour twice`);
+      // A 1 h spring-forward removes an hour from the clock (its 02:00 fires at 03:00, with 03:00: once).
+      assert.equal(hours.length, ['Asia/Tehran', 'Australia/Lord_Howe'].includes(tz) ? 8760 : 8759, `hourly ${tz}`);
+    }
+  });
 });
 
 describe('every ticks', () => {
