@@ -120,7 +120,7 @@ export function resolveScheduleSpec(key: unknown, spec: unknown, nowMs: number, 
   }
   if (s.backoff !== undefined) {
     assertBackoff(s.backoff);
-    result.backoff = s.backoff;
+    result.backoff = { ...s.backoff }; // a copy: the caller's object may change after the upsert
   }
   return result;
 }
@@ -168,6 +168,8 @@ function resolveCron(cron: unknown, tz: string, nowMs: number): string {
   if (fields.length !== 5 && fields.length !== 6) {
     throw new ValidationError(`Expected \`cron\` to have 5 fields (minute hour day month weekday) or 6 (with seconds first), got ${describe(cron)}`);
   }
+  // Read as croner reads it by default, as Vixie cron does: a day of month and a weekday both given
+  // ('0 0 13 * 5') match either one (the 13th or a Friday).
   const pattern = fields.join(' ');
   let next: Date | null;
   try {

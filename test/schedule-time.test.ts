@@ -74,6 +74,12 @@ describe('cron ticks across DST', () => {
     assert.equal(nextTickAfter(spec({ cron: '0 9 * * *' }), ms('2027-03-27T00:00:00Z')), ms('2027-03-27T09:00:00Z'));
   });
 
+  it('a day of month and a weekday both given match either, as in Vixie cron', () => {
+    const s = spec({ cron: '0 0 13 * 5' }); // 2027-01-01 is a Friday
+    assert.deepEqual(iso(upcomingTicks(s, ms('2027-01-01T00:00:00Z'), 4)),
+      ['2027-01-01T00:00:00.000Z', '2027-01-08T00:00:00.000Z', '2027-01-13T00:00:00.000Z', '2027-01-15T00:00:00.000Z']);
+  });
+
   it('a 6-field cron ticks on seconds, strictly after the given instant', () => {
     const s = spec({ cron: '*/15 * * * * *' });
     assert.deepEqual(iso(upcomingTicks(s, ms('2027-01-01T00:00:00.500Z'), 4)),
