@@ -67,7 +67,7 @@ local function wheelEntry(i, id, dueAt, slot)
   if dueAt ~= offsetDue or slot ~= offsetSlot then
     offsetDue, offsetSlot, offsetDigits = dueAt, slot, int(dueAt - slot * wheelWidth())
   end
-  return id .. '\n' .. offsetDigits .. '\n0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5]
+  return id .. '\n' .. offsetDigits .. '\n' .. newRecord(ARGV[i + 3], ARGV[i + 4], ARGV[i + 5])
 end
 
 -- Stages `entry` for the bucket `open` of `slot` (wheelTail). `moving`: the job is in the wheel
@@ -93,6 +93,13 @@ local function stage(open, slot, entry, moving)
   if not moving then stagedNew, stagedNewOf[n] = stagedNew + 1, stagedNewOf[n] + 1 end
   wheeled = wheeled + 1
   wheelNonEmpty = true
+end
+
+-- A replaced job's old place in `due` or `dead` (it moves into the wheel).
+local function leaveDueOrDead(id)
+  rcall('ZREM', dueKey, id)
+  rcall('ZREM', deadKey, id)
+  rcall('HDEL', jobsKey, id)
 end
 
 local function flushWheel()
@@ -186,26 +193,19 @@ for i = 3, #ARGV, 6 do
         local found = inWheel
         after[#after + 1] = function() wheelRemove(id, found, true) end
       elseif status == 2 then
-        after[#after + 1] = function()
-          rcall('ZREM', dueKey, id)
-          rcall('ZREM', deadKey, id)
-          rcall('HDEL', jobsKey, id)
-        end
+        after[#after + 1] = function() leaveDueOrDead(id) end
       end
     elseif slot then
-      local record = '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5]
-      local moveAt, created = wheelPut(id, dueAt, record, slot, inWheel ~= nil)
+      local moveAt, created = wheelPut(id, dueAt, newRecord(ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]), slot, inWheel ~= nil)
       wheeled = wheeled + 1
       if created and (minMove == nil or moveAt < minMove) then minMove = moveAt end
       if inWheel then
         wheelRemove(id, inWheel, true)
       elseif status == 2 then
-        rcall('ZREM', dueKey, id)
-        rcall('ZREM', deadKey, id)
-        rcall('HDEL', jobsKey, id)
+        leaveDueOrDead(id)
       end
     else
-      rcall('HSET', jobsKey, id, '0,0,,' .. ARGV[i + 3] .. ',' .. ARGV[i + 4] .. '\n' .. ARGV[i + 5])
+      rcall('HSET', jobsKey, id, newRecord(ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]))
       rcall('ZADD', dueKey, dueAt, id)
       if minDue == nil or dueAt < minDue then minDue = dueAt end
       if inWheel then

@@ -105,6 +105,11 @@ local function writeRecord(r)
   return r.attempts .. ',' .. r.token .. ',' .. r.dueAt .. ',' .. r.maxAttempts .. ',' .. r.backoff .. '\n' .. r.payload
 end
 
+-- The record of a job just added: no delivery yet, no token, its due time kept by `due` or the wheel.
+local function newRecord(maxAttempts, backoff, payload)
+  return '0,0,,' .. maxAttempts .. ',' .. backoff .. '\n' .. payload
+end
+
 -- Calls `command key args...` for many args in chunks of at most 1,000 (unpack stays within Lua's
 -- stack limit), so that a batch costs O(1) calls whatever its size. Returns the sum of the replies.
 local function callMany(command, key, args)
