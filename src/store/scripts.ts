@@ -107,12 +107,11 @@ export async function runScript(
   extraKeys: readonly string[] = [],
 ): Promise<unknown> {
   const script = SCRIPTS[name];
-  const keyList = partitionKeyList(keys);
-  try {
-    return await retryWhileMigrating(() => withinCallTimeout(redis, name, evalScript(redis, script, keyList, extraKeys, keys.wakeChannel, args)));
-  } catch (error) {
-    throw toSandglassError(error, name);
-  }
+  const numKeys = partitionKeyList(keys).length + extraKeys.length;
+  // The arrays go to ioredis as they are: it flattens its arguments into a fresh array anyway, so
+  // nothing is copied here per call (this runs for every claim and every ack).
+  const rest = [partitionKeyList(keys), extraKeys, keys.wakeChannel, args] as unknown as string[];
+  return run(redis, name, useSource => (useSource ? redis.eval(script.source, numKeys, ...rest) : redis.evalsha(script.sha, numKeys, ...rest)));
 }
 
 // The KEYS of each partition, in script order, built once per partition (every call names them all).
@@ -128,28 +127,6 @@ function partitionKeyList(keys: PartitionKeys): readonly string[] {
 }
 
 /**
- * One EVALSHA, and EVAL when Redis answers NOSCRIPT. The arrays go to ioredis as they are: it
- * flattens its arguments into a fresh array anyway, so nothing is copied here per call.
- */
-async function evalScript(
-  redis: Redis | Cluster,
-  script: LoadedScript,
-  keyList: readonly string[],
-  extraKeys: readonly string[],
-  wakeChannel: string,
-  args: ReadonlyArray<string | number>,
-): Promise<unknown> {
-  const numKeys = keyList.length + extraKeys.length;
-  const rest = [keyList, extraKeys, wakeChannel, args] as unknown as string[];
-  try {
-    return await redis.evalsha(script.sha, numKeys, ...rest);
-  } catch (error) {
-    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-    return await redis.eval(script.source, numKeys, ...rest);
-  }
-}
-
-/**
  * Runs a script, then `WAIT replicas timeoutMs` on the same connection (one pipeline, so a Cluster
  * client sends both to the node that owns the keys). Returns the script's reply and how many
  * replicas acknowledged the write.
@@ -162,30 +139,14 @@ export async function runScriptAndWait(
   replicas: number,
   timeoutMs: number,
 ): Promise<{ reply: unknown; acknowledged: number }> {
-  const { reply, acknowledged } = await run(redis, name, keys, args, [], { replicas, timeoutMs });
-  return { reply, acknowledged: acknowledged ?? 0 };
-}
-
-/**
- * The one runner behind both: NOSCRIPT answered by EVAL, each attempt bounded by the call timeout,
- * a slot migration waited out, errors mapped to sandglass errors.
- */
-async function run(
-  redis: Redis | Cluster,
-  name: ScriptName,
-  keys: PartitionKeys,
-  args: ReadonlyArray<string | number>,
-  extraKeys: readonly string[],
-  wait: { replicas: number; timeoutMs: number } | undefined,
-): Promise<{ reply: unknown; acknowledged: number | undefined }> {
   const script = SCRIPTS[name];
-  const keyList = [...partitionKeyList(keys), ...extraKeys];
+  const keyList = partitionKeyList(keys);
   const argv = [keys.wakeChannel, ...args];
   // Script and WAIT go in one pipeline, so that a Cluster client sends both to the node that owns
   // the keys (WAIT counts the replicas that have this connection's writes). ioredis follows ASK and
   // MOVED for a single command but not for such a pipeline (WAIT is a write command): here they are
   // followed by sending the pipeline to the node named (after ASKING for ASK).
-  const sendAndWait = async (via: Redis | Cluster, asking: boolean, useSource: boolean, replicas: number, timeoutMs: number) => {
+  const sendAndWait = async (via: Redis | Cluster, asking: boolean, useSource: boolean) => {
     const pipeline = via.pipeline();
     if (asking) pipeline.asking();
     if (useSource) pipeline.eval(script.source, keyList.length, ...keyList, ...argv);
@@ -198,16 +159,12 @@ async function run(
     if (waitError) throw waitError;
     return { reply, acknowledged: Number(acknowledged) };
   };
-  const send = async (useSource: boolean): Promise<{ reply: unknown; acknowledged: number | undefined }> => {
-    if (!wait) {
-      const reply = useSource ? await redis.eval(script.source, keyList.length, ...keyList, ...argv) : await redis.evalsha(script.sha, keyList.length, ...keyList, ...argv);
-      return { reply, acknowledged: undefined };
-    }
+  const send = async (useSource: boolean) => {
     let via: Redis | Cluster = redis;
     let asking = false;
     for (let hop = 0; ; hop++) {
       try {
-        return await sendAndWait(via, asking, useSource, wait.replicas, wait.timeoutMs);
+        return await sendAndWait(via, asking, useSource);
       } catch (error) {
         const node = hop < MAX_REDIRECTIONS ? redirectedNode(redis, error) : undefined;
         if (!node) throw error; // ASK or MOVED to a node not known yet: waited out as a migration
@@ -216,6 +173,16 @@ async function run(
       }
     }
   };
+  return run(redis, name, send, timeoutMs);
+}
+
+/**
+ * The one runner behind both: `send(false)` sends EVALSHA, `send(true)` EVAL, which is sent when
+ * Redis answers NOSCRIPT; each attempt is bounded by the call timeout (plus `extraMs`, time Redis is
+ * asked to spend, such as WAIT's), a slot migration is waited out, errors are mapped to sandglass
+ * errors.
+ */
+async function run<R>(redis: Redis | Cluster, name: ScriptName, send: (useSource: boolean) => Promise<R>, extraMs = 0): Promise<R> {
   const once = async () => {
     try {
       return await send(false);
@@ -225,7 +192,7 @@ async function run(
     }
   };
   try {
-    return await retryWhileMigrating(() => withinCallTimeout(redis, name, once(), wait?.timeoutMs));
+    return await retryWhileMigrating(() => withinCallTimeout(redis, name, once(), extraMs));
   } catch (error) {
     throw toSandglassError(error, name);
   }
