@@ -151,22 +151,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    */
   #deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number): void {
     const leaseUntil = leaseFrom + this.#leaseMs;
+    const hold = (stored: StoredJob): HeldJob<T> => {
+      const held = new HeldJob<T>(source, stored, this.#maxAttempts, leaseUntil, this.#ackListener);
+      this.#renewer.hold(held);
+      return held;
+    };
     const size = this.#batchSize;
-    for (let i = 0; i < jobs.length; i += size ?? 1) {
-      if (size === undefined) {
-        const held = new HeldJob<T>(source, jobs[i] as StoredJob, this.#maxAttempts, leaseUntil, this.#ackListener);
-        this.#renewer.hold(held);
-        this.#waiting.push(held);
-        continue;
-      }
-      const batch: HeldJob<T>[] = [];
-      for (let k = i; k < Math.min(jobs.length, i + size); k++) {
-        const held = new HeldJob<T>(source, jobs[k] as StoredJob, this.#maxAttempts, leaseUntil, this.#ackListener);
-        this.#renewer.hold(held);
-        batch.push(held);
-      }
-      this.#waiting.push(batch);
-    }
+    if (size === undefined) for (const stored of jobs) this.#waiting.push(hold(stored));
+    else for (let i = 0; i < jobs.length; i += size) this.#waiting.push(jobs.slice(i, i + size).map(hold));
     this.#startWaiting();
   }
 
