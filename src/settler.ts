@@ -23,10 +23,13 @@ export interface Settlement<E extends LeaseRef> {
 interface StoreQueue {
   acks: Settlement<LeaseRef>[];
   fails: Settlement<FailEntry>[];
-  /** Ack calls of this partition in flight (at most MAX_CALLS_IN_FLIGHT). */
-  ackCalls: number;
-  failCalls: number;
+  /** Ack and fail calls of this partition in flight (at most MAX_CALLS_IN_FLIGHT of each). */
+  calls: Record<Kind, number>;
 }
+
+type Kind = 'acks' | 'fails';
+/** One script call: the positions of its batch that were refused. */
+type Call<K extends Kind> = (batch: StoreQueue[K]) => Promise<{ stale: number[]; notFound: number[] }>;
 
 /** Entries per script call: bounds the time one call holds Redis. */
 const MAX_PER_CALL = 1_000;
@@ -104,7 +107,7 @@ export class Settler {
   #queueOf(store: PartitionStore): StoreQueue {
     let queue = this.#queues.get(store);
     if (!queue) {
-      queue = { acks: [], fails: [], ackCalls: 0, failCalls: 0 };
+      queue = { acks: [], fails: [], calls: { acks: 0, fails: 0 } };
       this.#queues.set(store, queue);
     }
     return queue;
@@ -122,23 +125,20 @@ export class Settler {
 
   #flush(): void {
     for (const [store, queue] of this.#queues) {
-      while (queue.acks.length > 0 && queue.ackCalls < MAX_CALLS_IN_FLIGHT) {
-        const acks = take(queue, 'acks');
-        queue.ackCalls += 1;
-        this.#track(this.#send(acks, () => store.ack(acks.map(p => p.settleEntry)), queue, 'acks'), () => {
-          queue.ackCalls -= 1;
-          if (queue.acks.length > 0) this.#schedule(); // what piled up while it travelled
-        });
-      }
-      while (queue.fails.length > 0 && queue.failCalls < MAX_CALLS_IN_FLIGHT) {
-        const fails = take(queue, 'fails');
-        queue.failCalls += 1;
-        const call = async () => ({ stale: (await store.fail(fails.map(p => p.settleEntry))).stale, notFound: [] });
-        this.#track(this.#send(fails, call, queue, 'fails'), () => {
-          queue.failCalls -= 1;
-          if (queue.fails.length > 0) this.#schedule();
-        });
-      }
+      this.#flushKind(queue, 'acks', acks => store.ack(acks.map(p => p.settleEntry)));
+      this.#flushKind(queue, 'fails', async fails => ({ stale: (await store.fail(fails.map(p => p.settleEntry))).stale, notFound: [] }));
+    }
+  }
+
+  /** Sends `queue[kind]` in calls of up to MAX_PER_CALL, while fewer than MAX_CALLS_IN_FLIGHT travel. */
+  #flushKind<K extends Kind>(queue: StoreQueue, kind: K, call: Call<K>): void {
+    while (queue[kind].length > 0 && queue.calls[kind] < MAX_CALLS_IN_FLIGHT) {
+      const batch = take(queue, kind);
+      queue.calls[kind] += 1;
+      this.#track(this.#send(batch, () => call(batch), queue, kind), () => {
+        queue.calls[kind] -= 1;
+        if (queue[kind].length > 0) this.#schedule(); // what piled up while it travelled
+      });
     }
   }
 
@@ -152,7 +152,7 @@ export class Settler {
   }
 
   /** Sends one call; a failed one goes back to `queue[kind]` (read then: take() may have replaced the array meanwhile). */
-  async #send<K extends 'acks' | 'fails'>(batch: StoreQueue[K], call: () => Promise<{ stale: number[]; notFound: number[] }>, queue: StoreQueue, kind: K): Promise<void> {
+  async #send<K extends Kind>(batch: StoreQueue[K], call: () => Promise<{ stale: number[]; notFound: number[] }>, queue: StoreQueue, kind: K): Promise<void> {
     let result;
     try {
       result = await call();
@@ -202,7 +202,7 @@ export class Settler {
 }
 
 /** The next call's entries: the whole queue when it fits (no copy), else its first MAX_PER_CALL. */
-function take<K extends 'acks' | 'fails'>(queue: StoreQueue, kind: K): StoreQueue[K] {
+function take<K extends Kind>(queue: StoreQueue, kind: K): StoreQueue[K] {
   const pending = queue[kind];
   if (pending.length > MAX_PER_CALL) return pending.splice(0, MAX_PER_CALL) as StoreQueue[K];
   queue[kind] = [] as StoreQueue[K];
