@@ -43,4 +43,8 @@ export type {
   QueueCounters,
   QueueStats,
   RescheduleResult,
+  JobSchedule,
+  ScheduleSpec,
+  ScheduleInfo,
+  UnscheduleResult,
 } from './types.js';

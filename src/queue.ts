@@ -19,6 +19,9 @@ import type {
   QueueCounters,
   QueueStats,
   RescheduleResult,
+  ScheduleInfo,
+  ScheduleSpec,
+  UnscheduleResult,
   When,
 } from './types.js';
 import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertOptions, serializePayload, toDue } from './validate.js';
@@ -353,6 +356,57 @@ export class Queue<T = unknown> {
   async purgeDead(): Promise<number> {
     this.#assertOpen();
     return sum(await this.#eachPartition(store => repeatUntilZero(() => store.purgeDead(DEAD_BATCH))));
+  }
+
+  /**
+   * Creates or updates the recurring schedule `key` (an idempotent upsert): the same definition
+   * from any number of processes at once is one schedule and one job per tick; a changed one
+   * replaces the pending tick with the new definition's first tick after now. Each tick arrives
+   * as an ordinary job with `job.schedule = { key, tickAt }`. See README, "Schedules".
+   *
+   * @throws {ValidationError} a bad spec (unknown `tz`, bad `cron`, both `cron` and `every`, ...); nothing is written.
+   * @example
+   * await queue.schedule('daily-report', { cron: '0 9 * * *', tz: 'Europe/Berlin', payload: { kind: 'daily' } });
+   */
+  async schedule(key: string, spec: ScheduleSpec): Promise<ScheduleInfo<T>> {
+    this.#assertOpen();
+    throw new Error(`not yet: ${key} ${JSON.stringify(spec)}`);
+  }
+
+  /** The schedule `key`, or null when there is none. */
+  async getSchedule(key: string): Promise<ScheduleInfo<T> | null> {
+    this.#assertOpen();
+    throw new Error(`not yet: ${key}`);
+  }
+
+  /** Every schedule of the queue, by key. */
+  async listSchedules(): Promise<ScheduleInfo<T>[]> {
+    this.#assertOpen();
+    throw new Error('not yet');
+  }
+
+  /**
+   * Stops a schedule from creating ticks; its pending tick (not yet started) is removed.
+   * @throws {NotFoundError} there is no schedule `key`.
+   */
+  async pauseSchedule(key: string): Promise<ScheduleInfo<T>> {
+    this.#assertOpen();
+    throw new Error(`not yet: ${key}`);
+  }
+
+  /**
+   * Lets a paused schedule go on at its next future tick (missed ticks are not caught up).
+   * @throws {NotFoundError} there is no schedule `key`.
+   */
+  async resumeSchedule(key: string): Promise<ScheduleInfo<T>> {
+    this.#assertOpen();
+    throw new Error(`not yet: ${key}`);
+  }
+
+  /** Removes the schedule and its pending tick (a running tick finishes). */
+  async unschedule(key: string): Promise<UnscheduleResult> {
+    this.#assertOpen();
+    throw new Error(`not yet: ${key}`);
   }
 
   /** Releases the connection (closed when no other Queue or Worker of the process uses it). */

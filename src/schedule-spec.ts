@@ -4,40 +4,19 @@
 import { createHash } from 'node:crypto';
 import { Cron } from 'croner';
 import { ValidationError } from './errors.js';
-import { assertBackoff, assertInteger, assertJobId, assertOptions, DEFAULT_MAX_PAYLOAD_BYTES, describe, MAX_DELAY_MS, serializePayload, toDelayMs } from './validate.js';
+import { assertBackoff, assertInteger, assertOptions, DEFAULT_MAX_PAYLOAD_BYTES, describe, MAX_DELAY_MS, serializePayload, toDelayMs } from './validate.js';
 import type { BackoffOption } from './types.js';
+
+export type { ScheduleSpec } from './types.js';
 
 /** The shortest `every` accepted: 1 s. Shorter intervals would be a busy loop of jobs, not a schedule. */
 export const MIN_EVERY_MS = 1_000;
 
-/** What a user may give to `schedule(key, spec)`. Exactly one of `cron` and `every`. */
-export interface ScheduleSpecInput {
-  /** A cron pattern of 5 fields (minute first) or 6 (seconds first). */
-  cron?: string;
-  /** An interval in ms or a duration text such as `'5m'`; at least {@link MIN_EVERY_MS}. */
-  every?: number | string;
-  /** The IANA time zone `cron` is read in. @default 'UTC' (never the machine's zone) */
-  tz?: string;
-  /** The payload of every tick's job; anything JSON can carry. */
-  payload?: unknown;
-  /** No tick before this instant; a tick exactly at `startAt` counts. Anchors an `every` grid. */
-  startAt?: Date | number;
-  /** No tick at or after this instant (the range of ticks is `[startAt, endAt)`). */
-  endAt?: Date | number;
-  /** The number of runs (ticks created) after which the schedule ends. */
-  limit?: number;
-  /** `'skip'`: a tick whose previous run is still active is skipped (and counted). @default 'allow' */
-  overlap?: 'allow' | 'skip';
-  /** What happens to ticks missed while no process could create them. @default 'latest' */
-  catchUp?: 'none' | 'latest' | 'all';
-  /** As for a job: the attempts of each tick's job. */
-  maxAttempts?: number;
-  /** As for a job: the backoff between a tick job's attempts. */
-  backoff?: BackoffOption;
-}
+/** The longest schedule key: its ticks' ids add '@', the tick's epoch ms and a partition suffix, within a job id's 200. */
+export const MAX_SCHEDULE_KEY_LENGTH = 180;
 
 /** A schedule spec after {@link resolveScheduleSpec}: validated, with defaults filled in and times as epoch ms. */
-export interface ScheduleSpec {
+export interface ResolvedSchedule {
   key: string;
   /** The cron pattern with single spaces between its fields; absent for an `every` schedule. */
   cron?: string;
@@ -71,12 +50,10 @@ const LIMIT_MAX = 1_000_000_000;
  *
  * @throws {ValidationError} with a message naming the option at fault; nothing is written anywhere.
  */
-export function resolveScheduleSpec(key: unknown, spec: unknown, nowMs: number, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES): ScheduleSpec {
-  // A schedule key becomes part of its ticks' job ids, so it follows the job id rule.
-  try {
-    assertJobId(key);
-  } catch {
-    throw new ValidationError(`Expected a schedule key of 1-200 characters without control characters, got ${describe(key)}`);
+export function resolveScheduleSpec(key: unknown, spec: unknown, nowMs: number, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES): ResolvedSchedule {
+  // A schedule key becomes part of its ticks' job ids ("<key>@<tick ms>[~n]", at most 200 characters).
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_SCHEDULE_KEY_LENGTH || /[\u0000-\u001f\u007f]/.test(key)) {
+    throw new ValidationError(`Expected a schedule key of 1-${MAX_SCHEDULE_KEY_LENGTH} characters without control characters, got ${describe(key)}`);
   }
   if (spec === undefined) throw new ValidationError('A schedule needs a spec with `cron` or `every`');
   assertOptions('a schedule', spec, SPEC_OPTIONS);
@@ -91,7 +68,7 @@ export function resolveScheduleSpec(key: unknown, spec: unknown, nowMs: number, 
   if (startAt !== undefined && endAt !== undefined && endAt <= startAt) {
     throw new ValidationError(`Expected \`endAt\` (${endAt}) to be later than \`startAt\` (${startAt})`);
   }
-  const result: ScheduleSpec = {
+  const result: ResolvedSchedule = {
     key,
     tz,
     payloadJson: serializePayload(s.payload ?? null, maxPayloadBytes),
@@ -130,7 +107,7 @@ export function resolveScheduleSpec(key: unknown, spec: unknown, nowMs: number, 
  * schedule, different when any rule of it changed. Keys are written in a fixed order, and `anchorMs`
  * counts only through `startAt` (an anchor taken from the upsert time differs between upserts).
  */
-export function scheduleDefinitionHash(spec: ScheduleSpec): string {
+export function scheduleDefinitionHash(spec: ResolvedSchedule): string {
   const b = spec.backoff;
   const canonical = [
     spec.key,

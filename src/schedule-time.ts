@@ -10,13 +10,13 @@
 //   - a wall-clock time that occurs twice (fall back) fires once, at its first occurrence;
 //   - `every` is elapsed time on a grid anchored at `anchorMs` and ignores DST.
 import { Cron } from 'croner';
-import type { ScheduleSpec } from './schedule-spec.js';
+import type { ResolvedSchedule } from './schedule-spec.js';
 
 /** The most ticks `catchUp: 'all'` creates at once: the most recent ones missed, oldest first. */
 export const MAX_CATCH_UP_TICKS = 100;
 
-/** The part of a {@link ScheduleSpec} that decides its tick times. */
-export type TickSpec = Pick<ScheduleSpec, 'cron' | 'every' | 'tz' | 'startAt' | 'endAt' | 'limit' | 'anchorMs'>;
+/** The part of a {@link ResolvedSchedule} that decides its tick times. */
+export type TickSpec = Pick<ResolvedSchedule, 'cron' | 'every' | 'tz' | 'startAt' | 'endAt' | 'limit' | 'anchorMs'>;
 
 /**
  * The first tick strictly after `afterMs`, or null when there is none: the schedule reached `endAt`

@@ -116,6 +116,8 @@ export interface JobInfo<T> {
   deadAt?: number;
   /** The message of the last failure, if the job ever failed. */
   lastError?: string;
+  /** Set when the job is a tick of a recurring schedule (`queue.schedule`). */
+  schedule?: JobSchedule;
 }
 
 /** Counts of jobs by state, as `queue.stats()` returns them. */
@@ -161,6 +163,8 @@ export interface Job<T> {
   readonly maxAttempts: number;
   /** Aborted when the lease is lost or the worker stops waiting for the handler on close. */
   readonly signal: AbortSignal;
+  /** Set when the job is a tick of a recurring schedule: the schedule's key and the tick's time. */
+  readonly schedule?: JobSchedule;
 }
 
 /** The answer of `queue.cancel`. */
@@ -168,3 +172,81 @@ export type CancelResult = 'cancelled' | 'running' | 'not_found';
 
 /** The answer of `queue.reschedule`. */
 export type RescheduleResult = 'rescheduled' | 'running' | 'not_found';
+
+/** Which schedule tick a job is: its schedule's key and the tick time (epoch ms) it runs for. */
+export interface JobSchedule {
+  readonly key: string;
+  /** The tick's time, epoch ms: the job fell due then (a missed tick run by `catchUp` starts later). */
+  readonly tickAt: number;
+}
+
+/**
+ * A recurring schedule, as given to `queue.schedule(key, spec)`: exactly one of `cron` and `every`.
+ * Each tick arrives as an ordinary job of the queue (retries, dead letters, leases and batch mode
+ * apply) with `job.schedule` set.
+ */
+export interface ScheduleSpec {
+  /** A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first). */
+  cron?: string;
+  /** An interval in ms or a duration text such as `'5m'`; at least 1 s. */
+  every?: number | Duration;
+  /** The IANA time zone `cron` is read in. Accepted with `every`, where it changes nothing. @default 'UTC' (never the machine's zone) */
+  tz?: string;
+  /** The payload of every tick's job; anything JSON can carry. @default null */
+  payload?: unknown;
+  /** No tick before this instant; a tick exactly at `startAt` counts. Anchors an `every` grid (else the first upsert does). */
+  startAt?: Date | number;
+  /** No tick at or after this instant. */
+  endAt?: Date | number;
+  /** The number of runs (ticks created) after which the schedule ends. */
+  limit?: number;
+  /** `'skip'`: a tick whose previous run is still active is skipped (and counted in `skipped`). @default 'allow' */
+  overlap?: 'allow' | 'skip';
+  /**
+   * Ticks missed while no job could be created for them (every process down longer than an
+   * interval): `'none'` goes on at the next future tick, `'latest'` runs the most recent missed tick
+   * at once, `'all'` runs every missed tick (the most recent 100), oldest first. @default 'latest'
+   */
+  catchUp?: 'none' | 'latest' | 'all';
+  /** As for a job: the attempts of each tick's job. */
+  maxAttempts?: number;
+  /** As for a job: the backoff between a tick job's attempts. */
+  backoff?: BackoffOption;
+}
+
+/** A schedule as `queue.getSchedule` and `queue.listSchedules` show it. Times are epoch ms. */
+export interface ScheduleInfo<T = unknown> {
+  key: string;
+  cron?: string;
+  /** The interval in ms (an `every` schedule). */
+  every?: number;
+  tz: string;
+  payload: T;
+  paused: boolean;
+  /** The next tick's time; null while paused and once the schedule ended (`limit` or `endAt` reached). */
+  nextAt: number | null;
+  /** The next (up to) 5 tick times, from `nextAt` on; empty when `nextAt` is null. */
+  upcoming: number[];
+  /** The time of the last tick that started (its job was claimed); null before the first. */
+  lastTickAt: number | null;
+  /** Ticks created so far (each one job). */
+  runs: number;
+  /** Ticks skipped by `overlap: 'skip'`. */
+  skipped: number;
+  startAt?: number;
+  endAt?: number;
+  limit?: number;
+  overlap: 'allow' | 'skip';
+  catchUp: 'none' | 'latest' | 'all';
+  maxAttempts?: number;
+  backoff?: BackoffOption;
+  /**
+   * The job of the last tick that started, and where it is now: `'active'` (running), `'waiting'`
+   * (failed, to be retried), `'dead'`, or `'done'` (completed, or gone: a completed job is remembered
+   * 60 to 90 s). Null before the first start.
+   */
+  lastRun: { id: string; tickAt: number; state: 'active' | 'waiting' | 'dead' | 'done' } | null;
+}
+
+/** The answer of `queue.unschedule`. */
+export type UnscheduleResult = 'removed' | 'not_found';

@@ -2,12 +2,12 @@
 // in UTC, worked by hand from the zone's rules, not taken from the cron library. No Redis.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { resolveScheduleSpec, type ScheduleSpecInput } from '../src/schedule-spec.js';
+import { resolveScheduleSpec, type ScheduleSpec } from '../src/schedule-spec.js';
 import { MAX_CATCH_UP_TICKS, missedTicks, nextTickAfter, upcomingTicks } from '../src/schedule-time.js';
 
 const ms = (iso: string): number => Date.parse(iso);
 const iso = (ticks: number[]): string[] => ticks.map((t) => new Date(t).toISOString());
-const spec = (input: ScheduleSpecInput, nowIso = '2027-01-01T00:00:00Z') => resolveScheduleSpec('k', input, ms(nowIso));
+const spec = (input: ScheduleSpec, nowIso = '2027-01-01T00:00:00Z') => resolveScheduleSpec('k', input, ms(nowIso));
 
 describe('cron ticks across DST', () => {
   it("'30 2 * * *' Europe/Berlin, spring 2027-03-28 (02:00 -> 03:00): 02:30 does not exist, fires at 03:00 CEST", () => {
