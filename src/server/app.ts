@@ -4,7 +4,7 @@
  * public API only, and does not listen: `startServer` (start.ts) or a test calls `listen`.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
-import { ConnectionError, listQueues, Queue, ValidationError, type ConnectionOption, type Logger } from '../index.js';
+import { ConnectionError, listQueues, Queue, ValidationError, type ConnectionOption, type Job, type Logger } from '../index.js';
 import type { Socket } from 'node:net';
 import { Activity } from './activity.js';
 import { answerClientError } from './client-errors.js';
@@ -13,7 +13,7 @@ import { DEFAULT_DASHBOARD_DIR } from './dashboard-files.js';
 import { formatSchemaErrors, HttpError, toHttpError } from './errors.js';
 import { installJsonParser } from './json-body.js';
 import { toLibraryLogger } from './logger.js';
-import { ServiceMetrics, type QueueSnapshot } from './metrics.js';
+import { ServiceMetrics, scheduleTotals, type QueueSnapshot } from './metrics.js';
 import { buildOpenApiDocument, fastifyUrl, ROUTES, routeSchema } from './openapi.js';
 import { QueuePool } from './pool.js';
 import { adminRoutes, mapLimit } from './routes/admin.js';
@@ -178,9 +178,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   const webhooks = options.webhooks;
-  const onDelivered = (queue: string, _job: unknown, latenessMs: number) => {
+  const onDelivered = (queue: string, job: Job<unknown>, latenessMs: number) => {
     activity.delivered(queue, [Math.max(0, latenessMs)]);
     metrics.observeLateness(queue, 'webhook', latenessMs);
+    // latenessMs is start minus due time; a catch-up tick fell due after its tick time.
+    if (job.schedule && job.attempt === 1) metrics.observeTickLateness(queue, 'webhook', latenessMs + job.dueAt - job.schedule.tickAt);
   };
   const onFailed = (queue: string) => activity.failed(queue);
   webhooks?.on('delivered', onDelivered);
@@ -206,13 +208,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
-/** Every queue's counts and totals, for one metrics scrape. */
+/** Every queue's counts, totals and schedules, for one metrics scrape. */
 async function snapshot(connection: ConnectionOption, prefix: string, pool: QueuePool, logger: Logger): Promise<QueueSnapshot[]> {
   const names = await listQueues({ connection, prefix, logger });
   return mapLimit(names, 32, name =>
     pool.queue(name, async queue => {
-      const [stats, counters] = await Promise.all([queue.stats(), queue.counters()]);
-      return { name, stats, counters };
+      const [stats, counters, schedules] = await Promise.all([queue.stats(), queue.counters(), queue.listSchedules()]);
+      return { name, stats, counters, schedules: scheduleTotals(schedules) };
     }),
   );
 }

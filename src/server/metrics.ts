@@ -1,16 +1,43 @@
 /**
  * Prometheus metrics of the service (prom-client, a registry of its own). Counts and totals are
- * read from Redis at scrape time (`queue.stats()` and `queue.counters()` of every queue), so they
- * are the queue's totals across all processes; the lateness histogram and the HTTP counters are
- * this process's own observations.
+ * read from Redis at scrape time (`queue.stats()`, `queue.counters()` and `queue.listSchedules()`
+ * of every queue), so they are the queue's totals across all processes; the lateness histograms
+ * and the HTTP counters are this process's own observations.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { QueueCounters, QueueStats } from '../index.js';
+import type { QueueCounters, QueueStats, ScheduleInfo } from '../index.js';
 
 export interface QueueSnapshot {
   name: string;
   stats: QueueStats;
   counters: QueueCounters;
+  schedules: ScheduleTotals;
+}
+
+/** A queue's schedules summed up for the metrics: how many in each state, and their runs and skips. */
+export interface ScheduleTotals {
+  /** Creating ticks: not paused, with a next tick. */
+  active: number;
+  paused: number;
+  /** Reached `limit` or `endAt` (`nextAt` null, not paused): listed until removed. */
+  ended: number;
+  /** Sum of `runs` (ticks created) over the schedules. */
+  runs: number;
+  /** Sum of `skipped` (ticks skipped by `overlap: 'skip'`) over the schedules. */
+  skipped: number;
+}
+
+/** Sums up `queue.listSchedules()` for one scrape. */
+export function scheduleTotals(schedules: readonly Pick<ScheduleInfo, 'paused' | 'nextAt' | 'runs' | 'skipped'>[]): ScheduleTotals {
+  const totals: ScheduleTotals = { active: 0, paused: 0, ended: 0, runs: 0, skipped: 0 };
+  for (const schedule of schedules) {
+    if (schedule.paused) totals.paused += 1;
+    else if (schedule.nextAt === null) totals.ended += 1;
+    else totals.active += 1;
+    totals.runs += schedule.runs;
+    totals.skipped += schedule.skipped;
+  }
+  return totals;
 }
 
 /** Totals of `queue.counters()` exported as Prometheus counters: metric suffix, field, help. */
@@ -25,10 +52,14 @@ const TOTALS: [string, keyof QueueCounters, string][] = [
 ];
 
 const STATES = ['delayed', 'ready', 'active', 'dead'] as const;
+/** The states of `sandglass_schedules`: they partition a queue's schedules, so a sum() is their number. */
+const SCHEDULE_STATES = ['active', 'paused', 'ended'] as const;
+const LATENESS_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
 export class ServiceMetrics {
   readonly registry = new Registry();
   readonly #lateness: Histogram<'queue' | 'source'>;
+  readonly #tickLateness: Histogram<'queue' | 'source'>;
   readonly #requests: Counter<'method' | 'route' | 'status'>;
   readonly #load: () => Promise<QueueSnapshot[]>;
   #inflight: Promise<QueueSnapshot[] | null> | undefined;
@@ -75,6 +106,35 @@ export class ServiceMetrics {
       },
     });
     new Gauge({
+      name: 'sandglass_schedules',
+      help: 'Recurring schedules of the queue by state: active (creating ticks), paused, ended (limit or endAt reached, listed until removed)',
+      labelNames: ['queue', 'state'],
+      registers,
+      async collect() {
+        const queues = await snapshot();
+        this.reset();
+        for (const queue of queues ?? []) for (const state of SCHEDULE_STATES) this.set({ queue: queue.name, state }, queue.schedules[state]);
+      },
+    });
+    // Sums over the schedules that exist now, read from Redis like the job totals. Removing a
+    // schedule takes its runs out of the sum; Prometheus's rate() takes a drop for a reset.
+    for (const [suffix, field, help] of [
+      ['runs', 'runs', "Ticks created by the queue's schedules (the sum of their runs: a removed schedule leaves the sum, which then reads as a counter reset)"],
+      ['skipped', 'skipped', "Ticks skipped by overlap 'skip' (summed over the queue's schedules: a removed schedule leaves the sum, which then reads as a counter reset)"],
+    ] as const) {
+      new Counter({
+        name: `sandglass_schedule_${suffix}_total`,
+        help,
+        labelNames: ['queue'],
+        registers,
+        async collect() {
+          const queues = await snapshot();
+          this.reset();
+          for (const queue of queues ?? []) this.inc({ queue: queue.name }, queue.schedules[field]);
+        },
+      });
+    }
+    new Gauge({
       name: 'sandglass_redis_up',
       help: '1 when Redis answered this scrape; 0 when it did not (the queue metrics are then left out)',
       registers,
@@ -86,7 +146,17 @@ export class ServiceMetrics {
       name: 'sandglass_lateness_seconds',
       help: "Start minus due time of jobs delivered by this process: pull claims (Redis server clock) and webhook deliveries",
       labelNames: ['queue', 'source'],
-      buckets: [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      buckets: LATENESS_BUCKETS,
+      registers,
+    });
+    // A histogram of its own, not a label of the one above: a tick's job is observed in both (its
+    // delivery is a delivery), and this one measures from the tick time, which a catch-up tick's
+    // due time is not, so neither a sum over both nor the meaning of the old series changes.
+    this.#tickLateness = new Histogram({
+      name: 'sandglass_schedule_tick_lateness_seconds',
+      help: "Start minus tick time of schedule ticks whose first delivery by this process's webhook bindings succeeded (retries are left out: their wait is backoff, not lateness)",
+      labelNames: ['queue', 'source'],
+      buckets: LATENESS_BUCKETS,
       registers,
     });
     this.#requests = new Counter({
@@ -99,6 +169,11 @@ export class ServiceMetrics {
 
   observeLateness(queue: string, source: 'pull' | 'webhook', latenessMs: number): void {
     this.#lateness.observe({ queue, source }, Math.max(0, latenessMs) / 1000);
+  }
+
+  /** A schedule tick's first start: `latenessMs` is start minus `job.schedule.tickAt`. */
+  observeTickLateness(queue: string, source: 'pull' | 'webhook', latenessMs: number): void {
+    this.#tickLateness.observe({ queue, source }, Math.max(0, latenessMs) / 1000);
   }
 
   countRequest(method: string, route: string, status: number): void {
