@@ -12,6 +12,7 @@ import { ApiError, api, describe, hasToken, queuePath, setToken, whenUnauthorize
 import { TIMELINE_BOUNDS_MS, renderActivity, renderTimeline } from './charts.js';
 import { byId, clip, clock, el, fmtCount, setIfChanged, setText, syncList } from './dom.js';
 import { connectJobPanels, renderActive, renderDead, resetJobPanels } from './jobs.js';
+import { connectSchedulesPanel, renderSchedules, resetSchedulesPanel } from './schedules.js';
 
 const POLL_MS = 1500;
 const HIDDEN_POLL_MS = 5000;
@@ -105,6 +106,7 @@ async function poll() {
         api('GET', `${path}/activity`),
         api('GET', `${path}/jobs?state=active&limit=${LIST_LIMIT}`),
         api('GET', `${path}/jobs?state=dead&limit=${LIST_LIMIT}`),
+        api('GET', `${path}/schedules`),
       );
     }
     const [list, ...details] = await Promise.allSettled(reads);
@@ -194,12 +196,13 @@ function selectQueue(name) {
   byId('activity').replaceChildren(el('p', { className: 'state loading', textContent: 'Loading…' }));
   state.activity = null;
   resetJobPanels();
+  resetSchedulesPanel();
   void refreshNow();
 }
 
 // The selected queue
 
-function renderDetail([info, timeline, activity, active, dead]) {
+function renderDetail([info, timeline, activity, active, dead, schedules]) {
   if (timeline.status === 'fulfilled' && typeof timeline.value?.now === 'number') clock.offsetMs = timeline.value.now - Date.now();
   if (info.status === 'fulfilled') renderStats(info.value);
   // A panel whose read failed keeps what it showed, unless it showed nothing yet or the failure is
@@ -218,6 +221,11 @@ function renderDetail([info, timeline, activity, active, dead]) {
   else if (!isOutage(active.reason)) setText('active-state', `Could not load the active jobs: ${describe(active.reason)}`);
   if (dead.status === 'fulfilled') renderDead(dead.value?.jobs ?? [], info.status === 'fulfilled' ? info.value?.stats?.dead : undefined);
   else if (!isOutage(dead.reason)) setText('dead-state', `Could not load the dead letters: ${describe(dead.reason)}`);
+  if (schedules.status === 'fulfilled') renderSchedules(schedules.value?.schedules ?? []);
+  else if (!isOutage(schedules.reason)) {
+    byId('schedules-state').hidden = false;
+    setText('schedules-state', `Could not load the schedules: ${describe(schedules.reason)}`);
+  }
 }
 
 function renderStats(info) {
@@ -246,6 +254,7 @@ async function togglePause() {
 // Start
 
 connectJobPanels({ queue: () => state.queue, refresh: () => void refreshNow(), select: selectQueue });
+connectSchedulesPanel({ queue: () => state.queue, refresh: () => void refreshNow() });
 byId('token-form').addEventListener('submit', saveToken);
 byId('token-button').addEventListener('click', () => {
   const form = byId('token-form');

@@ -41,10 +41,13 @@ export function report(id, text, kind = 'ok') {
 
 /**
  * Brings `container`'s children in line with `items`, keyed by `key`: rows that stay are updated
- * in place, so a button under the pointer is not replaced while it is being clicked.
+ * in place, so a button under the pointer is not replaced while it is being clicked. Children
+ * without a key (a table's `thead` before its keyed `tbody`s) stay first, untouched.
  */
 export function syncList(container, items, key, create, update) {
-  const existing = new Map([...container.children].map(child => [child.dataset.key, child]));
+  const keyed = [...container.children].filter(child => child.dataset.key !== undefined);
+  const fixed = container.children.length - keyed.length;
+  const existing = new Map(keyed.map(child => [child.dataset.key, child]));
   const wanted = items.map(item => {
     const k = key(item);
     let node = existing.get(k);
@@ -58,7 +61,8 @@ export function syncList(container, items, key, create, update) {
   });
   for (const node of existing.values()) node.remove();
   wanted.forEach((node, i) => {
-    if (container.children[i] !== node) container.insertBefore(node, container.children[i] ?? null);
+    const at = container.children[fixed + i] ?? null;
+    if (at !== node) container.insertBefore(node, at);
   });
 }
 

@@ -34,7 +34,7 @@ export function resetJobPanels() {
 }
 
 /** A job id as a button that opens the job in the lookup panel. */
-function jobLink(id) {
+export function jobLink(id) {
   const button = el('button', { type: 'button', className: 'link', textContent: id, title: 'Open this job' });
   button.addEventListener('click', () => void lookup(id));
   return button;

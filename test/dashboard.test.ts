@@ -6,51 +6,22 @@
 //   SANDGLASS_UPDATE_SCREENSHOT=1 node --import tsx --test test/dashboard.test.ts
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { Redis } from 'ioredis';
-import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
-import { buildApp, type AppOptions } from '../src/server/app.js';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
+import type { AppOptions } from '../src/server/app.js';
+import { assertClean, CHROMIUM_PATH, HOSTILE_IMG, HOSTILE_SCRIPT, launchBrowser, NO_CHROMIUM, open as openPage, screenshot as saveScreenshot, startService as startServiceOn, waitForText, waitUntil, type Service } from './helpers/browser.js';
 import { sleep, uniqueQueue, useRedis } from './helpers/redis.js';
 
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const HOSTILE_IMG = '<img src=x onerror=alert(1)>';
-const HOSTILE_SCRIPT = '<script>alert(2)</script>';
 const TOKEN = 'dashboard-test-token-0123456789';
 const DOCS_SCREENSHOT = new URL('../docs/dashboard.png', import.meta.url);
 
 const redis = useRedis();
 const shots = mkdtempSync(join(tmpdir(), 'sandglass-dashboard-'));
 
-// HTTP API as a producer or consumer calls it
-
-interface Service {
-  base: string;
-  call<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
-  close(): Promise<void>;
-}
-
-async function startService(options: Partial<AppOptions> = {}): Promise<Service> {
-  const app = await buildApp({ connection: redis.url, ...options });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  return {
-    base,
-    async call<T>(method: string, path: string, body?: unknown) {
-      const headers: Record<string, string> = {};
-      if (options.token) headers.authorization = `Bearer ${options.token}`;
-      if (body !== undefined) headers['content-type'] = 'application/json';
-      const response = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      const json = /json/.test(response.headers.get('content-type') ?? '');
-      const text = await response.text();
-      return { status: response.status, body: (json && text ? JSON.parse(text) : {}) as T };
-    },
-    close: () => app.close(),
-  };
-}
+const startService = (options: Partial<AppOptions> = {}): Promise<Service> => startServiceOn(redis, options);
 
 const jobUrl = (queue: string, id: string) => `/v1/queues/${queue}/jobs/${encodeURIComponent(id)}`;
 
@@ -86,83 +57,8 @@ async function deadLetter(service: Service, queue: string, payload: unknown, err
 
 let browser: Browser;
 
-interface Watched {
-  page: Page;
-  dialogs: string[];
-  pageErrors: string[];
-  consoleErrors: string[];
-  requests: { method: string; url: string; authorization: string | undefined }[];
-  /** CSP violations the page reported (none expected: the dashboard has no inline code or style). */
-  violations(): Promise<string[]>;
-}
-
-/** Opens the dashboard in a fresh browser context and records anything it does that it should not. */
-async function open(url: string, options: BrowserContextOptions = {}): Promise<Watched> {
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, ...options });
-  const page = await context.newPage();
-  const watched: Watched = {
-    page,
-    dialogs: [],
-    pageErrors: [],
-    consoleErrors: [],
-    requests: [],
-    violations: () => page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations),
-  };
-  await page.addInitScript(() => {
-    const seen: string[] = [];
-    (window as unknown as { cspViolations: string[] }).cspViolations = seen;
-    document.addEventListener('securitypolicyviolation', event => seen.push(`${event.violatedDirective}: ${event.blockedURI} ${event.sample}`));
-  });
-  page.on('dialog', dialog => {
-    watched.dialogs.push(`${dialog.type()}: ${dialog.message()}`);
-    void dialog.dismiss();
-  });
-  page.on('pageerror', error => watched.pageErrors.push(String(error)));
-  page.on('console', message => {
-    if (message.type() === 'error') watched.consoleErrors.push(message.text());
-  });
-  page.on('request', request => watched.requests.push({ method: request.method(), url: request.url(), authorization: request.headers().authorization }));
-  await page.goto(url);
-  return watched;
-}
-
-/** No dialog, no script error, no CSP violation and (unless allowed) no failed request. */
-async function assertClean(watched: Watched, options: { httpErrors?: RegExp } = {}): Promise<void> {
-  assert.deepEqual(watched.dialogs, [], 'no alert/confirm/prompt may open');
-  assert.deepEqual(watched.pageErrors, [], 'the page threw');
-  assert.deepEqual(await watched.violations(), [], 'the page broke its own CSP');
-  const unexpected = watched.consoleErrors.filter(text => !(options.httpErrors && /Failed to load resource/.test(text) && options.httpErrors.test(text)));
-  assert.deepEqual(unexpected, [], 'console errors');
-  await watched.page.context().close();
-}
-
-/** Polls a locator's text until it equals (or matches) `expected`. */
-async function waitForText(locator: Locator, expected: string | RegExp, timeoutMs = 6_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last: string | null = null;
-  while (Date.now() < deadline) {
-    last = await locator.textContent({ timeout: 500 }).catch(() => null);
-    if (last !== null && (typeof expected === 'string' ? last.trim() === expected : expected.test(last))) return;
-    await sleep(50);
-  }
-  throw new Error(`Expected ${String(locator)} to read ${String(expected)}; it read ${JSON.stringify(last)}`);
-}
-
-async function waitUntil(check: () => Promise<boolean>, what: string, timeoutMs = 6_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-}
-
-async function screenshot(t: TestContext, page: Page, name: string): Promise<string> {
-  const path = join(shots, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
-  t.diagnostic(`screenshot: ${path}`);
-  return path;
-}
+const open = (url: string, options: BrowserContextOptions = {}) => openPage(browser, url, options);
+const screenshot = (t: TestContext, page: Page, name: string) => saveScreenshot(t, page, shots, name);
 
 /** Every key of the Redis server with its whole content, to compare before and after. */
 async function redisState(raw: Redis): Promise<Record<string, unknown>> {
@@ -179,8 +75,6 @@ async function redisState(raw: Redis): Promise<Record<string, unknown>> {
   return state;
 }
 
-const NO_CHROMIUM = `No Chromium at ${CHROMIUM_PATH}. Run scripts/install-browser.sh (it installs Debian's chromium), or set CHROMIUM_PATH to a Chromium binary.`;
-
 // Never skipped: without a browser this fails, and so does every test below (their setup throws).
 test('Chromium is installed for the browser tests', () => {
   assert.ok(existsSync(CHROMIUM_PATH), NO_CHROMIUM);
@@ -190,8 +84,7 @@ describe('dashboard in a real browser', () => {
   let service: Service;
 
   before(async () => {
-    if (!existsSync(CHROMIUM_PATH)) throw new Error(NO_CHROMIUM);
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, timeout: 30_000 });
+    browser = await launchBrowser();
     service = await startService();
   });
 
@@ -212,7 +105,7 @@ describe('dashboard in a real browser', () => {
     const html = await page.text();
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
     assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i, 'no inline style or handler');
-    for (const file of ['app.js', 'api.js', 'dom.js', 'charts.js', 'jobs.js']) {
+    for (const file of ['app.js', 'api.js', 'dom.js', 'charts.js', 'jobs.js', 'schedules.js']) {
       const response = await fetch(`${service.base}/${file}`);
       assert.equal(response.status, 200, file);
       assert.match(response.headers.get('content-type') ?? '', /javascript/);
