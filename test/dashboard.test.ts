@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import type { Redis } from 'ioredis';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
+import { Queue } from '../src/index.js';
 import type { AppOptions } from '../src/server/app.js';
 import { assertClean, CHROMIUM_PATH, HOSTILE_IMG, HOSTILE_SCRIPT, launchBrowser, NO_CHROMIUM, open as openPage, screenshot as saveScreenshot, startService as startServiceOn, waitForText, waitUntil, type Service } from './helpers/browser.js';
 import { sleep, uniqueQueue, useRedis } from './helpers/redis.js';
@@ -274,6 +275,11 @@ describe('dashboard in a real browser', () => {
     await addJob(service, queue, { payload: { a: 5 } });
     const [active] = await claim(service, queue, 1);
     assert.ok(active);
+    const scheduler = new Queue(queue, { connection: redis.url });
+    await scheduler.schedule('nightly', { cron: '0 3 * * *', tz: 'Europe/Berlin', startAt: Date.now() + 2 * 86_400_000 });
+    await scheduler.schedule('hourly', { every: '1h', startAt: Date.now() + 3_600_000 });
+    await scheduler.pauseSchedule('hourly');
+    await scheduler.close();
     const before = await redisState(redis.raw);
 
     const watched = await open(`${service.base}/?queue=${queue}`);
@@ -292,9 +298,9 @@ describe('dashboard in a real browser', () => {
 
     // Every read route, and GET on every route that changes state: none may change anything.
     const q = `/v1/queues/${queue}`;
-    const reads = ['/v1/queues', q, `${q}/jobs?state=delayed`, `${q}/jobs?state=ready`, `${q}/jobs?state=active`, `${q}/jobs?state=dead`, `${q}/timeline?bounds=60000,600000`, `${q}/activity`, jobUrl(queue, dead), jobUrl(queue, active.id), '/metrics', '/healthz', '/openapi.json', '/', '/app.js'];
+    const reads = ['/v1/queues', q, `${q}/jobs?state=delayed`, `${q}/jobs?state=ready`, `${q}/jobs?state=active`, `${q}/jobs?state=dead`, `${q}/timeline?bounds=60000,600000`, `${q}/activity`, `${q}/schedules`, jobUrl(queue, dead), jobUrl(queue, active.id), '/metrics', '/healthz', '/openapi.json', '/', '/app.js'];
     for (const path of reads) assert.equal((await service.call('GET', path)).status, 200, path);
-    const writesAsGets = [`${q}/dead/retry`, `${q}/dead`, `${q}/pause`, `${q}/resume`, `${q}/claim`, `${jobUrl(queue, dead)}/reschedule?delay=1`, `${jobUrl(queue, active.id)}/ack?token=${active.token}`, `${jobUrl(queue, active.id)}/fail?token=${active.token}`, `${jobUrl(queue, active.id)}/extend?token=${active.token}`, `${q}/jobs:bulk`, `${jobUrl(queue, dead)}?method=DELETE`];
+    const writesAsGets = [`${q}/dead/retry`, `${q}/dead`, `${q}/pause`, `${q}/resume`, `${q}/claim`, `${jobUrl(queue, dead)}/reschedule?delay=1`, `${jobUrl(queue, active.id)}/ack?token=${active.token}`, `${jobUrl(queue, active.id)}/fail?token=${active.token}`, `${jobUrl(queue, active.id)}/extend?token=${active.token}`, `${q}/jobs:bulk`, `${jobUrl(queue, dead)}?method=DELETE`, `${q}/schedules/nightly/pause`, `${q}/schedules/nightly/resume`];
     for (const path of writesAsGets) {
       const { status } = await service.call('GET', path);
       assert.ok(status === 200 ? path.endsWith('?method=DELETE') : status >= 400 && status < 500, `GET ${path} answered ${status}`);
@@ -368,6 +374,12 @@ describe('dashboard in a real browser', () => {
       await demo.call('POST', '/v1/queues/refund-check/pause', {});
       await deadLetter(demo, queue, { orderId: 3127 }, 'Error: payment service answered 503 Service Unavailable\n    at closeOrder (/srv/orders/close.js:42:11)\n    at async handler (/srv/orders/worker.js:18:5)');
       await deadLetter(demo, queue, { orderId: 3188 }, 'UnrecoverableError: no such order 3188');
+      // Two schedules whose first ticks are days and minutes away: no claim below takes one, and
+      // neither lands in a bucket of the timeline that is checked.
+      const scheduler = new Queue(queue, { connection: redis.url, prefix: 'demo' });
+      await scheduler.schedule('nightly-cleanup', { cron: '0 3 * * *', tz: 'Europe/Berlin', startAt: Date.now() + 2 * 86_400_000, payload: { olderThanDays: 30 } });
+      await scheduler.schedule('refund-poll:4411', { every: '15m', startAt: Date.now() + 120_000, payload: { refundId: 4411 } });
+      await scheduler.close();
       // A few seconds of pull consumers at work: claims, acks, one failure.
       for (let round = 0; round < 6; round++) {
         const { status } = await demo.call('POST', `/v1/queues/${queue}/jobs:bulk`, { jobs: Array.from({ length: 6 + round * 2 }, (_, i) => ({ payload: { orderId: 5000 + round * 100 + i } })) });
@@ -393,6 +405,7 @@ describe('dashboard in a real browser', () => {
       assert.equal(await delivered.textContent(), lastMinute, 'all of it happened in the last minute');
       await page.getByRole('button', { name: '1 min' }).click();
       await waitForText(page.locator('.bar-row', { hasText: '10 min – 1 h' }).locator('.bar-count'), '22');
+      await waitForText(page.locator('#schedules-summary'), '2 schedules');
       await waitUntil(async () => (await page.locator('#active-body tr').count()) > 0, 'active jobs');
       await page.locator('#dead-list li').first().locator('.dead-head .link').click();
       await waitForText(page.locator('#lookup-fields dd.state-dead'), 'dead');
