@@ -126,7 +126,7 @@ describe('schedule metrics of sandglass serve', () => {
     receiver?.server.close();
   });
 
-  it('counts schedules by state and sums their runs and skips from Redis; times the ticks its webhooks started from their tick time', async () => {
+  it('counts schedules by state and sums their runs and skips from Redis; times the ticks its webhooks started from their tick time', async t => {
     await queue.schedule('fast', { every: '1s', payload: { k: 'fast' } });
     await queue.schedule('slow', { every: '1s', overlap: 'skip' });
     await queue.schedule('once', { every: '1s', limit: 1 });
@@ -180,6 +180,8 @@ describe('schedule metrics of sandglass serve', () => {
     const metricSum = value(text, 'sandglass_schedule_tick_lateness_seconds_sum', { queue: bound, source: 'webhook' });
     assert.ok(metricSum <= receiverSum + 0.001 && metricSum >= receiverSum - 0.1 * firstTicks.length, `metric ${metricSum} s, receiver ${receiverSum} s`);
     assert.equal(value(text, 'sandglass_schedule_tick_lateness_seconds_bucket', { queue: bound, source: 'webhook', le: '+Inf' }), firstTicks.length);
+    const final = scheduleMetrics(text, bound);
+    t.diagnostic(`${final.runs} runs, ${final.skipped} skipped; ${firstTicks.length} ticks timed, mean lateness ${((metricSum / firstTicks.length) * 1000).toFixed(1)} ms`);
     assert.equal(samples(text, 'sandglass_schedule_tick_lateness_seconds_count').filter(sample => sample.labels.queue === idle).length, 0);
   });
 });
