@@ -106,7 +106,7 @@ describe('dashboard in a real browser', () => {
     const html = await page.text();
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
     assert.doesNotMatch(html, /<style|\sstyle=|\son[a-z]+=/i, 'no inline style or handler');
-    for (const file of ['app.js', 'api.js', 'dom.js', 'charts.js', 'jobs.js', 'schedules.js']) {
+    for (const file of ['app.js', 'api.js', 'dom.js', 'charts.js', 'jobs.js', 'schedules.js', 'schedule-text.js']) {
       const response = await fetch(`${service.base}/${file}`);
       assert.equal(response.status, 200, file);
       assert.match(response.headers.get('content-type') ?? '', /javascript/);
