@@ -63,12 +63,15 @@ export class ServiceMetrics {
   readonly #requests: Counter<'method' | 'route' | 'status'>;
   readonly #load: () => Promise<QueueSnapshot[]>;
   #inflight: Promise<QueueSnapshot[] | null> | undefined;
+  /** Per queue and field of {@link ScheduleTotals}: the last sum read and the counter's value for it. */
+  readonly #sums = new Map<string, { read: number; value: number }>();
 
   /** @param load reads every queue's counts and totals; called once per scrape. */
   constructor(load: () => Promise<QueueSnapshot[]>) {
     this.#load = load;
     const registers = [this.registry];
     const snapshot = () => this.#snapshot();
+    const counted = (queue: string, field: 'runs' | 'skipped', sum: number) => this.#counted(queue, field, sum);
 
     for (const [suffix, field, help] of TOTALS) {
       new Counter({
@@ -116,11 +119,10 @@ export class ServiceMetrics {
         for (const queue of queues ?? []) for (const state of SCHEDULE_STATES) this.set({ queue: queue.name, state }, queue.schedules[state]);
       },
     });
-    // Sums over the schedules that exist now, read from Redis like the job totals. Removing a
-    // schedule takes its runs out of the sum; Prometheus's rate() takes a drop for a reset.
+    // Sums over the schedules that exist now, read from Redis like the job totals; see #counted.
     for (const [suffix, field, help] of [
-      ['runs', 'runs', "Ticks created by the queue's schedules (the sum of their runs: a removed schedule leaves the sum, which then reads as a counter reset)"],
-      ['skipped', 'skipped', "Ticks skipped by overlap 'skip' (summed over the queue's schedules: a removed schedule leaves the sum, which then reads as a counter reset)"],
+      ['runs', 'runs', "Ticks created by the queue's schedules: the sum of their runs, which this counter follows up but not down (a removed schedule leaves the sum; a paused one gives back its pending tick)"],
+      ['skipped', 'skipped', "Ticks skipped by overlap 'skip': the sum over the queue's schedules, which this counter follows up but not down (a removed schedule leaves the sum)"],
     ] as const) {
       new Counter({
         name: `sandglass_schedule_${suffix}_total`,
@@ -130,7 +132,7 @@ export class ServiceMetrics {
         async collect() {
           const queues = await snapshot();
           this.reset();
-          for (const queue of queues ?? []) this.inc({ queue: queue.name }, queue.schedules[field]);
+          for (const queue of queues ?? []) this.inc({ queue: queue.name }, counted(queue.name, field, queue.schedules[field]));
         },
       });
     }
@@ -186,6 +188,21 @@ export class ServiceMetrics {
 
   render(): Promise<string> {
     return this.registry.metrics();
+  }
+
+  /**
+   * A sum over a queue's schedules as a counter value. The sum goes down when a schedule is removed
+   * (its runs and skips leave it) or paused (its pending tick is dropped and no longer counts as
+   * run); a counter that went down would read as a reset, and rate() would count the whole sum
+   * again. So the counter starts at the sum first read and then grows by the sum's rises only.
+   * (A drop and a rise between two scrapes cancel out: a few ticks may go uncounted.)
+   */
+  #counted(queue: string, field: 'runs' | 'skipped', sum: number): number {
+    const key = `${field} ${queue}`;
+    const last = this.#sums.get(key);
+    const value = last === undefined ? sum : last.value + Math.max(0, sum - last.read);
+    this.#sums.set(key, { read: sum, value });
+    return value;
   }
 
   /** One load per scrape, shared by every metric's collect; null when Redis failed. */
