@@ -224,4 +224,17 @@ describe('queue.schedule', () => {
     assert.ok(firstCaughtUp >= 2_000 && firstCaughtUp % 1_000 === 0, `caught up at +${firstCaughtUp}`);
     assert.equal(starts[1]!.tickAt - starts[0]!.tickAt, 1_000);
   });
+
+  it("cancelling a schedule's pending tick cancels that run only: the schedule goes on at its next tick", async () => {
+    const queue = newQueue();
+    const near = await queue.schedule('near', { every: '1h', startAt: Date.now() + 10_000 });
+    const far = await queue.schedule('far', { every: '1d', startAt: Date.now() + 5 * 86_400_000 }); // in the wheel
+    for (const info of [near, far]) {
+      assert.equal(await queue.cancel(`${info.key}@${info.nextAt}`), 'cancelled');
+      const after = (await queue.getSchedule(info.key))!;
+      assert.equal(after.nextAt, (info.nextAt as number) + (info.every as number));
+      assert.equal(after.runs, 2);
+      assert.deepEqual((await queue.get(`${info.key}@${after.nextAt}`))?.schedule, { key: info.key, tickAt: after.nextAt });
+    }
+  });
 });

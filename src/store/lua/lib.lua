@@ -770,6 +770,19 @@ local function claimTicks(ids, recs, now)
   return drop, table.concat(tend, '\n')
 end
 
+-- A waiting tick's job was cancelled: if it was its schedule's head (the pending tick), the
+-- schedule goes on at its next tick, as if the head had started (a cancelled run, not a stopped schedule).
+local function tickCancelled(id, rec, now)
+  local tick = string.match(rec, '^%d+,%d+,%d*,%d*,[^,\n]*,(%d+)\n')
+  local key = tick and string.match(id, '^(.*)@[%d~]+$')
+  local v = key and rcall('HGET', schedulesKey, key)
+  if not v then return end
+  local s = readSchedule(v)
+  if s.head == '' or entryTick(s.head) ~= tonumber(tick) or scheduleHas(s, 'p') or scheduleHas(s, 'e') then return end
+  advanceSchedule(key, s, now)
+  rcall('HSET', schedulesKey, key, writeSchedule(s))
+end
+
 -- Where the last started tick's job is now: 'active', 'waiting' (to be retried), 'dead', or 'done'
 -- (completed, or gone), '' when none started.
 local function lastRunState(s)
