@@ -62,16 +62,14 @@ async function startReceiver(): Promise<{ server: Server; url: string; deliverie
     let body = '';
     request.on('data', chunk => (body += chunk));
     request.on('end', () => {
-      const job = JSON.parse(body) as { id: string; attempt: number };
-      // A tick's id is `<key>@<tick epoch ms>` (with `~<n>` on partitioned queues).
-      const tick = /^(.*)@(\d+)(?:~\d+)?$/.exec(job.id);
-      deliveries.push({ id: job.id, key: tick?.[1], tickAt: tick ? Number(tick[2]) : undefined, attempt: job.attempt, at });
+      const job = JSON.parse(body) as { id: string; attempt: number; schedule?: { key: string; tickAt: number } };
+      deliveries.push({ id: job.id, key: job.schedule?.key, tickAt: job.schedule?.tickAt, attempt: job.attempt, at });
       setTimeout(
         () => {
           answered += 1;
           response.writeHead(204).end();
         },
-        tick?.[1] === 'slow' ? SLOW_MS : 0,
+        job.schedule?.key === 'slow' ? SLOW_MS : 0,
       );
     });
   });
