@@ -211,6 +211,14 @@ export const timelineQuery = {
 
 const epochMs = { type: 'integer', description: 'Epoch milliseconds (Redis server clock).' };
 
+/** Set on a job that is a tick of a recurring schedule. */
+const jobSchedule: JsonSchema = {
+  type: 'object',
+  required: ['key', 'tickAt'],
+  properties: { key: { type: 'string' }, tickAt: { ...epochMs, description: 'The tick time the job runs for (it fell due then; a missed tick run by `catchUp` starts later).' } },
+  description: "Set when the job is a tick of a recurring schedule: the schedule's key and the tick's time.",
+};
+
 export const components: Record<string, JsonSchema> = {
   Error: {
     type: 'object',
@@ -236,6 +244,7 @@ export const components: Record<string, JsonSchema> = {
       leaseUntilAt: epochMs,
       deadAt: epochMs,
       lastError: { type: 'string' },
+      schedule: jobSchedule,
     },
   },
   PulledJob: {
@@ -250,6 +259,7 @@ export const components: Record<string, JsonSchema> = {
       maxAttempts: { type: 'integer' },
       token,
       leaseUntilAt: epochMs,
+      schedule: jobSchedule,
     },
   },
   ScheduleInfo: {

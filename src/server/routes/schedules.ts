@@ -65,5 +65,7 @@ export function scheduleRoutes({ pool }: ServiceContext): Handlers {
 }
 
 function notFound(queue: string, key: string): HttpError {
-  return new HttpError('NOT_FOUND', `No schedule ${key} in queue ${queue}`);
+  // The key is the client's text (up to the router's 2,400 characters): cut, so the message stays short.
+  const shown = key.length > 200 ? `${key.slice(0, 200)}...` : key;
+  return new HttpError('NOT_FOUND', `No schedule ${shown} in queue ${queue}`);
 }
