@@ -161,8 +161,9 @@ function describeNext(info: ScheduleInfo<unknown>, nowMs: number): string {
 }
 
 /**
- * An instant as the schedule's zone shows it: `2027-03-28 03:00:00 Europe/Berlin (GMT+2)`. The
- * offset is printed because a wall time alone is ambiguous on the night the clocks fall back.
+ * An instant as the schedule's zone shows it: `2027-03-28 03:00:00 Europe/Berlin (+02:00)`. The
+ * offset is printed because a wall time alone is ambiguous on the night the clocks fall back; it is
+ * computed from the wall time (ICU spells a zone's offset differently between Node versions).
  */
 export function formatInZone(atMs: number, tz: string): string {
   const parts = new Intl.DateTimeFormat('en-US', {
@@ -174,10 +175,14 @@ export function formatInZone(atMs: number, tz: string): string {
     minute: '2-digit',
     second: '2-digit',
     hourCycle: 'h23',
-    timeZoneName: 'shortOffset',
   }).formatToParts(new Date(atMs));
-  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find(p => p.type === type)?.value ?? '';
-  return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')}:${part('second')} ${tz} (${part('timeZoneName')})`;
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find(p => p.type === type)?.value ?? '00';
+  const [year, month, day, hour, minute, second] = (['year', 'month', 'day', 'hour', 'minute', 'second'] as const).map(part);
+  const wallMs = Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second));
+  const offsetMinutes = Math.round((wallMs - Math.floor(atMs / 1_000) * 1_000) / 60_000);
+  const abs = Math.abs(offsetMinutes);
+  const offset = `${offsetMinutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return `${year}-${month}-${day} ${hour}:${minute}:${second} ${tz} (${offset})`;
 }
 
 /** The schedules of a queue as a table, or a note when there are none. */
