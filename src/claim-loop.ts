@@ -3,6 +3,7 @@ import { ConflictError } from './errors.js';
 import { newClaimId } from './ids.js';
 import type { PartitionStore } from './store/partition-store.js';
 import { QueuePartitions } from './store/partitions.js';
+import { tendInBackground } from './schedules.js';
 import type { StoredJob } from './store/record.js';
 import { MAX_CLAIM } from './worker-options.js';
 
@@ -10,6 +11,8 @@ import { MAX_CLAIM } from './worker-options.js';
 export interface ClaimSource {
   readonly queue: string;
   readonly store: PartitionStore;
+  /** The queue's partition count (a schedule's tick ids are placed by it). */
+  readonly count: number;
   /** When to claim from this partition next, server ms. */
   nextAt: number;
   /** The earliest wake-up heard since the last claim was sent: its reply cannot know of it. */
@@ -123,7 +126,8 @@ export class ClaimLoop {
       for (let delayMs = 100; ; delayMs = Math.min(5_000, delayMs * 2)) {
         if (this.#stopped) return;
         try {
-          for (const store of await layout.all({ create: true })) this.sources.push(newSource(queue, store));
+          const stores = await layout.all({ create: true });
+          for (const store of stores) this.sources.push(newSource(queue, store, stores.length));
           break;
         } catch (error) {
           this.#host.reportError(error);
@@ -265,6 +269,7 @@ export class ClaimLoop {
     // Only a claim that took jobs left a memo to delete.
     if (result.jobs.length > 0) source.answeredClaimId = claimId;
     source.errorDelayMs = 0;
+    if (result.tend.length > 0) tendInBackground(source, result.tend, error => this.#host.reportError(error));
     source.lastFull = result.jobs.length === limit;
     if (source.lastFull && limit === this.#claimSize) this.#claimSize = Math.min(this.#perClaim, 2 * limit);
     // The server's clock, seen from here: its `now` was read about halfway through the round trip.
@@ -319,6 +324,6 @@ export class ClaimLoop {
   }
 }
 
-function newSource(queue: string, store: PartitionStore): ClaimSource {
-  return { queue, store, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0 };
+function newSource(queue: string, store: PartitionStore, count: number): ClaimSource {
+  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0 };
 }

@@ -1,4 +1,5 @@
-import type { Job } from './types.js';
+import { tickOfJob } from './store/schedule-record.js';
+import type { Job, JobSchedule } from './types.js';
 
 /**
  * The `Job` a handler receives. Its AbortSignal is made only when a handler asks for it: most
@@ -13,18 +14,25 @@ export class ClaimedJob<T> implements Job<T> {
   readonly dueAt: number;
   readonly attempt: number;
   readonly maxAttempts: number;
+  readonly #tickAt: number | undefined;
   #controller: AbortController | undefined;
   #abortReason: unknown;
 
-  constructor(id: string, queue: string, payload: T, dueAt: number, attempt: number, maxAttempts: number) {
+  constructor(id: string, queue: string, payload: T, dueAt: number, attempt: number, maxAttempts: number, tickAt: number | undefined) {
     this.id = id;
     this.queue = queue;
     this.payload = payload;
     this.dueAt = dueAt;
     this.attempt = attempt;
     this.maxAttempts = maxAttempts;
+    this.#tickAt = tickAt;
     this.#controller = undefined;
     this.#abortReason = undefined;
+  }
+
+  /** The schedule tick this job is, if it is one (made when asked for: most jobs are not ticks). */
+  get schedule(): JobSchedule | undefined {
+    return this.#tickAt === undefined ? undefined : tickOfJob(this.id, this.#tickAt);
   }
 
   get signal(): AbortSignal {

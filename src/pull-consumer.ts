@@ -6,7 +6,8 @@ import { resolvePullConsumerOptions, type PullConsumerOptions } from './pull-con
 import type { ClaimResult, PartitionStore } from './store/partition-store.js';
 import { QueuePartitions } from './store/partitions.js';
 import { claimedJobFields } from './store/record.js';
-import type { BackoffOption, Job } from './types.js';
+import { tendInBackground } from './schedules.js';
+import type { BackoffOption, Job, Logger } from './types.js';
 import { MAX_DELAY_MS, assertInteger, assertJobId, assertOptions } from './validate.js';
 
 export type { PullConsumerOptions } from './pull-consumer-options.js';
@@ -39,6 +40,7 @@ export class PullConsumer<T = unknown> {
   readonly #answered = new Map<PartitionStore, string>();
   readonly #maxAttempts: number;
   readonly #backoff: BackoffOption;
+  readonly #logger: Logger;
   readonly #sleepers = new Set<() => void>();
   #listening: Promise<(() => Promise<void>)[]> | undefined;
   #closed = false;
@@ -49,6 +51,7 @@ export class PullConsumer<T = unknown> {
     this.queue = resolved.queue;
     this.#maxAttempts = resolved.maxAttempts;
     this.#backoff = resolved.backoff;
+    this.#logger = resolved.logger;
     this.#connection = acquireConnection(resolved.connection, resolved.logger);
     this.#partitions = new QueuePartitions(this.#connection.client, resolved.prefix, resolved.queue, resolved.partitions);
   }
@@ -159,6 +162,7 @@ export class PullConsumer<T = unknown> {
       const answeredClaimId = this.#answered.get(store);
       this.#answered.delete(store);
       const result = await store.claim(max, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId });
+      if (result.tend.length > 0) tendInBackground({ store, count: stores.length }, result.tend, error => this.#logger.error(`sandglass: creating the next tick of a schedule of ${this.queue} failed (a later claim or upsert retries): ${(error as Error).message}`));
       if (result.jobs.length > 0) this.#answered.set(store, claimId);
       if (result.jobs.length > 0) return result;
       if (!earliest || (result.nextAt !== -1 && (earliest.nextAt === -1 || result.nextAt < earliest.nextAt))) earliest = result;

@@ -8,6 +8,9 @@ import { resolveSharedOptions } from './role-options.js';
 import type { EncodedJob, JobSnapshot, PartitionStorage } from './store/partition-storage.js';
 import { isQueueRegistered, listQueueNames, registerQueue } from './store/registry.js';
 import { QueuePartitions, partitionOf } from './store/partitions.js';
+import { tickOfJob } from './store/schedule-record.js';
+import { assertScheduleKey, resolveScheduleSpec } from './schedule-spec.js';
+import { getSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, upsertSchedule, type SchedulePlace } from './schedules.js';
 import type {
   AddOptions,
   BulkJob,
@@ -370,43 +373,57 @@ export class Queue<T = unknown> {
    */
   async schedule(key: string, spec: ScheduleSpec): Promise<ScheduleInfo<T>> {
     this.#assertOpen();
-    throw new Error(`not yet: ${key} ${JSON.stringify(spec)}`);
+    // Checked before anything is written (the queue is registered only for a valid spec).
+    resolveScheduleSpec(key, spec, Date.now(), this.#maxPayloadBytes);
+    await this.#register();
+    return (await upsertSchedule(await this.#schedulePlace(key, CREATE), key, spec, this.#maxPayloadBytes)) as ScheduleInfo<T>;
   }
 
   /** The schedule `key`, or null when there is none. */
   async getSchedule(key: string): Promise<ScheduleInfo<T> | null> {
     this.#assertOpen();
-    throw new Error(`not yet: ${key}`);
+    assertScheduleKey(key);
+    return (await getSchedule(await this.#schedulePlace(key, READ), key)) as ScheduleInfo<T> | null;
   }
 
-  /** Every schedule of the queue, by key. */
+  /** Every schedule of the queue, sorted by key. */
   async listSchedules(): Promise<ScheduleInfo<T>[]> {
     this.#assertOpen();
-    throw new Error('not yet');
+    return (await listSchedules(await this.#partitions.all(READ))) as ScheduleInfo<T>[];
   }
 
   /**
-   * Stops a schedule from creating ticks; its pending tick (not yet started) is removed.
+   * Stops a schedule from creating ticks; its pending tick (not yet started) is removed, a running
+   * one finishes.
    * @throws {NotFoundError} there is no schedule `key`.
    */
   async pauseSchedule(key: string): Promise<ScheduleInfo<T>> {
     this.#assertOpen();
-    throw new Error(`not yet: ${key}`);
+    assertScheduleKey(key);
+    return (await pauseSchedule(await this.#schedulePlace(key, READ), key)) as ScheduleInfo<T>;
   }
 
   /**
-   * Lets a paused schedule go on at its next future tick (missed ticks are not caught up).
+   * Lets a paused schedule go on at its next future tick (ticks missed while paused are not run).
    * @throws {NotFoundError} there is no schedule `key`.
    */
   async resumeSchedule(key: string): Promise<ScheduleInfo<T>> {
     this.#assertOpen();
-    throw new Error(`not yet: ${key}`);
+    assertScheduleKey(key);
+    return (await resumeSchedule(await this.#schedulePlace(key, READ), key)) as ScheduleInfo<T>;
   }
 
   /** Removes the schedule and its pending tick (a running tick finishes). */
   async unschedule(key: string): Promise<UnscheduleResult> {
     this.#assertOpen();
-    throw new Error(`not yet: ${key}`);
+    assertScheduleKey(key);
+    return removeSchedule(await this.#schedulePlace(key, READ), key);
+  }
+
+  /** The partition a schedule lives in (that of its key), with the partition count its ticks' ids are placed by. */
+  async #schedulePlace(key: string, options: { create: boolean }): Promise<SchedulePlace> {
+    const stores = await this.#partitions.all(options);
+    return { store: stores[partitionOf(key, stores.length)] as PartitionStorage, count: stores.length };
   }
 
   /** Releases the connection (closed when no other Queue or Worker of the process uses it). */
@@ -471,6 +488,7 @@ function toJobInfo<T>({ job, state, dueAt, leaseUntil, deadAt, lastError }: JobS
   if (deadAt !== undefined) info.deadAt = deadAt;
   if (job.maxAttempts !== undefined) info.maxAttempts = job.maxAttempts;
   if (lastError !== undefined) info.lastError = lastError;
+  if (job.tickAt !== undefined) info.schedule = tickOfJob(job.id, job.tickAt);
   return info;
 }
 

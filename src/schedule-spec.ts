@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { Cron } from 'croner';
 import { ValidationError } from './errors.js';
-import { assertBackoff, assertInteger, assertOptions, DEFAULT_MAX_PAYLOAD_BYTES, describe, MAX_DELAY_MS, serializePayload, toDelayMs } from './validate.js';
+import { CONTROL, assertBackoff, assertInteger, assertOptions, DEFAULT_MAX_PAYLOAD_BYTES, describe, MAX_DELAY_MS, serializePayload, toDelayMs } from './validate.js';
 import type { BackoffOption } from './types.js';
 
 export type { ScheduleSpec } from './types.js';
@@ -44,6 +44,14 @@ export interface ResolvedSchedule {
 const SPEC_OPTIONS = ['cron', 'every', 'tz', 'payload', 'startAt', 'endAt', 'limit', 'overlap', 'catchUp', 'maxAttempts', 'backoff'];
 const LIMIT_MAX = 1_000_000_000;
 
+/** Throws {@link ValidationError} unless `key` is a schedule key: 1-180 characters, no control character. */
+export function assertScheduleKey(key: unknown): asserts key is string {
+  // A schedule key becomes part of its ticks' job ids ("<key>@<tick ms>[~n]", at most 200 characters).
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_SCHEDULE_KEY_LENGTH || CONTROL.test(key)) {
+    throw new ValidationError(`Expected a schedule key of 1-${MAX_SCHEDULE_KEY_LENGTH} characters without control characters, got ${describe(key)}`);
+  }
+}
+
 /**
  * Validates a user's schedule spec and returns it normalized. Pure: reads `nowMs` only to anchor the
  * `every` grid (when no `startAt`) and to bound times like `at` of a job (at most 10 years ahead).
@@ -51,10 +59,7 @@ const LIMIT_MAX = 1_000_000_000;
  * @throws {ValidationError} with a message naming the option at fault; nothing is written anywhere.
  */
 export function resolveScheduleSpec(key: unknown, spec: unknown, nowMs: number, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES): ResolvedSchedule {
-  // A schedule key becomes part of its ticks' job ids ("<key>@<tick ms>[~n]", at most 200 characters).
-  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_SCHEDULE_KEY_LENGTH || /[\u0000-\u001f\u007f]/.test(key)) {
-    throw new ValidationError(`Expected a schedule key of 1-${MAX_SCHEDULE_KEY_LENGTH} characters without control characters, got ${describe(key)}`);
-  }
+  assertScheduleKey(key);
   if (spec === undefined) throw new ValidationError('A schedule needs a spec with `cron` or `every`');
   assertOptions('a schedule', spec, SPEC_OPTIONS);
   const s = spec as Record<string, unknown>;

@@ -30,7 +30,7 @@ export function isQueueName(name: unknown): name is string {
 }
 // Ids are hash fields and set members, never key names, so any printable text is safe.
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+export const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function assertQueueName(name: unknown): asserts name is string {
   if (!isQueueName(name)) throw new ValidationError(`Expected a queue name of ${QUEUE_NAME_RULE.description}, got ${describe(name)}`);

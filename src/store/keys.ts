@@ -33,12 +33,17 @@ export interface PartitionKeys {
    * horizon, each moved into `due` shortly before it starts (lua/lib.lua).
    */
   readonly wheel: string;
+  /**
+   * HASH schedule key -> schedule record (lua/lib.lua, "Schedules"): the recurring schedules whose
+   * key hashes to this partition, with their tick state.
+   */
+  readonly schedules: string;
   /** Pub/sub channel: the due time of a job that became the earliest one. */
   readonly wakeChannel: string;
 }
 
 /** The names of a partition's keys, in the order the scripts' KEYS arrays use them. */
-export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta', 'done0', 'done1', 'done2', 'leases', 'wheel'] as const;
+export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta', 'done0', 'done1', 'done2', 'leases', 'wheel', 'schedules'] as const;
 export type PartitionKeyName = (typeof PARTITION_KEY_NAMES)[number];
 
 export function partitionKeys(prefix: string, queue: string, partition: number): PartitionKeys {
@@ -56,6 +61,7 @@ export function partitionKeys(prefix: string, queue: string, partition: number):
     done2: `${tag}:done:2`,
     leases: `${tag}:leases`,
     wheel: `${tag}:wheel`,
+    schedules: `${tag}:schedules`,
     wakeChannel: `${tag}:wake`,
   };
 }

@@ -5,6 +5,7 @@
  * `PartitionStore` (Redis + Lua) is the implementation.
  */
 import type { StoredJob } from './record.js';
+import type { StoredSchedule } from './schedule-record.js';
 import type { CancelResult, JobState, RescheduleResult } from '../types.js';
 import type { Due } from '../validate.js';
 
@@ -53,6 +54,8 @@ export interface ClaimResult {
   /** When to claim again (server ms): now when more is due, -1 when nothing is waiting. */
   readonly nextAt: number;
   readonly jobs: StoredJob[];
+  /** Keys of schedules whose next tick the caller should create or whose tick list it should refill (lua/lib.lua, "Schedules"). */
+  readonly tend: string[];
 }
 
 /** One job and its state at the moment it was read. */
@@ -106,6 +109,48 @@ export interface DueHistogram {
   readonly counts: number[];
 }
 
+/** A change of one schedule, applied atomically with the tick jobs it creates or removes (scheduleWrite.lua). */
+export type ScheduleWrite =
+  | {
+      readonly op: 'put';
+      readonly key: string;
+      /** The generation read, null when the schedule did not exist. */
+      readonly gen: number | null;
+      readonly hash: string;
+      readonly maxAttempts: string;
+      readonly backoff: string;
+      readonly limit: number | undefined;
+      readonly payloadJson: string;
+      readonly specJson: string;
+      readonly overlapSkip: boolean;
+      /** The first tick's entry; null when the schedule has no tick at all. */
+      readonly first: string | null;
+      readonly ticks: readonly string[];
+      readonly complete: boolean;
+    }
+  | {
+      readonly op: 'advance';
+      readonly key: string;
+      readonly gen: number;
+      readonly head: string;
+      /** Entries to create now, oldest first (missed ticks caught up, or the next one). */
+      readonly create: readonly string[];
+      readonly ticks: readonly string[];
+      readonly complete: boolean;
+      /** No tick follows: the schedule ended. */
+      readonly ended: boolean;
+    }
+  | { readonly op: 'resume'; readonly key: string; readonly gen: number; readonly first: string | null; readonly ticks: readonly string[]; readonly complete: boolean }
+  | { readonly op: 'pause' | 'remove'; readonly key: string };
+
+export interface ScheduleWriteResult {
+  readonly status: 'written' | 'same' | 'conflict' | 'not_found' | 'removed';
+  /** Server time of the call, ms. */
+  readonly now: number;
+  /** The schedule after the call (before it, for 'removed'); null when there is none. */
+  readonly schedule: StoredSchedule | null;
+}
+
 export interface PartitionStorage {
   /** Adds jobs; with `replication`, waits for that many replicas to confirm the write. */
   add(jobs: readonly EncodedJob[], ifExists: 'keep' | 'replace', replication?: { replicas: number; timeoutMs: number }): Promise<AddOutcome>;
@@ -135,4 +180,7 @@ export interface PartitionStorage {
   /** Deletes up to `limit` dead jobs; how many were deleted. */
   purgeDead(limit: number): Promise<number>;
   setPaused(paused: boolean): Promise<void>;
+  /** One schedule (by key) or all of the partition's, with the server's now. */
+  readSchedules(key?: string): Promise<{ now: number; schedules: StoredSchedule[] }>;
+  writeSchedule(write: ScheduleWrite): Promise<ScheduleWriteResult>;
 }

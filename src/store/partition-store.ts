@@ -17,9 +17,14 @@ import type {
   ListResult,
   PartitionStats,
   PartitionStorage,
+  ScheduleWrite,
+  ScheduleWriteResult,
 } from './partition-storage.js';
+import { decodeSchedule, encodeTickList, type StoredSchedule } from './schedule-record.js';
 
 export type { AddStatus, ClaimResult, EncodedJob, FailEntry, LeaseRef } from './partition-storage.js';
+
+const NO_KEYS: string[] = [];
 
 /** add.lua's status codes, by position. */
 const ADD_STATUSES: readonly AddStatus[] = ['kept', 'added', 'replaced', 'running', 'completed-recently'];
@@ -111,8 +116,10 @@ export class PartitionStore implements PartitionStorage {
       ...string[],
     ];
     // A fresh claim's tokens run on from the first; the answer to a resend lists them (claim.lua).
-    const jobs = decodeClaimed(reply[3], reply[4], reply[2], reply[2] === 0 ? (reply.slice(5) as string[]) : undefined);
-    return { now: reply[0], nextAt: reply[1], jobs };
+    const resent = reply[2] === 0;
+    const jobs = decodeClaimed(reply[3], reply[4], reply[2], resent ? (reply.slice(5) as string[]) : undefined);
+    const tend = resent || !reply[5] ? NO_KEYS : reply[5].split('\n');
+    return { now: reply[0], nextAt: reply[1], jobs, tend };
   }
 
   /**
@@ -218,6 +225,43 @@ export class PartitionStore implements PartitionStorage {
   async setPaused(paused: boolean): Promise<void> {
     await this.#run('setPaused', [paused ? '1' : '0']);
   }
+  async readSchedules(key?: string): Promise<{ now: number; schedules: StoredSchedule[] }> {
+    const reply = (await this.#run('scheduleRead', [key ?? ''])) as [number, ...string[]];
+    const schedules: StoredSchedule[] = [];
+    for (let i = 1; i < reply.length; i += 3) schedules.push(decodeSchedule(reply[i] as string, reply[i + 1] as string, reply[i + 2] as string));
+    return { now: reply[0], schedules };
+  }
+
+  async writeSchedule(write: ScheduleWrite): Promise<ScheduleWriteResult> {
+    let args: (string | number)[];
+    switch (write.op) {
+      case 'put':
+        args = [
+          write.gen === null ? '' : write.gen,
+          write.hash,
+          write.maxAttempts,
+          write.backoff,
+          write.payloadJson,
+          write.specJson,
+          write.overlapSkip ? 'o' : '',
+          write.first ?? '',
+          encodeTickList(write.ticks, write.complete),
+          write.limit ?? '',
+        ];
+        break;
+      case 'advance':
+        args = [write.gen, write.head, write.create.join(','), encodeTickList(write.ticks, write.complete), write.ended ? '1' : '0'];
+        break;
+      case 'resume':
+        args = [write.gen, write.first ?? '', encodeTickList(write.ticks, write.complete), write.first === null ? '1' : '0'];
+        break;
+      default:
+        args = [''];
+    }
+    const [status, now, record, lastRunState] = (await this.#run('scheduleWrite', [write.op, write.key, ...args])) as [ScheduleWriteResult['status'], number, string, string];
+    return { status, now, schedule: record === '' ? null : decodeSchedule(write.key, record, lastRunState) };
+  }
+
 }
 
 /**

@@ -1,5 +1,6 @@
 import { decodeBackoff } from '../backoff.js';
 import type { BackoffOption, Job } from '../types.js';
+import { tickOfJob } from './schedule-record.js';
 
 /** A job record as stored in the partition's `jobs` hash, decoded (see lua/lib.lua). */
 export interface StoredJob {
@@ -12,10 +13,12 @@ export interface StoredJob {
   readonly dueAt: number | undefined;
   readonly maxAttempts: number | undefined;
   readonly backoff: BackoffOption | undefined;
+  /** The tick time, for a schedule's tick job (the header's 6th field); else undefined. */
+  readonly tickAt: number | undefined;
   readonly payloadJson: string;
 }
 
-const HEADER = /^(\d+),(\d+),(\d*),(\d*),([^\n]*)\n/;
+const HEADER = /^(\d+),(\d+),(\d*),(\d*),([^,\n]*)(?:,(\d+))?\n/;
 
 /**
  * The jobs of a claim reply (claim.lua): `dueList` "<id>\t<dueAt>\t..." and `records`
@@ -43,12 +46,15 @@ export function decodeClaimed(dueList: string, records: string, firstToken: numb
     const id = dueList.slice(d, idEnd);
     let recordEnd = records.indexOf('\t', r);
     if (recordEnd < 0) recordEnd = recordsEnd;
-    // "attempts,token,dueAt,maxAttempts,backoff\n": the lease's token and due time replace the record's.
+    // "attempts,token,dueAt,maxAttempts,backoff[,tickAt]\n": the lease's token and due time replace the record's.
     const headerEnd = records.indexOf('\n', r);
     const c1 = records.indexOf(',', r);
     const c3 = c1 < 0 ? -1 : records.indexOf(',', records.indexOf(',', c1 + 1) + 1);
     const c4 = c3 < 0 ? -1 : records.indexOf(',', c3 + 1);
     if (headerEnd < 0 || headerEnd > recordEnd || c1 < 0 || c4 < 0 || c4 > headerEnd) throw new Error(`Job ${id} has a malformed record`);
+    // A schedule's tick has a 6th field, its tick time (lua/lib.lua).
+    let c5 = records.indexOf(',', c4 + 1);
+    if (c5 < 0 || c5 > headerEnd) c5 = headerEnd;
     // Plain digits, always, as claim.lua writes them; anything else is read the slow way.
     let attempts = digitsAt(records, r, c1);
     if (Number.isNaN(attempts)) attempts = Number(records.slice(r, c1));
@@ -60,7 +66,8 @@ export function decodeClaimed(dueList: string, records: string, firstToken: numb
       token: tokens ? (tokens[k] as string) : String(firstToken + k),
       dueAt,
       maxAttempts: c4 === c3 + 1 ? undefined : Number(records.slice(c3 + 1, c4)),
-      backoff: c4 + 1 === headerEnd ? undefined : decodeBackoff(records.slice(c4 + 1, headerEnd)),
+      backoff: c4 + 1 === c5 ? undefined : decodeBackoff(records.slice(c4 + 1, c5)),
+      tickAt: c5 === headerEnd ? undefined : Number(records.slice(c5 + 1, headerEnd)),
       payloadJson: records.slice(headerEnd + 1, recordEnd),
     });
     d = scoreEnd + 1;
@@ -85,7 +92,7 @@ function digitsAt(text: string, start: number, end: number): number {
 export function decodeRecord(id: string, record: string): StoredJob {
   const match = HEADER.exec(record);
   if (!match) throw new Error(`Job ${id} has a malformed record`);
-  const [header, attempts, token, dueAt, maxAttempts, backoff] = match as unknown as [string, string, string, string, string, string];
+  const [header, attempts, token, dueAt, maxAttempts, backoff, tickAt] = match as unknown as [string, string, string, string, string, string, string | undefined];
   return {
     id,
     attempts: Number(attempts),
@@ -93,6 +100,7 @@ export function decodeRecord(id: string, record: string): StoredJob {
     dueAt: dueAt === '' ? undefined : Number(dueAt),
     maxAttempts: maxAttempts === '' ? undefined : Number(maxAttempts),
     backoff: decodeBackoff(backoff),
+    tickAt: tickAt === undefined ? undefined : Number(tickAt),
     payloadJson: record.slice(header.length),
   };
 }
@@ -102,7 +110,7 @@ export function decodeRecord(id: string, record: string): StoredJob {
  * `defaultMaxAttempts` is the consumer's, for jobs added without their own.
  */
 export function claimedJobFields<T>(queue: string, stored: StoredJob, defaultMaxAttempts: number): Omit<Job<T>, 'signal'> {
-  return {
+  const fields: Omit<Job<T>, 'signal'> = {
     id: stored.id,
     queue,
     payload: JSON.parse(stored.payloadJson) as T,
@@ -110,4 +118,5 @@ export function claimedJobFields<T>(queue: string, stored: StoredJob, defaultMax
     attempt: stored.attempts,
     maxAttempts: stored.maxAttempts ?? defaultMaxAttempts,
   };
+  return stored.tickAt === undefined ? fields : { ...fields, schedule: tickOfJob(stored.id, stored.tickAt) };
 }

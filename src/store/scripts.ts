@@ -22,6 +22,8 @@ export const SCRIPT_NAMES = [
   'purgeDead',
   'setPaused',
   'initQueue',
+  'scheduleRead',
+  'scheduleWrite',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

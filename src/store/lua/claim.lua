@@ -7,16 +7,17 @@
   ARGV[3] leaseMs             ms       lease length
   ARGV[4] reapLimit           integer  expired leases to take back at most in this call
   ARGV[5] defaultMaxAttempts  integer  for jobs without their own maxAttempts (reaping counts as an attempt)
-  KEYS[13] memo               STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
+  KEYS[14] memo               STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
                                        "<first token>\n<last token>\n<id>\n<id>..." of the jobs this
                                        call took (its tokens are that range), kept at most leaseMs:
                                        a resend of the call (after a lost reply) answers with them
                                        instead of leaving them to run out their lease
-  KEYS[14] answered           STRING   the memo of the caller's previous claim, whose reply arrived
-  ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[14] (that claim took jobs, so it left a memo);
+  KEYS[15] answered           STRING   the memo of the caller's previous claim, whose reply arrived
+  ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[15] (that claim took jobs, so it left a memo);
                                        one memo per caller lives, not one per call
 
-  Returns: { now, nextAt, firstToken, dueList, records [, token1, token2, ...] }
+  Returns: { now, nextAt, firstToken, dueList, records, tend } or, answering a resend,
+           { now, nextAt, 0, dueList, records, token1, token2, ... }
     now         the server time (ms) the call used
     nextAt      when the caller should call again: `now` when more may be due at once, the earliest
                 due time or lease deadline otherwise, -1 when there is nothing (or the queue is paused)
@@ -26,6 +27,8 @@
     records     "<record>\t<record>..." their records as stored, in the same order: a claim does not
                 rewrite them, so their attempts do not count this delivery (attempt = attempts + 1).
                 Ids, records and scores hold no raw tab (JSON escapes it), so '\t' splits them.
+    tend        "<key>\n<key>..." schedules whose next tick the caller should create or whose list of
+                next ticks it should refill (lib.lua, "Schedules"); '' mostly
     Two strings whatever the batch size: Lua joins the replies of ZRANGEBYSCORE and HMGET as they
     came (table.concat) instead of building a reply entry per job.
   Errors: none.
@@ -34,7 +37,7 @@ local limit = tonumber(ARGV[2])
 local leaseMs = tonumber(ARGV[3])
 local reapLimit = tonumber(ARGV[4])
 local defaultMaxAttempts = tonumber(ARGV[5])
-local memoKey, answeredKey = KEYS[13], KEYS[14]
+local memoKey, answeredKey = KEYS[14], KEYS[15]
 local forgetAnswered = ARGV[6] == '1'
 local now, nowDigits = nowMsWithDigits()
 if forgetAnswered then rcall('DEL', answeredKey) end
@@ -87,11 +90,13 @@ local mayReap = leaseHead ~= nil and leaseHead <= now
 -- last, to drop the bucket whose time is over, also when nothing is acked any more (after a burst
 -- of completions, the bucket goes with the next claim that finds work, freed in the background; a
 -- quiet queue's bucket expires by itself half a period later, ack.lua).
-local paused = false
+local paused, scheduled = false, false
 if mayClaim or mayReap then
-  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod')
+  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled')
   paused = meta[1] == '1'
   if meta[2] then rotateDone(now, meta[2]) end
+  -- Whether this partition has schedules: only then are claimed records looked at for ticks.
+  scheduled = meta[3] and meta[3] ~= '0'
 end
 
 -- 1. Reap. A lease that ran out belongs to a worker that died or froze. The job goes back at its
@@ -155,7 +160,7 @@ end
 -- deadlines into `active` (one ZADD), and the reply joins what ZRANGEBYSCORE and HMGET answered.
 -- Per job, Lua only stores table entries and builds the lease string: no number is formatted
 -- (formatting a 13-digit number costs more than any of the commands per job).
-local out = { now, -1, 0, '', '' }
+local out = { now, -1, 0, '', '', '' }
 local claimed = 0
 -- Whether `due` changed since dueHead was read (its head then has to be read again below).
 local dueTaken = false
@@ -172,8 +177,19 @@ if mayClaim and not paused then
     for i = 1, n do
       if recs[i] then claimed = claimed + 1 end
     end
+    -- Ticks of schedules start their next tick; a tick skipped by overlap 'skip' is dropped.
+    if scheduled then
+      local skipped
+      skipped, out[6] = claimTicks(ids, recs, now)
+      if skipped then
+        for i in pairs(skipped) do
+          recs[i] = false
+          claimed = claimed - 1
+        end
+      end
+    end
     if claimed < n then
-      -- Records missing (never in a consistent store): those ids are dropped from the batch.
+      -- Records missing (never in a consistent store) or ticks skipped: dropped from the batch.
       local keptDue, keptIds, keptRecs = {}, {}, {}
       for i = 1, n do
         if recs[i] then

@@ -17,10 +17,13 @@
     KEYS[12] wheel    ZSET  far-future bucket number -> bucket start (the time wheel, at the end
                             of this file: its buckets and index shards are keys built here, under
                             the same hash tag)
-  and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[13] and KEYS[14], the
+    KEYS[13] schedules HASH schedule key -> schedule record (recurring schedules, "Schedules" below)
+  and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[14] and KEYS[15], the
   memo keys of this call and of the caller's previous one.)
 
-  A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>\n<payload JSON>". JSON.stringify
+  A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>[,<tickAt>]\n<payload JSON>" (a
+  schedule's tick job has the 6th field, its tick time; the scripts that rewrite a record carry it
+  along inside `backoff`, which holds no comma). JSON.stringify
   never writes a raw newline, so the first one ends the header. `attempts` counts the deliveries that
   ended (a claim does not touch the record: an active job's current delivery is attempts + 1).
   `token` is always '0' (the lease holds it). `dueAt` is '' while the job waits (the `due` score holds
@@ -47,7 +50,7 @@ local rcall = redis.call
 local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local doneKeys = { KEYS[8], KEYS[9], KEYS[10] }
-local leasesKey, wheelKey = KEYS[11], KEYS[12]
+local leasesKey, wheelKey, schedulesKey = KEYS[11], KEYS[12], KEYS[13]
 local wakeChannel = ARGV[1]
 
 -- One period of the `done` buckets (ms): a completed job is remembered 2 to 3 periods, the window in
@@ -584,4 +587,181 @@ local function wheelDueCounts(limits, scanSpan, exactUntil)
   end
   for m = 2, #limits do counts[m] = counts[m] + counts[m - 1] end
   return counts
+end
+
+--[[
+  Schedules (recurring ticks). `schedules` HASH, one field per schedule key hashing to this
+  partition; each tick is an ordinary job with id "<key>@<entry>", where an entry is
+  "<tickAt>[~<n>]" (the suffix, chosen by the client, puts the id in the schedule's partition:
+  src/store/schedule-record.ts) and the record's 6th header field is the tick time. A record is
+    "<gen>,<runs>,<skipped>,<flags>\n<head>\n<ticks>\n<last>\n<hash>,<maxAttempts>,<backoff>,<limit>\n<payload>\n<spec JSON>"
+  gen       bumped by every write of the definition or state from a client (compare-and-set)
+  runs      ticks created; skipped: ticks dropped by overlap 'skip'; limit: runs allowed ('' any)
+  flags     letters: p paused, e ended (no tick after head), s stalled (a client must create the
+            next tick: the precomputed list ran out or its next tick had passed), o overlap 'skip'
+  head      the entry of the last tick created ('' before the first): never created again
+  ticks     the next entries after head, "e1,e2,...", computed by a client (cron and time zones
+            live there, src/schedule-time.ts), ending in ",$" (or "$") when no tick follows them
+  last      "<tickAt>,<id>" of the last tick whose job started (was claimed), '' before the first
+  The chain: when the head tick's job is claimed, the claim script creates the next tick's job
+  (the first entry of `ticks`) in the same call, so a crash never loses a tick and any number of
+  workers create each tick once. When that entry's time has passed (every process was down, or
+  the queue was behind), the claim reports the schedule and the client applies `catchUp`.
+]]
+local function readSchedule(v)
+  local gen, runs, skipped, flags, head, ticks, last, hash, maxAttempts, backoff, limit, payload, spec =
+    string.match(v, '^(%d+),(%d+),(%d+),(%a*)\n([^\n]*)\n([^\n]*)\n([^\n]*)\n(%x*),(%d*),([^,\n]*),(%d*)\n([^\n]*)\n(.*)$')
+  return {
+    gen = tonumber(gen), runs = tonumber(runs), skipped = tonumber(skipped), flags = flags, head = head, ticks = ticks,
+    last = last, hash = hash, maxAttempts = maxAttempts, backoff = backoff, limit = limit, payload = payload, spec = spec,
+  }
+end
+
+local function writeSchedule(s)
+  return int(s.gen) .. ',' .. int(s.runs) .. ',' .. int(s.skipped) .. ',' .. s.flags .. '\n' .. s.head .. '\n' .. s.ticks
+    .. '\n' .. s.last .. '\n' .. s.hash .. ',' .. s.maxAttempts .. ',' .. s.backoff .. ',' .. s.limit .. '\n' .. s.payload
+    .. '\n' .. s.spec
+end
+
+-- Whether the schedule created all the ticks its `limit` allows.
+local function scheduleFull(s)
+  return s.limit ~= '' and s.runs >= tonumber(s.limit)
+end
+
+local function scheduleHas(s, flag)
+  return string.find(s.flags, flag, 1, true) ~= nil
+end
+
+local function scheduleSet(s, flag, on)
+  s.flags = string.gsub(s.flags, flag, '') .. (on and flag or '')
+end
+
+-- The tick time of an entry "<tickAt>[~<n>]".
+local function entryTick(entry)
+  return tonumber(string.match(entry, '^%d+'))
+end
+
+-- Writes a new waiting job, unless its id exists (waiting, running or dead: creating a tick twice
+-- is a no-op) or completed in the last 60 to 90 s. Returns whether it was written.
+local function placeNewJob(id, dueAt, record, now)
+  if rcall('HEXISTS', jobsKey, id) == 1 or doneBy(id) or wheelFind(id) then return false end
+  local slot = wheelSlot(dueAt, now)
+  if slot then
+    local moveAt, created = wheelPut(id, dueAt, record, slot, false)
+    wheelSplit()
+    if created then wakeIfWheelHead(moveAt) end
+  else
+    rcall('HSET', jobsKey, id, record)
+    rcall('ZADD', dueKey, dueAt, id)
+    wakeIfHead(dueAt)
+  end
+  rcall('HINCRBY', countersKey, 'added', 1)
+  return true
+end
+
+-- Creates the job of one tick entry of schedule `key` (due at the tick time, in the past for a
+-- missed tick being caught up). Returns whether it was written.
+local function createTick(key, s, entry, now)
+  local tick = entryTick(entry)
+  local record = newRecord(s.maxAttempts, s.backoff .. ',' .. int(tick), s.payload)
+  return placeNewJob(key .. '@' .. entry, tick, record, now)
+end
+
+-- Removes a schedule's head tick if its job waits and never started (pause, a changed definition,
+-- unschedule): one tick fewer was created. A running or retried tick is left to finish.
+local function dropPendingTick(key, s)
+  if s.head == '' then return end
+  local id = key .. '@' .. s.head
+  if rcall('ZSCORE', activeKey, id) then return end
+  local rec = rcall('HGET', jobsKey, id)
+  if rec then
+    if string.sub(rec, 1, 2) ~= '0,' or not rcall('ZSCORE', dueKey, id) then return end
+    rcall('ZREM', dueKey, id)
+    rcall('HDEL', jobsKey, id)
+  else
+    local found = wheelFind(id)
+    if not found or string.sub(found.record, 1, 2) ~= '0,' then return end
+    wheelRemove(id, found, false)
+  end
+  s.runs = s.runs - 1
+end
+
+-- The head tick's job was claimed: create the next tick from the precomputed list, if its time is
+-- still to come; else mark the schedule stalled (the client applies catchUp, or refills the list).
+-- Returns whether the client should look at the schedule.
+local function advanceSchedule(key, s, now)
+  local entry, rest = string.match(s.ticks, '^([^,]+),?(.*)$')
+  if entry == '$' or scheduleFull(s) then
+    scheduleSet(s, 'e', true)
+    return false
+  end
+  if entry == nil or entryTick(entry) <= now then
+    scheduleSet(s, 's', true)
+    return true
+  end
+  createTick(key, s, entry, now)
+  s.head, s.ticks, s.runs = entry, rest, s.runs + 1
+  scheduleSet(s, 's', false)
+  -- Fewer than 3 entries left and more ticks to come: the client computes more.
+  local _, commas = string.gsub(rest, ',', '')
+  return rest ~= '$' and string.sub(rest, -1) ~= '$' and commas < 2
+end
+
+--[[
+  The claim's part: of the jobs a claim took (ids[i], recs[i]), the schedules' ticks start their
+  next tick (advanceSchedule), and with overlap 'skip' a first delivery whose schedule's previous
+  run is still active is dropped (deleted, counted in `skipped`) instead of delivered. Returns the
+  positions to drop (a set, or nil) and the keys the client should look at ("k1\nk2", or '').
+]]
+local function claimTicks(ids, recs, now)
+  local schedules, order, drop, started = {}, {}, nil, {}
+  local tend = {}
+  for i = 1, #ids do
+    local tick = recs[i] and string.match(recs[i], '^%d+,%d+,%d*,%d*,[^,\n]*,(%d+)\n')
+    local id = ids[i]
+    local key = tick and string.match(id, '^(.*)@[%d~]+$')
+    local s = key and schedules[key]
+    if key and s == nil then
+      local v = rcall('HGET', schedulesKey, key)
+      s = v and readSchedule(v) or false
+      schedules[key] = s
+      order[#order + 1] = key
+    end
+    if s then
+      local first = string.sub(recs[i], 1, 2) == '0,'
+      local skip = false
+      if first and scheduleHas(s, 'o') and s.last ~= '' then
+        local lastId = string.match(s.last, '^%d+,(.*)$')
+        skip = lastId ~= id and (started[lastId] or rcall('ZSCORE', activeKey, lastId) ~= false)
+      end
+      if skip then
+        s.skipped = s.skipped + 1
+        rcall('HDEL', jobsKey, id)
+        drop = drop or {}
+        drop[i] = true
+      elseif first then
+        s.last = tick .. ',' .. id
+        started[id] = true
+      end
+      if s.head ~= '' and entryTick(s.head) == tonumber(tick) and not scheduleHas(s, 'p') and not scheduleHas(s, 'e') then
+        if advanceSchedule(key, s, now) then tend[#tend + 1] = key end
+      end
+    end
+  end
+  for _, key in ipairs(order) do
+    local s = schedules[key]
+    if s then rcall('HSET', schedulesKey, key, writeSchedule(s)) end
+  end
+  return drop, table.concat(tend, '\n')
+end
+
+-- Where the last started tick's job is now: 'active', 'waiting' (to be retried), 'dead', or 'done'
+-- (completed, or gone), '' when none started.
+local function lastRunState(s)
+  local id = string.match(s.last, '^%d+,(.*)$')
+  if not id then return '' end
+  if rcall('ZSCORE', activeKey, id) then return 'active' end
+  if rcall('ZSCORE', deadKey, id) then return 'dead' end
+  if rcall('HEXISTS', jobsKey, id) == 1 or wheelFind(id) then return 'waiting' end
+  return 'done'
 end
