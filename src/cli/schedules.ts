@@ -157,7 +157,9 @@ function describeState(info: ScheduleInfo<unknown>): 'active' | 'paused' | 'ende
 
 function describeNext(info: ScheduleInfo<unknown>, nowMs: number): string {
   if (info.nextAt === null) return info.paused ? 'none (paused)' : 'none (ended)';
-  return `${new Date(info.nextAt).toISOString()} (${formatRelative(info.nextAt, nowMs)})`;
+  // A pending tick already due (waiting for a worker) reads 'due 3s ago'.
+  const when = formatRelative(info.nextAt, nowMs);
+  return `${new Date(info.nextAt).toISOString()} (${info.nextAt <= nowMs ? `due ${when}` : when})`;
 }
 
 /**
