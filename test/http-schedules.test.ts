@@ -187,6 +187,13 @@ describe('HTTP schedules', () => {
     assert.equal(await digest(), before, 'nothing was written to Redis');
     assert.equal((await api.call('GET', schedulePath(queue, 'existing'))).body.every, 3_600_000);
     assertError(await api.call('GET', schedulePath(queue, 'k')), 404, 'NOT_FOUND');
+    // A key the library refuses is refused on every route, not looked up: 400, not 404.
+    for (const key of ['k'.repeat(181), '']) {
+      for (const [method, suffix] of [['GET', ''], ['DELETE', ''], ['POST', '/pause'], ['POST', '/resume']] as const) {
+        assertError(await api.call(method, `${schedulePath(queue, key)}${suffix}`), 400, 'VALIDATION', /schedule key of 1-180 characters/);
+      }
+    }
+    assert.equal(await digest(), before, 'still nothing written');
   });
 
   it('wrong JSON types and malformed bodies are typed 400s that name the field, and write nothing', async () => {
