@@ -138,8 +138,19 @@ export async function tendSchedule(place: SchedulePlace, key: string): Promise<v
  * claim of its tick, or an upsert of it, tends it again.
  */
 export function tendInBackground(place: SchedulePlace, keys: readonly string[], reportError: (error: unknown) => void): void {
-  for (const key of keys) tendSchedule(place, key).catch(reportError);
+  // A stalled schedule is named by every claim of its partition until it is tended: one tend at a
+  // time per schedule and process (the others' claims name it too; their writes are compare-and-set).
+  let tending = tendingNow.get(place.store);
+  if (!tending) tendingNow.set(place.store, (tending = new Set()));
+  for (const key of new Set(keys)) {
+    if (tending.has(key)) continue;
+    tending.add(key);
+    tendSchedule(place, key)
+      .catch(reportError)
+      .finally(() => tending.delete(key));
+  }
 }
+const tendingNow = new WeakMap<PartitionStorage, Set<string>>();
 
 /** The schedule `key`, or null. */
 export async function getSchedule(place: SchedulePlace, key: string): Promise<ScheduleInfo | null> {
