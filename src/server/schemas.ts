@@ -155,9 +155,10 @@ export const pauseBody: JsonSchema = {
 };
 
 // --- schedules (issue 9) ----------------------------------------------------------------------
-// The schema checks JSON types only (and that no unknown field is sent); every rule of a schedule
-// (a known zone, a valid pattern, one of cron and every, the 1 s floor, ranges, the key's length) is
-// judged by the library's resolveScheduleSpec, whose message the client gets as a 400 VALIDATION.
+// The schema checks JSON types (and that no unknown field is sent), and bounds texts generously so
+// that no parser sees a megabyte of them; every rule of a schedule (a known zone, a valid pattern, one
+// of cron and every, the 1 s floor, ranges, the key's length) is judged by the library's
+// resolveScheduleSpec, whose message the client gets as a 400 VALIDATION.
 
 export const scheduleKey: JsonSchema = {
   type: 'string',
@@ -173,7 +174,7 @@ export const scheduleBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    cron: { type: 'string', maxLength: 200, description: "A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first), read in `tz`: '0 9 * * *'." },
+    cron: { type: 'string', maxLength: 1_000, description: "A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first), read in `tz`: '0 9 * * *'." },
     every: { type: ['integer', 'string'], maxLength: 64, description: "An interval: ms, or a duration such as '5m', '1h30m' (units ms s m h d w); at least 1 s. Pure elapsed time (DST does not move it)." },
     tz: { type: 'string', maxLength: 100, description: "The IANA time zone `cron` is read in ('Europe/Berlin'). Default 'UTC', never the server's zone." },
     payload: { description: "Every tick's job payload; any JSON value, at most 256 KiB of JSON. Default null." },
