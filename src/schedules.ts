@@ -145,9 +145,25 @@ export function tendInBackground(place: SchedulePlace, keys: readonly string[], 
   for (const key of new Set(keys)) {
     if (tending.has(key)) continue;
     tending.add(key);
-    tendSchedule(place, key)
-      .catch(reportError)
-      .finally(() => tending.delete(key));
+    void tendWithRetries(place, key, reportError).finally(() => tending.delete(key));
+  }
+}
+
+/** Delays of the retries of a failed tend (a Redis blip); after them, the partition's next claim names the schedule again. */
+const TEND_RETRY_MS = [250, 1_000, 3_000];
+
+async function tendWithRetries(place: SchedulePlace, key: string, reportError: (error: unknown) => void): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await tendSchedule(place, key);
+      return;
+    } catch (error) {
+      reportError(error);
+      const delayMs = TEND_RETRY_MS[attempt];
+      if (delayMs === undefined) return;
+      // unref: a retry never keeps a process alive that is otherwise done.
+      await new Promise(resolve => setTimeout(resolve, delayMs).unref());
+    }
   }
 }
 const tendingNow = new WeakMap<PartitionStorage, Set<string>>();
