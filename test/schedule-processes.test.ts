@@ -197,10 +197,15 @@ test(
       const stats = await queue.stats();
       assert.equal(stats.active + stats.dead, 0);
 
+      const rounds = [...new Set(reports.map(r => r.round))];
+      const spread = Math.max(...rounds.map(round => {
+        const calls = reports.filter(r => r.round === round).map(r => r.calledAt);
+        return Math.max(...calls) - Math.min(...calls);
+      }));
       const lateness = [...byTick.values()].map(list => Math.min(...list.map(s => s.at)) - list[0]!.tickAt).sort((a, b) => a - b);
       const figures =
         `schedule figures: ticks=${ticks.length} missing=0 duplicates=${doubled.length}${doubled.length ? ' (killed worker, tick in flight)' : ''}` +
-        ` upserts=${reports.length} (5 processes x ${reports.length / 5} rounds)` +
+        ` upserts=${reports.length} (5 processes x ${reports.length / 5} rounds, each round's calls within ${spread}ms)` +
         ` lateness p50=${percentile(lateness, 50)}ms p99=${percentile(lateness, 99)}ms max=${lateness.at(-1)}ms` +
         (doubled.length ? ` redelivery after kill: ${doubled.map(([, l]) => `${l[1]!.at - l[0]!.at}ms`).join(',')} (lease ${LEASE_MS}ms)` : '') +
         ` clock offset redis-local=${clock.offsetMs}ms (rtt ${clock.rttMs}ms)` +
