@@ -138,8 +138,35 @@ export async function tendSchedule(place: SchedulePlace, key: string): Promise<v
  * claim of its tick, or an upsert of it, tends it again.
  */
 export function tendInBackground(place: SchedulePlace, keys: readonly string[], reportError: (error: unknown) => void): void {
-  for (const key of keys) tendSchedule(place, key).catch(reportError);
+  // A stalled schedule is named by every claim of its partition until it is tended: one tend at a
+  // time per schedule and process (the others' claims name it too; their writes are compare-and-set).
+  let tending = tendingNow.get(place.store);
+  if (!tending) tendingNow.set(place.store, (tending = new Set()));
+  for (const key of new Set(keys)) {
+    if (tending.has(key)) continue;
+    tending.add(key);
+    void tendWithRetries(place, key, reportError).finally(() => tending.delete(key));
+  }
 }
+
+/** Delays of the retries of a failed tend (a Redis blip); after them, the partition's next claim names the schedule again. */
+const TEND_RETRY_MS = [250, 1_000, 3_000];
+
+async function tendWithRetries(place: SchedulePlace, key: string, reportError: (error: unknown) => void): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await tendSchedule(place, key);
+      return;
+    } catch (error) {
+      reportError(error);
+      const delayMs = TEND_RETRY_MS[attempt];
+      if (delayMs === undefined) return;
+      // unref: a retry never keeps a process alive that is otherwise done.
+      await new Promise(resolve => setTimeout(resolve, delayMs).unref());
+    }
+  }
+}
+const tendingNow = new WeakMap<PartitionStorage, Set<string>>();
 
 /** The schedule `key`, or null. */
 export async function getSchedule(place: SchedulePlace, key: string): Promise<ScheduleInfo | null> {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NotFoundError, Queue, ValidationError, Worker, type Job } from '../src/index.js';
 import { partitionKeys } from '../src/store/keys.js';
+import { PartitionStore } from '../src/store/partition-store.js';
 import { uniqueQueue, useRedis, waitFor, sleep } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -199,5 +200,41 @@ describe('queue.schedule', () => {
     const home = Array.from({ length: 4 }, (_, p) => partitionKeys('sg', queue.name, p).schedules);
     const holders = (await Promise.all(home.map(k => redis.raw.hlen(k)))).filter(n => n > 0);
     assert.deepEqual(holders, [1]);
+  });
+
+  it('a stall outlives a claimer that never tended it: every later claim names it until one does', async () => {
+    const queue = newQueue();
+    const now = await serverNow();
+    await queue.schedule('s', { every: '1s', startAt: now + 500 });
+    await sleep(2_700); // the head (at +0.5 s) is due and its next tick (+1.5 s) has passed
+    // A claimer that takes the head and dies before tending (a bare claim call: no tend follows).
+    const store = new PartitionStore(redis.raw, 'sg', queue.name, 0);
+    const first = await store.claim(10, 30_000, 10, 3, { claimId: 'c1', answeredClaimId: undefined });
+    assert.deepEqual(first.jobs.map(j => j.id), [`s@${now + 500}`]);
+    assert.deepEqual(first.tend, ['s']);
+    const keys = partitionKeys('sg', queue.name, 0);
+    assert.equal(await redis.raw.hget(keys.meta, 'stalled'), 's');
+    // An idle claim names it again.
+    assert.deepEqual((await store.claim(10, 30_000, 10, 3, { claimId: 'c2', answeredClaimId: undefined })).tend, ['s']);
+    // A worker's claim tends it: the most recent missed tick runs (catchUp 'latest'), then the grid.
+    const { starts } = recordingWorker(queue);
+    await waitFor(() => starts.length >= 2, 10_000, 'ticks after the stall');
+    assert.equal(await redis.raw.hget(keys.meta, 'stalled'), null);
+    const firstCaughtUp = starts[0]!.tickAt - (now + 500);
+    assert.ok(firstCaughtUp >= 2_000 && firstCaughtUp % 1_000 === 0, `caught up at +${firstCaughtUp}`);
+    assert.equal(starts[1]!.tickAt - starts[0]!.tickAt, 1_000);
+  });
+
+  it("cancelling a schedule's pending tick cancels that run only: the schedule goes on at its next tick", async () => {
+    const queue = newQueue();
+    const near = await queue.schedule('near', { every: '1h', startAt: Date.now() + 10_000 });
+    const far = await queue.schedule('far', { every: '1d', startAt: Date.now() + 5 * 86_400_000 }); // in the wheel
+    for (const info of [near, far]) {
+      assert.equal(await queue.cancel(`${info.key}@${info.nextAt}`), 'cancelled');
+      const after = (await queue.getSchedule(info.key))!;
+      assert.equal(after.nextAt, (info.nextAt as number) + (info.every as number));
+      assert.equal(after.runs, 2);
+      assert.deepEqual((await queue.get(`${info.key}@${after.nextAt}`))?.schedule, { key: info.key, tickAt: after.nextAt });
+    }
   });
 });

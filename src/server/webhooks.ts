@@ -210,7 +210,9 @@ interface Answer {
 
 /** POSTs one job. Resolves on 2xx; throws otherwise, which makes the Worker retry or dead-letter it. */
 async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>): Promise<Delivered> {
-  const body = JSON.stringify({ id: job.id, queue: job.queue, payload: job.payload, dueAt: job.dueAt, attempt: job.attempt });
+  const fields = { id: job.id, queue: job.queue, payload: job.payload, dueAt: job.dueAt, attempt: job.attempt };
+  // A schedule's tick says which one it is ({ key, tickAt }), as job.schedule does.
+  const body = JSON.stringify(job.schedule === undefined ? fields : { ...fields, schedule: job.schedule });
   const sentAt = Date.now();
   const timestamp = Math.floor(sentAt / 1000);
   const target = binding.origin;

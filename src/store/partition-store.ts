@@ -116,7 +116,8 @@ export class PartitionStore implements PartitionStorage {
       ...string[],
     ];
     // A fresh claim's tokens run on from the first; the answer to a resend lists them (claim.lua).
-    const resent = reply[2] === 0;
+    // firstToken 0: no job, or the answer to a resend (its tokens follow; it names no schedules).
+    const resent = reply[2] === 0 && reply[3] !== '';
     const jobs = decodeClaimed(reply[3], reply[4], reply[2], resent ? (reply.slice(5) as string[]) : undefined);
     const tend = resent || !reply[5] ? NO_KEYS : reply[5].split('\n');
     return { now: reply[0], nextAt: reply[1], jobs, tend };

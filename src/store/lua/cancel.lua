@@ -4,17 +4,25 @@
 
   KEYS: the partition keys (lib.lua); a job in the wheel is found through its index (O(bucket)).
   ARGV[2] id
+  A schedule's pending tick that is cancelled is that run cancelled: the schedule goes on.
   Returns: 1 cancelled, 0 not found, 2 running (left alone: its handler decides)
   Errors: none.
 ]]
 local id = ARGV[2]
 if rcall('ZSCORE', activeKey, id) then return 2 end
-local removed = rcall('ZREM', dueKey, id) + rcall('ZREM', deadKey, id) + rcall('HDEL', jobsKey, id)
+-- A schedule's pending tick: the schedule goes on at its next tick (lib.lua tickCancelled).
+local rec = rcall('HGET', jobsKey, id)
+local waiting = rec and rcall('ZREM', dueKey, id) == 1
+local removed = (waiting and 1 or 0) + rcall('ZREM', deadKey, id) + rcall('HDEL', jobsKey, id)
 rcall('HDEL', errorsKey, id)
-if removed > 0 then return 1 end
+if removed > 0 then
+  if waiting then tickCancelled(id, rec, nowMs()) end
+  return 1
+end
 local found = wheelFind(id)
 if found then
   wheelRemove(id, found, false)
+  tickCancelled(id, found.record, nowMs())
   return 1
 end
 return 0

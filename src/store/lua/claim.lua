@@ -42,8 +42,9 @@ local forgetAnswered = ARGV[6] == '1'
 local now, nowDigits = nowMsWithDigits()
 if forgetAnswered then rcall('DEL', answeredKey) end
 
--- An idle call (nothing due, no lease run out) reads the time and the heads of `active`, the wheel
--- and `due`, and returns: four commands for a sleeping worker (one call every safetyIntervalMs).
+-- An idle call (nothing due, no lease run out) reads the time, the heads of `active`, the wheel
+-- and `due`, and `meta` `stalled` (schedules), and returns: five commands for a sleeping worker (one
+-- call every safetyIntervalMs).
 local function head(key)
   local entry = rcall('ZRANGE', key, '0', '0', 'WITHSCORES')
   if entry[2] == nil then return nil end
@@ -245,6 +246,11 @@ if mayClaim and not paused then
     end
   end
 end
+
+-- Schedules that need a client: those named by claimTicks (few tick times left), and every stalled
+-- one of the partition (lib.lua scheduleStall), at every claim until one tends it.
+local stalled = rcall('HGET', metaKey, 'stalled')
+if stalled then out[6] = out[6] == '' and stalled or out[6] .. '\n' .. stalled end
 
 -- 3. When to come back. A full batch means more may be due right now.
 if claimed > 0 and claimed == limit then

@@ -636,6 +636,21 @@ local function scheduleSet(s, flag, on)
   s.flags = string.gsub(s.flags, flag, '') .. (on and flag or '')
 end
 
+-- Marks schedule `key` stalled or not. The keys of a partition's stalled schedules are also kept in
+-- `meta` field `stalled` ("k1\nk2"), which every claim reports (claim.lua): a stall outlives a lost
+-- claim reply, a process killed before it tended the schedule, or a failed tend, until some
+-- process tends it. Written only when a schedule's state changes (rare).
+local function scheduleStall(key, s, on)
+  if scheduleHas(s, 's') == on then return end
+  scheduleSet(s, 's', on)
+  local keys = {}
+  for k in string.gmatch(rcall('HGET', metaKey, 'stalled') or '', '[^\n]+') do
+    if k ~= key then keys[#keys + 1] = k end
+  end
+  if on then keys[#keys + 1] = key end
+  if #keys == 0 then rcall('HDEL', metaKey, 'stalled') else rcall('HSET', metaKey, 'stalled', table.concat(keys, '\n')) end
+end
+
 -- The tick time of an entry "<tickAt>[~<n>]".
 local function entryTick(entry)
   return tonumber(string.match(entry, '^%d+'))
@@ -687,8 +702,8 @@ local function dropPendingTick(key, s)
 end
 
 -- The head tick's job was claimed: create the next tick from the precomputed list, if its time is
--- still to come; else mark the schedule stalled (the client applies catchUp, or refills the list).
--- Returns whether the client should look at the schedule.
+-- still to come; else mark the schedule stalled (a client applies catchUp: scheduleStall).
+-- Returns whether a client should refill its list of tick times.
 local function advanceSchedule(key, s, now)
   local entry, rest = string.match(s.ticks, '^([^,]+),?(.*)$')
   if entry == '$' or scheduleFull(s) then
@@ -696,12 +711,12 @@ local function advanceSchedule(key, s, now)
     return false
   end
   if entry == nil or entryTick(entry) <= now then
-    scheduleSet(s, 's', true)
-    return true
+    scheduleStall(key, s, true)
+    return false
   end
   createTick(key, s, entry, now)
   s.head, s.ticks, s.runs = entry, rest, s.runs + 1
-  scheduleSet(s, 's', false)
+  scheduleStall(key, s, false)
   -- Fewer than 3 entries left and more ticks to come: the client computes more.
   local _, commas = string.gsub(rest, ',', '')
   return rest ~= '$' and string.sub(rest, -1) ~= '$' and commas < 2
@@ -753,6 +768,19 @@ local function claimTicks(ids, recs, now)
     if s then rcall('HSET', schedulesKey, key, writeSchedule(s)) end
   end
   return drop, table.concat(tend, '\n')
+end
+
+-- A waiting tick's job was cancelled: if it was its schedule's head (the pending tick), the
+-- schedule goes on at its next tick, as if the head had started (a cancelled run, not a stopped schedule).
+local function tickCancelled(id, rec, now)
+  local tick = string.match(rec, '^%d+,%d+,%d*,%d*,[^,\n]*,(%d+)\n')
+  local key = tick and string.match(id, '^(.*)@[%d~]+$')
+  local v = key and rcall('HGET', schedulesKey, key)
+  if not v then return end
+  local s = readSchedule(v)
+  if s.head == '' or entryTick(s.head) ~= tonumber(tick) or scheduleHas(s, 'p') or scheduleHas(s, 'e') then return end
+  advanceSchedule(key, s, now)
+  rcall('HSET', schedulesKey, key, writeSchedule(s))
 end
 
 -- Where the last started tick's job is now: 'active', 'waiting' (to be retried), 'dead', or 'done'

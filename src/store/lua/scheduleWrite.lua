@@ -43,6 +43,7 @@ if op == 'put' then
   elseif not scheduleHas(s, 'p') then
     dropPendingTick(key, s)
   end
+  scheduleStall(key, s, false)
   s.gen = s.gen + 1
   s.hash, s.maxAttempts, s.backoff, s.payload, s.spec = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
   s.limit = ARGV[13]
@@ -69,12 +70,13 @@ if op == 'advance' then
     s.head, s.runs, created = entry, s.runs + 1, true
   end
   s.ticks = ARGV[7]
-  scheduleSet(s, 's', false)
+  scheduleStall(key, s, false)
   scheduleSet(s, 'e', ARGV[8] == '1' or (ARGV[6] ~= '' and not created))
   return save()
 elseif op == 'pause' then
   if scheduleHas(s, 'p') then return result('same') end
   dropPendingTick(key, s)
+  scheduleStall(key, s, false)
   scheduleSet(s, 'p', true)
   s.gen = s.gen + 1
   return save()
@@ -82,7 +84,6 @@ elseif op == 'resume' then
   if not scheduleHas(s, 'p') then return result('same') end
   if gen ~= int(s.gen) then return result('conflict') end
   scheduleSet(s, 'p', false)
-  scheduleSet(s, 's', false)
   scheduleSet(s, 'e', ARGV[7] == '1' or scheduleFull(s))
   if ARGV[5] ~= '' and not scheduleFull(s) then
     createTick(key, s, ARGV[5], now)
@@ -93,6 +94,7 @@ elseif op == 'resume' then
   return save()
 elseif op == 'remove' then
   if not scheduleHas(s, 'p') then dropPendingTick(key, s) end
+  scheduleStall(key, s, false)
   rcall('HDEL', schedulesKey, key)
   rcall('HINCRBY', metaKey, 'scheduled', -1)
   return result('removed')
