@@ -393,8 +393,8 @@ export class Queue<T = unknown> {
   }
 
   /**
-   * Stops a schedule from creating ticks; its pending tick (not yet started) is removed, a running
-   * one finishes.
+   * Stops a schedule from creating ticks; its pending tick is removed if its time is still to come
+   * (a due or running one finishes).
    * @throws {NotFoundError} there is no schedule `key`.
    */
   async pauseSchedule(key: string): Promise<ScheduleInfo<T>> {
@@ -413,7 +413,7 @@ export class Queue<T = unknown> {
     return (await resumeSchedule(await this.#schedulePlace(key, READ), key)) as ScheduleInfo<T>;
   }
 
-  /** Removes the schedule and its pending tick (a running tick finishes). */
+  /** Removes the schedule and its pending tick if its time is still to come (a due or running tick finishes). */
   async unschedule(key: string): Promise<UnscheduleResult> {
     this.#assertOpen();
     assertScheduleKey(key);

@@ -237,4 +237,21 @@ describe('queue.schedule', () => {
       assert.deepEqual((await queue.get(`${info.key}@${after.nextAt}`))?.schedule, { key: info.key, tickAt: after.nextAt });
     }
   });
+
+  it('a changed definition leaves a pending tick whose time has come to run: no run is lost', async () => {
+    const queue = newQueue();
+    const now = await serverNow();
+    const old = await queue.schedule('c', { every: '1s', startAt: now + 300 });
+    await sleep(700); // the pending tick (+300) is due; no worker has taken it
+    const changed = await queue.schedule('c', { every: '5s', startAt: now + 5_000 });
+    assert.equal(changed.nextAt, now + 5_000);
+    assert.equal(changed.runs, 2, 'the due tick and the new first tick');
+    const { starts } = recordingWorker(queue);
+    await waitFor(() => starts.length >= 1, 5_000, 'the due tick');
+    assert.equal(starts[0]!.tickAt, old.nextAt);
+    const paused = await queue.pauseSchedule('c');
+    assert.equal(paused.runs, 1, 'pausing removed the future tick');
+    await sleep(300);
+    assert.equal(starts.length, 1);
+  });
 });

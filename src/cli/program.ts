@@ -10,6 +10,7 @@ import { printable } from './format.js';
 import { durationArgument } from './input.js';
 import { registerJobCommands } from './jobs.js';
 import { registerQueueCommands } from './queues.js';
+import { registerScheduleCommands } from './schedules.js';
 import { registerServeCommand } from './serve.js';
 
 const EPILOG = `
@@ -20,8 +21,9 @@ folder, else ${DEFAULT_REDIS_URL}. Human output says which on stderr.
 Exit codes:
     0  ok
     1  failure: Redis unreachable (after --connect-timeout at most), a Redis error
-    2  usage or validation: unknown option, bad JSON, bad delay or id; nothing was written
-    3  not found: get, cancel, reschedule, dead retry <ids>; pause (without --create), resume of an unknown queue
+    2  usage or validation: unknown option, bad JSON, bad delay or id, bad schedule; nothing was written
+    3  not found: get, cancel, reschedule, dead retry <ids>; pause (without --create), resume of an unknown queue;
+       schedule get, pause, resume, rm of an unknown schedule
     4  conflict: the job is running (cancel, reschedule, add --replace); serve: data folder in use
     5  partial import: some lines were skipped
   130  import interrupted by Ctrl-C (after printing how far it got)
@@ -53,6 +55,7 @@ export function createProgram(): { program: Command; cli: Cli } {
   registerJobCommands(program, cli);
   registerQueueCommands(program, cli);
   registerDeadCommands(program, cli);
+  registerScheduleCommands(program, cli);
   registerImportCommand(program, cli);
   registerBenchCommand(program, cli);
   registerServeCommand(program);

@@ -20,6 +20,7 @@ import { adminRoutes, mapLimit } from './routes/admin.js';
 import { consumerRoutes } from './routes/consumers.js';
 import { operationRoutes } from './routes/operations.js';
 import { producerRoutes } from './routes/producers.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import { applySecurityHeaders, installSecurity } from './security.js';
 import type { WebhookDelivery } from './webhooks.js';
 
@@ -160,7 +161,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     request.log.debug({ method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'answered');
   });
 
-  const handlers: Handlers = { ...producerRoutes(context), ...consumerRoutes(context), ...adminRoutes(context), ...operationRoutes(context) };
+  const handlers: Handlers = { ...producerRoutes(context), ...scheduleRoutes(context), ...consumerRoutes(context), ...adminRoutes(context), ...operationRoutes(context) };
   for (const spec of ROUTES) {
     const handler = handlers[spec.operationId];
     if (!handler) throw new Error(`No handler for operation ${spec.operationId}`);

@@ -9,16 +9,17 @@ import type { JsonSchema } from './schemas.js';
 
 export type OperationId =
   | 'addJob' | 'addJobs' | 'getJob' | 'cancelJob' | 'rescheduleJob'
+  | 'upsertSchedule' | 'listSchedules' | 'getSchedule' | 'pauseSchedule' | 'resumeSchedule' | 'deleteSchedule'
   | 'claimJobs' | 'ackJob' | 'failJob' | 'extendLease'
   | 'listQueues' | 'getQueue' | 'listJobs' | 'getTimeline' | 'getActivity' | 'retryDead' | 'purgeDead' | 'pauseQueue' | 'resumeQueue'
   | 'metrics' | 'healthz' | 'readyz' | 'openapi' | 'dashboardIndex' | 'dashboardFile';
 
 export interface RouteSpec {
   readonly operationId: OperationId;
-  readonly method: 'GET' | 'POST' | 'DELETE';
+  readonly method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   /** OpenAPI form: `/v1/queues/{queue}/jobs/{id}`. */
   readonly path: string;
-  readonly tag: 'producers' | 'pull consumers' | 'admin' | 'operations' | 'dashboard';
+  readonly tag: 'producers' | 'schedules' | 'pull consumers' | 'admin' | 'operations' | 'dashboard';
   readonly summary: string;
   readonly query?: { properties: Record<string, JsonSchema>; required?: string[] };
   readonly body?: JsonSchema;
@@ -38,6 +39,9 @@ export const API_VERSION = '1.0.0';
 
 const Q = '/v1/queues/{queue}';
 const J = `${Q}/jobs/{id}`;
+const S = `${Q}/schedules/{key}`;
+/** The body of a POST that takes none (it may be left out, or be `{}`). */
+const NO_BODY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
 
 export const ROUTES: readonly RouteSpec[] = [
   // producers
@@ -46,6 +50,13 @@ export const ROUTES: readonly RouteSpec[] = [
   { operationId: 'getJob', method: 'GET', path: J, tag: 'producers', summary: 'Look a job up', ok: { status: 200, description: 'The job.', schema: s.answers.job }, errors: ['NOT_FOUND'] },
   { operationId: 'cancelJob', method: 'DELETE', path: J, tag: 'producers', summary: 'Cancel a waiting or dead job', ok: { status: 200, description: 'Cancelled (deleted).', schema: s.answers.result('cancelled') }, errors: ['NOT_FOUND', 'JOB_RUNNING'] },
   { operationId: 'rescheduleJob', method: 'POST', path: `${J}/reschedule`, tag: 'producers', summary: 'Move a waiting job (or revive a dead one) to a new due time, atomically', body: s.rescheduleBody, ok: { status: 200, description: 'Rescheduled.', schema: s.answers.result('rescheduled') }, errors: ['NOT_FOUND', 'JOB_RUNNING'] },
+  // schedules
+  { operationId: 'upsertSchedule', method: 'PUT', path: S, tag: 'schedules', summary: 'Create or change a recurring schedule (idempotent: the same definition again changes nothing)', body: s.scheduleBody, ok: { status: 200, description: 'The schedule as stored, with its next ticks.', schema: s.answers.schedule }, errors: ['PAYLOAD_TOO_LARGE'] },
+  { operationId: 'listSchedules', method: 'GET', path: `${Q}/schedules`, tag: 'schedules', summary: "The queue's schedules", ok: { status: 200, description: 'Every schedule of the queue, sorted by key (paused and ended ones included).', schema: s.answers.schedules } },
+  { operationId: 'getSchedule', method: 'GET', path: S, tag: 'schedules', summary: 'Look a schedule up', ok: { status: 200, description: 'The schedule, with its next 5 ticks and its last run.', schema: s.answers.schedule }, errors: ['NOT_FOUND'] },
+  { operationId: 'pauseSchedule', method: 'POST', path: `${S}/pause`, tag: 'schedules', summary: 'Stop a schedule from creating ticks (its pending tick is removed; a running one finishes)', body: NO_BODY, bodyOptional: true, ok: { status: 200, description: 'The paused schedule.', schema: s.answers.schedule }, errors: ['NOT_FOUND'] },
+  { operationId: 'resumeSchedule', method: 'POST', path: `${S}/resume`, tag: 'schedules', summary: 'Let a paused schedule go on at its next future tick (missed ticks are not caught up)', body: NO_BODY, bodyOptional: true, ok: { status: 200, description: 'The resumed schedule.', schema: s.answers.schedule }, errors: ['NOT_FOUND'] },
+  { operationId: 'deleteSchedule', method: 'DELETE', path: S, tag: 'schedules', summary: 'Remove a schedule and its pending tick (a running tick finishes)', ok: { status: 200, description: 'Removed.', schema: s.answers.result('removed') }, errors: ['NOT_FOUND'] },
   // pull consumers
   { operationId: 'claimJobs', method: 'POST', path: `${Q}/claim`, tag: 'pull consumers', summary: 'Claim up to `max` due jobs under a lease, waiting up to `waitMs` for one to fall due', body: s.claimBody, bodyOptional: true, ok: { status: 200, description: 'The claimed jobs (empty when none fell due in time).', schema: s.answers.claimed } },
   { operationId: 'ackJob', method: 'POST', path: `${J}/ack`, tag: 'pull consumers', summary: 'Complete a claimed job', body: s.ackBody, ok: { status: 200, description: 'Acked: completed now, or already by this token (an ack resent after a lost reply, within a minute).', schema: s.answers.result('acked') }, errors: ['NOT_FOUND', 'STALE_TOKEN'] },
@@ -60,7 +71,7 @@ export const ROUTES: readonly RouteSpec[] = [
   { operationId: 'retryDead', method: 'POST', path: `${Q}/dead/retry`, tag: 'admin', summary: 'Send dead letters back to run now with fresh attempts', body: s.retryDeadBody, bodyOptional: true, ok: { status: 200, description: 'How many were moved.', schema: s.answers.moved } },
   { operationId: 'purgeDead', method: 'DELETE', path: `${Q}/dead`, tag: 'admin', summary: 'Delete all dead letters', ok: { status: 200, description: 'How many were deleted.', schema: s.answers.deleted } },
   { operationId: 'pauseQueue', method: 'POST', path: `${Q}/pause`, tag: 'admin', summary: 'Stop consumers from claiming (running jobs carry on); an unknown queue is 404 unless `create` is true', body: s.pauseBody, bodyOptional: true, ok: { status: 200, description: 'Paused.', schema: s.answers.paused }, errors: ['NOT_FOUND'] },
-  { operationId: 'resumeQueue', method: 'POST', path: `${Q}/resume`, tag: 'admin', summary: 'Let consumers claim again (an unknown queue is 404)', bodyOptional: true, body: { type: 'object', additionalProperties: false, properties: {} }, ok: { status: 200, description: 'Resumed.', schema: s.answers.paused }, errors: ['NOT_FOUND'] },
+  { operationId: 'resumeQueue', method: 'POST', path: `${Q}/resume`, tag: 'admin', summary: 'Let consumers claim again (an unknown queue is 404)', bodyOptional: true, body: NO_BODY, ok: { status: 200, description: 'Resumed.', schema: s.answers.paused }, errors: ['NOT_FOUND'] },
   // operations
   { operationId: 'metrics', method: 'GET', path: '/metrics', tag: 'operations', summary: 'Prometheus metrics', ok: { status: 200, description: 'Prometheus text format 0.0.4.', contentType: 'text/plain' } },
   { operationId: 'healthz', method: 'GET', path: '/healthz', tag: 'operations', summary: 'The process is alive', public: true, local: true, ok: { status: 200, description: 'Alive.', schema: s.answers.status } },
@@ -70,7 +81,7 @@ export const ROUTES: readonly RouteSpec[] = [
   { operationId: 'dashboardFile', method: 'GET', path: '/{file}', tag: 'dashboard', summary: "The dashboard's scripts and styles", public: true, local: true, errors: ['DASHBOARD_NOT_FOUND'], ok: { status: 200, description: 'The file.', contentType: 'application/octet-stream' } },
 ];
 
-const PATH_PARAMS: Record<string, JsonSchema> = { queue: s.queueName, id: s.jobId, file: s.dashboardFile };
+const PATH_PARAMS: Record<string, JsonSchema> = { queue: s.queueName, id: s.jobId, key: s.scheduleKey, file: s.dashboardFile };
 
 /** The names of the `{param}`s of a path, in order. */
 function pathParams(path: string): string[] {
@@ -146,7 +157,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       description: 'A delay queue on Redis as a service. Every error is `{ "error": { "code", "message" } }`; docs/http-api.md explains each code.',
     },
     security: [{ bearer: [] }],
-    tags: ['producers', 'pull consumers', 'admin', 'operations', 'dashboard'].map(name => ({ name })),
+    tags: ['producers', 'schedules', 'pull consumers', 'admin', 'operations', 'dashboard'].map(name => ({ name })),
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'SANDGLASS_TOKEN, when the service has one.' } },

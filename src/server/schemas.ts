@@ -154,6 +154,41 @@ export const pauseBody: JsonSchema = {
   },
 };
 
+// --- schedules (issue 9) ----------------------------------------------------------------------
+// The schema checks JSON types (and that no unknown field is sent), and bounds texts generously so
+// that no parser sees a megabyte of them; every rule of a schedule (a known zone, a valid pattern, one
+// of cron and every, the 1 s floor, ranges, the key's length) is judged by the library's
+// resolveScheduleSpec, whose message the client gets as a 400 VALIDATION.
+
+export const scheduleKey: JsonSchema = {
+  type: 'string',
+  description: "Schedule key: 1-180 characters without control characters, URL-encoded in paths (`refund-poll:42` -> `refund-poll%3A42`, `a/b` -> `a%2Fb`). Its ticks' job ids are `<key>@<tick epoch ms>`.",
+};
+
+const scheduleInstant = (description: string): JsonSchema => ({ ...at, description: `${description}: epoch ms, or an RFC 3339 date-time with a time zone.` });
+
+const OVERLAP = ['allow', 'skip'];
+const CATCH_UP = ['none', 'latest', 'all'];
+
+export const scheduleBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    cron: { type: 'string', maxLength: 1_000, description: "A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first), read in `tz`: '0 9 * * *'." },
+    every: { type: ['integer', 'string'], maxLength: 64, description: "An interval: ms, or a duration such as '5m', '1h30m' (units ms s m h d w); at least 1 s. Pure elapsed time (DST does not move it)." },
+    tz: { type: 'string', maxLength: 100, description: "The IANA time zone `cron` is read in ('Europe/Berlin'). Default 'UTC', never the server's zone." },
+    payload: { description: "Every tick's job payload; any JSON value, at most 256 KiB of JSON. Default null." },
+    startAt: scheduleInstant('No tick before this instant (a tick exactly at it counts); anchors an `every` grid'),
+    endAt: scheduleInstant('No tick at or after this instant'),
+    limit: { type: 'integer', description: 'The number of runs (ticks created) after which the schedule ends.' },
+    overlap: { enum: OVERLAP, description: "'skip': a tick whose previous run is still active is skipped (and counted). Default 'allow'." },
+    catchUp: { enum: CATCH_UP, description: "Ticks missed while no process ran: 'none' goes on at the next tick, 'latest' runs the most recent missed one at once, 'all' runs each (the most recent 100), oldest first. Default 'latest'." },
+    maxAttempts: jobFields.maxAttempts,
+    backoff,
+  },
+  description: 'Exactly one of `cron` and `every`. An idempotent upsert: the same definition again changes nothing; a changed one replaces the pending tick with its first tick after now.',
+};
+
 export const listQuery = {
   properties: {
     state: { enum: ['delayed', 'ready', 'active', 'dead'] },
@@ -176,6 +211,14 @@ export const timelineQuery = {
 // --- answers (documentation; the tests check the answers against them) ---------------------------
 
 const epochMs = { type: 'integer', description: 'Epoch milliseconds (Redis server clock).' };
+
+/** Set on a job that is a tick of a recurring schedule. */
+const jobSchedule: JsonSchema = {
+  type: 'object',
+  required: ['key', 'tickAt'],
+  properties: { key: { type: 'string' }, tickAt: { ...epochMs, description: 'The tick time the job runs for (it fell due then; a missed tick run by `catchUp` starts later).' } },
+  description: "Set when the job is a tick of a recurring schedule: the schedule's key and the tick's time.",
+};
 
 export const components: Record<string, JsonSchema> = {
   Error: {
@@ -202,6 +245,7 @@ export const components: Record<string, JsonSchema> = {
       leaseUntilAt: epochMs,
       deadAt: epochMs,
       lastError: { type: 'string' },
+      schedule: jobSchedule,
     },
   },
   PulledJob: {
@@ -216,6 +260,41 @@ export const components: Record<string, JsonSchema> = {
       maxAttempts: { type: 'integer' },
       token,
       leaseUntilAt: epochMs,
+      schedule: jobSchedule,
+    },
+  },
+  ScheduleInfo: {
+    type: 'object',
+    required: ['key', 'tz', 'payload', 'paused', 'nextAt', 'upcoming', 'lastTickAt', 'runs', 'skipped', 'overlap', 'catchUp', 'lastRun'],
+    properties: {
+      key: scheduleKey,
+      cron: { type: 'string', description: 'The pattern, fields separated by single spaces (a cron schedule).' },
+      every: { type: 'integer', description: 'The interval in ms (an `every` schedule).' },
+      tz: { type: 'string', description: 'The canonical IANA name.' },
+      payload: {},
+      paused: { type: 'boolean' },
+      nextAt: { type: ['integer', 'null'], description: 'The next tick (epoch ms); null while paused and once the schedule ended (`limit` or `endAt` reached).' },
+      upcoming: { type: 'array', maxItems: 5, items: { type: 'integer' }, description: 'The next (up to) 5 tick times, epoch ms, from `nextAt` on; empty when `nextAt` is null.' },
+      lastTickAt: { type: ['integer', 'null'], description: 'The time of the last tick that started (its job was claimed); null before the first.' },
+      runs: { type: 'integer', description: 'Ticks created so far (each one job).' },
+      skipped: { type: 'integer', description: "Ticks skipped by `overlap: 'skip'`." },
+      startAt: epochMs,
+      endAt: epochMs,
+      limit: { type: 'integer' },
+      overlap: { enum: OVERLAP },
+      catchUp: { enum: CATCH_UP },
+      maxAttempts: { type: 'integer' },
+      backoff,
+      lastRun: {
+        type: ['object', 'null'],
+        required: ['id', 'tickAt', 'state'],
+        properties: {
+          id: jobId,
+          tickAt: epochMs,
+          state: { enum: ['active', 'waiting', 'dead', 'done'], description: "'waiting': failed, to be retried; 'done': completed, or gone (a completed job is remembered 60 to 90 s)." },
+        },
+        description: 'The job of the last tick that started, and where it is now; null before the first start.',
+      },
     },
   },
   QueueStats: {
@@ -300,4 +379,6 @@ export const answers = {
   deleted: { type: 'object', required: ['deleted'], properties: { deleted: { type: 'integer' } } },
   paused: { type: 'object', required: ['paused'], properties: { paused: { type: 'boolean' } } },
   status: { type: 'object', required: ['status'], properties: { status: { type: 'string' } } },
+  schedule: ref('ScheduleInfo'),
+  schedules: { type: 'object', required: ['schedules'], properties: { schedules: { type: 'array', items: ref('ScheduleInfo'), description: 'Sorted by key.' } } },
 } satisfies Record<string, JsonSchema | ((...values: string[]) => JsonSchema)>;

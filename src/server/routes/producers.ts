@@ -13,11 +13,11 @@ interface JobBody {
   backoff?: BackoffOption;
 }
 
-/** `at` arrives as epoch ms or an RFC 3339 string (checked by the schema). */
-function toAt(at: number | string | undefined): number | undefined {
+/** An instant (`at`, a schedule's `startAt`) arrives as epoch ms or an RFC 3339 string (checked by the schema). */
+export function toAt(at: number | string | undefined, name = 'at'): number | undefined {
   if (typeof at !== 'string') return at;
   const ms = Date.parse(at);
-  if (Number.isNaN(ms)) throw new ValidationError(`Expected \`at\` to be epoch ms or an RFC 3339 date-time, got '${at.slice(0, 64)}'`);
+  if (Number.isNaN(ms)) throw new ValidationError(`Expected \`${name}\` to be epoch ms or an RFC 3339 date-time, got '${at.slice(0, 64)}'`);
   return ms;
 }
 

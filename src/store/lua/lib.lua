@@ -682,10 +682,12 @@ local function createTick(key, s, entry, now)
   return placeNewJob(key .. '@' .. entry, tick, record, now)
 end
 
--- Removes a schedule's head tick if its job waits and never started (pause, a changed definition,
--- unschedule): one tick fewer was created. A running or retried tick is left to finish.
-local function dropPendingTick(key, s)
-  if s.head == '' then return end
+-- Removes a schedule's head tick if its time is still to come and its job never started (pause, a
+-- changed definition, unschedule): one tick fewer was created. A tick whose time has come (due, not
+-- yet claimed: the workers are busy or down) is left to run, as a running or retried one is: it
+-- belongs to the definition it was created by, and removing it would lose a run.
+local function dropPendingTick(key, s, now)
+  if s.head == '' or entryTick(s.head) <= now then return end
   local id = key .. '@' .. s.head
   if rcall('ZSCORE', activeKey, id) then return end
   local rec = rcall('HGET', jobsKey, id)

@@ -41,7 +41,7 @@ if op == 'put' then
     s = { gen = 0, runs = 0, skipped = 0, flags = '', head = '', last = '' }
     rcall('HINCRBY', metaKey, 'scheduled', 1)
   elseif not scheduleHas(s, 'p') then
-    dropPendingTick(key, s)
+    dropPendingTick(key, s, now)
   end
   scheduleStall(key, s, false)
   s.gen = s.gen + 1
@@ -75,7 +75,7 @@ if op == 'advance' then
   return save()
 elseif op == 'pause' then
   if scheduleHas(s, 'p') then return result('same') end
-  dropPendingTick(key, s)
+  dropPendingTick(key, s, now)
   scheduleStall(key, s, false)
   scheduleSet(s, 'p', true)
   s.gen = s.gen + 1
@@ -93,7 +93,7 @@ elseif op == 'resume' then
   s.gen = s.gen + 1
   return save()
 elseif op == 'remove' then
-  if not scheduleHas(s, 'p') then dropPendingTick(key, s) end
+  if not scheduleHas(s, 'p') then dropPendingTick(key, s, now) end
   scheduleStall(key, s, false)
   rcall('HDEL', schedulesKey, key)
   rcall('HINCRBY', metaKey, 'scheduled', -1)
