@@ -92,7 +92,15 @@ export function toDue(options: { delay?: unknown; at?: unknown }, nowMs: number)
 
 /** Milliseconds from a delay option: a number of ms, or a duration text ({@link parseDuration}). */
 export function toDelayMs(delay: unknown, name: string): number {
-  const ms = typeof delay === 'string' ? parseDuration(delay) : delay;
+  let ms = delay;
+  if (typeof delay === 'string') {
+    try {
+      ms = parseDuration(delay);
+    } catch (error) {
+      // The parser's message says what a duration looks like; this one also says which option it was.
+      throw new ValidationError(`\`${name}\`: ${(error as Error).message}`);
+    }
+  }
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
     throw new ValidationError(`Expected \`${name}\` to be milliseconds >= 0 or a duration like '30m', got ${describe(delay)}`);
   }

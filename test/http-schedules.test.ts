@@ -78,14 +78,15 @@ describe('HTTP schedules', () => {
 
   it('PUT with a changed definition replaces it (cron instead of every), with its own next ticks', async () => {
     const queue = uniqueQueue('sched');
-    await upsert(queue, 'report', { every: '5m' });
+    // A first tick still to come (a due one would be left to run: README, "Schedules").
+    await upsert(queue, 'report', { every: '5m', startAt: Date.now() + 60_000 });
     const changed = await upsert(queue, 'report', { cron: '0 9 * * *', tz: 'Europe/Berlin', payload: 'daily' });
     assert.deepEqual([changed.cron, changed.every, changed.tz, changed.payload], ['0 9 * * *', undefined, 'Europe/Berlin', 'daily']);
     for (const at of changed.upcoming) {
       const wall = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at);
       assert.equal(wall, '09:00', `${new Date(at).toISOString()} is 09:00 in Berlin`);
     }
-    assert.ok((await waitingIds(queue)).length <= 1, 'the pending tick was replaced, not doubled');
+    assert.deepEqual((await waitingIds(queue)).length, 1, 'the pending tick was replaced, not doubled');
   });
 
   it('startAt and endAt are taken as epoch ms or RFC 3339, and answered as epoch ms', async () => {
@@ -121,7 +122,7 @@ describe('HTTP schedules', () => {
 
   it('pause stops the ticks (nextAt null), resume goes on at a future tick; both answer the ScheduleInfo', async () => {
     const queue = uniqueQueue('sched');
-    await upsert(queue, 'poll', { every: '1m' });
+    await upsert(queue, 'poll', { every: '1m', startAt: Date.now() + 60_000 });
     const paused = await api.call('POST', `${schedulePath(queue, 'poll')}/pause`);
     assert.equal(paused.status, 200, paused.text);
     assertScheduleInfo(paused.body);
@@ -138,7 +139,7 @@ describe('HTTP schedules', () => {
 
   it('DELETE removes the schedule and its pending tick; unknown keys are 404 NOT_FOUND on every route', async () => {
     const queue = uniqueQueue('sched');
-    await upsert(queue, 'gone:1', { every: '1h' });
+    await upsert(queue, 'gone:1', { every: '1h', startAt: Date.now() + 60_000 });
     const removed = await api.call('DELETE', schedulePath(queue, 'gone:1'));
     assert.deepEqual([removed.status, removed.body], [200, { result: 'removed' }]);
     assert.deepEqual(await waitingIds(queue), [], 'no tick left behind');
@@ -163,7 +164,7 @@ describe('HTTP schedules', () => {
       ['neither cron nor every', 'k', {}, /needs `cron`.*or `every`/],
       ['every 500ms', 'k', { every: '500ms' }, /`every` to be at least 1 s/],
       ['every 999 ms', 'k', { every: 999 }, /`every` to be at least 1 s/],
-      ['every that is not a duration', 'k', { every: 'often' }, /duration like '30m'.*'often'/],
+      ['every that is not a duration', 'k', { every: 'often' }, /^`every`: Expected a duration like '30m'.*'often'/],
       ['unknown option', 'k', { every: '5m', jitter: 0.1 }, /unknown field `jitter`/],
       ['key of 181 characters', 'k'.repeat(181), { every: '5m' }, /schedule key of 1-180 characters/],
       ['key with a control character', 'a\u0001b', { every: '5m' }, /schedule key/],

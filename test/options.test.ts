@@ -114,7 +114,7 @@ describe('one duration rule', () => {
     assert.ok(dueAt >= sentAt + 60_000 - 1_000 && dueAt <= Date.now() + 60_000 + 1_000, `due in about 60 s, got ${dueAt - sentAt} ms`);
     const answer = await api.call('POST', '/v1/queues/digits/jobs', { payload: 1, delay: '1500' });
     assert.equal(answer.status, 201, answer.text);
-    for (const text of ['-5', '1e3', '15 00 0x', '0x10']) await refuses(text, () => q.add(1, { delay: text as never }), /^Expected a duration like '30m' or '1h30m', got /);
+    for (const text of ['-5', '1e3', '15 00 0x', '0x10']) await refuses(text, () => q.add(1, { delay: text as never }), /^`delay`: Expected a duration like '30m' or '1h30m', got /);
   });
 });
 

@@ -69,7 +69,7 @@ describe('resolveScheduleSpec', () => {
     refuses({ every: '500ms' }, /at least 1 s/);
     refuses({ every: 0 }, /at least 1 s/);
     refuses({ every: -5 }, /`every` to be milliseconds >= 0 or a duration/);
-    refuses({ every: 'often' }, /duration like '30m'/);
+    refuses({ every: 'often' }, /^`every`: Expected a duration like '30m'/);
   });
 
   it('refuses endAt at or before startAt, and bad instants', () => {

@@ -16,7 +16,7 @@ export const ERROR_CODES = {
   FORBIDDEN_HOST: { status: 403, when: 'no token is configured and the Host header is not a loopback name (DNS rebinding)' },
   CROSS_ORIGIN: { status: 403, when: 'a POST/PUT/DELETE carries an Origin header of another origin' },
   REQUEST_TIMEOUT: { status: 408, when: 'the request was not received completely in time (a body shorter than its Content-Length); the connection is closed' },
-  NOT_FOUND: { status: 404, when: 'no job with this id in this queue; or pause/resume of a queue that does not exist' },
+  NOT_FOUND: { status: 404, when: 'no job with this id in this queue; no schedule with this key; or pause/resume of a queue that does not exist' },
   ROUTE_NOT_FOUND: { status: 404, when: 'no route for this method and path' },
   DASHBOARD_NOT_FOUND: { status: 404, when: 'the dashboard file (or the whole dashboard folder) does not exist' },
   JOB_RUNNING: { status: 409, when: 'cancel or reschedule of a job that a consumer holds (it is not interrupted)' },
