@@ -143,7 +143,7 @@ function fillDetails(body, schedule) {
   const upcoming = Array.isArray(schedule.upcoming) ? schedule.upcoming : [];
   body.querySelector('.upcoming').replaceChildren(
     ...(upcoming.length > 0
-      ? upcoming.map(at => el('li', {}, el('span', { className: 'when', textContent: fmtLocal(at) }), el('span', { className: 'muted', textContent: ` · ${inZone(at, schedule.tz)} · ${fmtRelative(at)}` })))
+      ? upcoming.map(at => el('li', {}, el('span', { className: 'when', textContent: fmtLocal(at) }), ' · ', el('span', { textContent: inZone(at, schedule.tz) }), ' · ', el('span', { textContent: fmtRelative(at) })))
       : [el('li', { className: 'muted', textContent: schedule.paused ? 'none while paused' : 'none: the schedule ended' })]),
   );
   const rows = [
