@@ -235,6 +235,8 @@ export class Queue<T = unknown> {
       dead: read('dead'),
       reaped: read('reaped'),
       stale: read('stale'),
+      ticks: read('ticks'),
+      ticksSkipped: read('ticksSkipped'),
     };
   }
 

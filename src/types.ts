@@ -145,6 +145,10 @@ export interface QueueCounters {
   reaped: number;
   /** Acks or fails rejected because the sender no longer held the lease. */
   stale: number;
+  /** Jobs created by the queue's schedules (one per tick; also counted in `added`). */
+  ticks: number;
+  /** Schedule ticks skipped by `overlap: 'skip'`. */
+  ticksSkipped: number;
 }
 
 /** What a handler receives. */

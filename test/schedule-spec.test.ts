@@ -95,7 +95,7 @@ describe('resolveScheduleSpec', () => {
   });
 
   it('refuses a bad key and a payload JSON cannot carry', () => {
-    refuses({ every: '1m' }, /schedule key of 1-200 characters/, '');
+    refuses({ every: '1m' }, /schedule key of 1-180 characters/, '');
     refuses({ every: '1m' }, /schedule key/, 42);
     refuses({ every: '1m', payload: { n: Number.NaN } }, /not JSON-serializable/);
     refuses({ every: '1m', payload: () => 1 }, /not JSON-serializable/);

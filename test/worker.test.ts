@@ -270,7 +270,8 @@ describe('Worker', () => {
     const worker = redis.track(new Worker(name, async () => {
       started();
       await finished;
-    }, { connection: redis.url, leaseMs: 60_000, concurrency: 1 }));
+      // prefetch 0: this worker must not claim (and reap) the job again itself while its handler runs.
+    }, { connection: redis.url, leaseMs: 60_000, concurrency: 1, prefetch: 0 }));
     worker.on('stale', job => events.push(`stale ${job.attempt}`));
     worker.on('completed', job => events.push(`completed ${job.attempt}`));
     const id = await q.add('x');

@@ -14,28 +14,22 @@ export interface QueueSnapshot {
   schedules: ScheduleTotals;
 }
 
-/** A queue's schedules summed up for the metrics: how many in each state, and their runs and skips. */
+/** A queue's schedules counted by state for the metrics. */
 export interface ScheduleTotals {
   /** Creating ticks: not paused, with a next tick. */
   active: number;
   paused: number;
   /** Reached `limit` or `endAt` (`nextAt` null, not paused): listed until removed. */
   ended: number;
-  /** Sum of `runs` (ticks created) over the schedules. */
-  runs: number;
-  /** Sum of `skipped` (ticks skipped by `overlap: 'skip'`) over the schedules. */
-  skipped: number;
 }
 
 /** Sums up `queue.listSchedules()` for one scrape. */
-export function scheduleTotals(schedules: readonly Pick<ScheduleInfo, 'paused' | 'nextAt' | 'runs' | 'skipped'>[]): ScheduleTotals {
-  const totals: ScheduleTotals = { active: 0, paused: 0, ended: 0, runs: 0, skipped: 0 };
+export function scheduleTotals(schedules: readonly Pick<ScheduleInfo, 'paused' | 'nextAt'>[]): ScheduleTotals {
+  const totals: ScheduleTotals = { active: 0, paused: 0, ended: 0 };
   for (const schedule of schedules) {
     if (schedule.paused) totals.paused += 1;
     else if (schedule.nextAt === null) totals.ended += 1;
     else totals.active += 1;
-    totals.runs += schedule.runs;
-    totals.skipped += schedule.skipped;
   }
   return totals;
 }
@@ -63,15 +57,12 @@ export class ServiceMetrics {
   readonly #requests: Counter<'method' | 'route' | 'status'>;
   readonly #load: () => Promise<QueueSnapshot[]>;
   #inflight: Promise<QueueSnapshot[] | null> | undefined;
-  /** Per queue and field of {@link ScheduleTotals}: the last sum read and the counter's value for it. */
-  readonly #sums = new Map<string, { read: number; value: number }>();
 
   /** @param load reads every queue's counts and totals; called once per scrape. */
   constructor(load: () => Promise<QueueSnapshot[]>) {
     this.#load = load;
     const registers = [this.registry];
     const snapshot = () => this.#snapshot();
-    const counted = (queue: string, field: 'runs' | 'skipped', sum: number) => this.#counted(queue, field, sum);
 
     for (const [suffix, field, help] of TOTALS) {
       new Counter({
@@ -119,10 +110,10 @@ export class ServiceMetrics {
         for (const queue of queues ?? []) for (const state of SCHEDULE_STATES) this.set({ queue: queue.name, state }, queue.schedules[state]);
       },
     });
-    // Sums over the schedules that exist now, read from Redis like the job totals; see #counted.
+    // Running totals kept in Redis by the scripts (queue.counters()), like the job totals.
     for (const [suffix, field, help] of [
-      ['runs', 'runs', "Ticks created by the queue's schedules: the sum of their runs, which this counter follows up but not down (a removed schedule leaves the sum; a paused one gives back its pending tick)"],
-      ['skipped', 'skipped', "Ticks skipped by overlap 'skip': the sum over the queue's schedules, which this counter follows up but not down (a removed schedule leaves the sum)"],
+      ['runs', 'ticks', "Jobs created by the queue's schedules, one per tick"],
+      ['skipped', 'ticksSkipped', "Schedule ticks skipped by overlap 'skip' (the previous run was still active)"],
     ] as const) {
       new Counter({
         name: `sandglass_schedule_${suffix}_total`,
@@ -132,7 +123,7 @@ export class ServiceMetrics {
         async collect() {
           const queues = await snapshot();
           this.reset();
-          for (const queue of queues ?? []) this.inc({ queue: queue.name }, counted(queue.name, field, queue.schedules[field]));
+          for (const queue of queues ?? []) this.inc({ queue: queue.name }, queue.counters[field]);
         },
       });
     }
@@ -156,7 +147,7 @@ export class ServiceMetrics {
     // due time is not, so neither a sum over both nor the meaning of the old series changes.
     this.#tickLateness = new Histogram({
       name: 'sandglass_schedule_tick_lateness_seconds',
-      help: "Start minus tick time of schedule ticks whose first delivery by this process's webhook bindings succeeded (retries are left out: their wait is backoff, not lateness)",
+      help: "Start minus tick time of schedule ticks first delivered by this process: source webhook (a delivery that succeeded) or pull (a claim over HTTP); retries are left out (their wait is backoff, not lateness)",
       labelNames: ['queue', 'source'],
       buckets: LATENESS_BUCKETS,
       registers,
@@ -188,21 +179,6 @@ export class ServiceMetrics {
 
   render(): Promise<string> {
     return this.registry.metrics();
-  }
-
-  /**
-   * A sum over a queue's schedules as a counter value. The sum goes down when a schedule is removed
-   * (its runs and skips leave it) or paused (its pending tick is dropped and no longer counts as
-   * run); a counter that went down would read as a reset, and rate() would count the whole sum
-   * again. So the counter starts at the sum first read and then grows by the sum's rises only.
-   * (A drop and a rise between two scrapes cancel out: a few ticks may go uncounted.)
-   */
-  #counted(queue: string, field: 'runs' | 'skipped', sum: number): number {
-    const key = `${field} ${queue}`;
-    const last = this.#sums.get(key);
-    const value = last === undefined ? sum : last.value + Math.max(0, sum - last.read);
-    this.#sums.set(key, { read: sum, value });
-    return value;
   }
 
   /** One load per scrape, shared by every metric's collect; null when Redis failed. */

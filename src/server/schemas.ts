@@ -310,8 +310,8 @@ export const components: Record<string, JsonSchema> = {
   },
   QueueCounters: {
     type: 'object',
-    required: ['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale'],
-    properties: Object.fromEntries(['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale'].map(name => [name, { type: 'integer' }])),
+    required: ['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale', 'ticks', 'ticksSkipped'],
+    properties: Object.fromEntries(['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale', 'ticks', 'ticksSkipped'].map(name => [name, { type: 'integer' }])),
   },
 };
 

@@ -50,6 +50,8 @@ export function consumerRoutes({ pool, activity, metrics, logger, closing }: Ser
       const lateness = jobs.map(job => Math.max(0, job.leaseUntilAt - leaseMs - job.dueAt));
       if (jobs.length > 0) activity.delivered(name, lateness);
       for (const ms of lateness) metrics.observeLateness(name, 'pull', ms);
+      // A schedule tick's first start, from its tick time (a caught-up tick falls due after it).
+      for (const job of jobs) if (job.schedule && job.attempt === 1) metrics.observeTickLateness(name, 'pull', job.leaseUntilAt - leaseMs - job.schedule.tickAt);
       return { jobs };
     },
 

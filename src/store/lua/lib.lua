@@ -679,7 +679,10 @@ end
 local function createTick(key, s, entry, now)
   local tick = entryTick(entry)
   local record = newRecord(s.maxAttempts, s.backoff .. ',' .. int(tick), s.payload)
-  return placeNewJob(key .. '@' .. entry, tick, record, now)
+  local placed = placeNewJob(key .. '@' .. entry, tick, record, now)
+  -- `ticks`: the queue's running total of tick jobs created (metrics; a schedule's `runs` can go down).
+  if placed then rcall('HINCRBY', countersKey, 'ticks', 1) end
+  return placed
 end
 
 -- Removes a schedule's head tick if its time is still to come and its job never started (pause, a
@@ -753,6 +756,7 @@ local function claimTicks(ids, recs, now)
       end
       if skip then
         s.skipped = s.skipped + 1
+        rcall('HINCRBY', countersKey, 'ticksSkipped', 1)
         rcall('HDEL', jobsKey, id)
         drop = drop or {}
         drop[i] = true
