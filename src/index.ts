@@ -46,5 +46,6 @@ export type {
   JobSchedule,
   ScheduleSpec,
   ScheduleInfo,
+  ScheduleRules,
   UnscheduleResult,
 } from './types.js';

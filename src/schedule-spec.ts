@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { Cron } from 'croner';
 import { ValidationError } from './errors.js';
 import { CONTROL, assertBackoff, assertInteger, assertOptions, DEFAULT_MAX_PAYLOAD_BYTES, describe, MAX_DELAY_MS, serializePayload, toDelayMs } from './validate.js';
-import type { BackoffOption } from './types.js';
+import type { ScheduleRules } from './types.js';
 
 export type { ScheduleSpec } from './types.js';
 
@@ -16,7 +16,7 @@ export const MIN_EVERY_MS = 1_000;
 export const MAX_SCHEDULE_KEY_LENGTH = 180;
 
 /** A schedule spec after {@link resolveScheduleSpec}: validated, with defaults filled in and times as epoch ms. */
-export interface ResolvedSchedule {
+export interface ResolvedSchedule extends ScheduleRules {
   key: string;
   /** The cron pattern with single spaces between its fields; absent for an `every` schedule. */
   cron?: string;
@@ -26,13 +26,6 @@ export interface ResolvedSchedule {
   tz: string;
   /** The payload as the JSON text each tick's job carries. */
   payloadJson: string;
-  startAt?: number;
-  endAt?: number;
-  limit?: number;
-  overlap: 'allow' | 'skip';
-  catchUp: 'none' | 'latest' | 'all';
-  maxAttempts?: number;
-  backoff?: BackoffOption;
   /**
    * The earliest instant a tick may have, and the origin of an `every` grid (ticks at anchor + k * every):
    * `startAt`, else the time of the upsert. Not part of {@link scheduleDefinitionHash} unless it is `startAt`:

@@ -218,8 +218,19 @@ export interface ScheduleSpec {
   backoff?: BackoffOption;
 }
 
+/** A schedule's rules besides its pattern, as stored and shown: times in epoch ms, defaults filled in. */
+export interface ScheduleRules {
+  startAt?: number;
+  endAt?: number;
+  limit?: number;
+  overlap: 'allow' | 'skip';
+  catchUp: 'none' | 'latest' | 'all';
+  maxAttempts?: number;
+  backoff?: BackoffOption;
+}
+
 /** A schedule as `queue.getSchedule` and `queue.listSchedules` show it. Times are epoch ms. */
-export interface ScheduleInfo<T = unknown> {
+export interface ScheduleInfo<T = unknown> extends ScheduleRules {
   key: string;
   cron?: string;
   /** The interval in ms (an `every` schedule). */
@@ -237,13 +248,6 @@ export interface ScheduleInfo<T = unknown> {
   runs: number;
   /** Ticks skipped by `overlap: 'skip'`. */
   skipped: number;
-  startAt?: number;
-  endAt?: number;
-  limit?: number;
-  overlap: 'allow' | 'skip';
-  catchUp: 'none' | 'latest' | 'all';
-  maxAttempts?: number;
-  backoff?: BackoffOption;
   /**
    * The job of the last tick that started, and where it is now: `'active'` (running), `'waiting'`
    * (failed, to be retried), `'dead'`, or `'done'` (completed, or gone: a completed job is remembered

@@ -1,27 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Queue } from '../src/index.js';
+import { runCli, type CliRun } from './helpers/cli.js';
 import { uniqueQueue, useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
-const cliPath = new URL('../src/cli.ts', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'sandglass-cli-import-'));
 
-function cli(args: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cliPath, '--redis', redis.url, ...args], { stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', chunk => (stdout += String(chunk)));
-    child.stderr.on('data', chunk => (stderr += String(chunk)));
-    child.on('error', reject);
-    child.on('close', code => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(input);
-  });
+function cli(args: string[], input = ''): Promise<CliRun> {
+  return runCli(redis.url, args, input);
 }
 
 function file(name: string, lines: string[]): string {

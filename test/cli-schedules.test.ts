@@ -1,33 +1,17 @@
 // `sandglass schedule add|ls|get|pause|resume|rm` (issue 9), run as a child process against a
 // private Redis, and the pure formatting of schedules (tables, the next ticks in the schedule's zone).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { formatInZone, formatSchedule, formatScheduleList, toScheduleSpec } from '../src/cli/schedules.js';
 import type { ScheduleInfo } from '../src/index.js';
+import { runCli, type CliRun } from './helpers/cli.js';
 import { uniqueQueue, useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
-const cliPath = new URL('../src/cli.ts', import.meta.url).pathname;
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** Runs the CLI against the test's Redis; stdin is closed at once. */
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cliPath, '--redis', redis.url, ...args], { stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', chunk => (stdout += String(chunk)));
-    child.stderr.on('data', chunk => (stderr += String(chunk)));
-    child.on('error', reject);
-    child.on('close', code => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end();
-  });
+function cli(args: string[]): Promise<CliRun> {
+  return runCli(redis.url, args);
 }
 
 /** Runs the CLI with --json; stdout must be exactly one JSON document. */

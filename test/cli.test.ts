@@ -4,31 +4,14 @@ import { describe, it } from 'node:test';
 import { Queue, Worker } from '../src/index.js';
 import { freePort } from '../src/local-redis.js';
 import { redactUrl } from '../src/redact-url.js';
+import { cliPath, runCli, type CliRun } from './helpers/cli.js';
 import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
-const cliPath = new URL('../src/cli.ts', import.meta.url).pathname;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  ms: number;
-}
-
-/** Runs the CLI against the test's Redis; stdin gets `input` (or nothing) and is closed. */
-function cli(args: string[], options: { input?: string; redisUrl?: string } = {}): Promise<Run> {
-  const startedAt = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cliPath, '--redis', options.redisUrl ?? redis.url, ...args], { stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', chunk => (stdout += String(chunk)));
-    child.stderr.on('data', chunk => (stderr += String(chunk)));
-    child.on('error', reject);
-    child.on('close', code => resolve({ code: code ?? -1, stdout, stderr, ms: Date.now() - startedAt }));
-    child.stdin.end(options.input ?? '');
-  });
+/** Runs the CLI against the test's Redis (or `redisUrl`); stdin gets `input` (or nothing) and is closed. */
+function cli(args: string[], options: { input?: string; redisUrl?: string } = {}): Promise<CliRun> {
+  return runCli(options.redisUrl ?? redis.url, args, options.input);
 }
 
 /** Runs the CLI with --json and parses stdout, which must be exactly one JSON document. */

@@ -34,15 +34,17 @@ export function scheduleTotals(schedules: readonly Pick<ScheduleInfo, 'paused' |
   return totals;
 }
 
-/** Totals of `queue.counters()` exported as Prometheus counters: metric suffix, field, help. */
+/** Totals of `queue.counters()` (running totals kept in Redis by the scripts) exported as Prometheus counters: metric name, field, help. */
 const TOTALS: [string, keyof QueueCounters, string][] = [
-  ['added', 'added', 'Jobs added (an add of an existing id does not count)'],
-  ['delivered', 'claimed', 'Deliveries started: jobs claimed by workers, pull consumers and webhooks (redeliveries count again)'],
-  ['completed', 'completed', 'Jobs acked'],
-  ['failed', 'retried', 'Failed attempts scheduled for a retry (failures that dead-letter count in sandglass_jobs_dead_total)'],
-  ['dead', 'dead', 'Jobs dead-lettered'],
-  ['reaped', 'reaped', 'Leases that ran out and were taken back (a consumer died or froze)'],
-  ['stale', 'stale', 'Acks or fails refused because the sender had lost the lease'],
+  ['sandglass_jobs_added_total', 'added', 'Jobs added (an add of an existing id does not count)'],
+  ['sandglass_jobs_delivered_total', 'claimed', 'Deliveries started: jobs claimed by workers, pull consumers and webhooks (redeliveries count again)'],
+  ['sandglass_jobs_completed_total', 'completed', 'Jobs acked'],
+  ['sandglass_jobs_failed_total', 'retried', 'Failed attempts scheduled for a retry (failures that dead-letter count in sandglass_jobs_dead_total)'],
+  ['sandglass_jobs_dead_total', 'dead', 'Jobs dead-lettered'],
+  ['sandglass_jobs_reaped_total', 'reaped', 'Leases that ran out and were taken back (a consumer died or froze)'],
+  ['sandglass_jobs_stale_total', 'stale', 'Acks or fails refused because the sender had lost the lease'],
+  ['sandglass_schedule_runs_total', 'ticks', "Jobs created by the queue's schedules, one per tick"],
+  ['sandglass_schedule_skipped_total', 'ticksSkipped', "Schedule ticks skipped by overlap 'skip' (the previous run was still active)"],
 ];
 
 const STATES = ['delayed', 'ready', 'active', 'dead'] as const;
@@ -64,9 +66,9 @@ export class ServiceMetrics {
     const registers = [this.registry];
     const snapshot = () => this.#snapshot();
 
-    for (const [suffix, field, help] of TOTALS) {
+    for (const [name, field, help] of TOTALS) {
       new Counter({
-        name: `sandglass_jobs_${suffix}_total`,
+        name,
         help,
         labelNames: ['queue'],
         registers,
@@ -110,23 +112,6 @@ export class ServiceMetrics {
         for (const queue of queues ?? []) for (const state of SCHEDULE_STATES) this.set({ queue: queue.name, state }, queue.schedules[state]);
       },
     });
-    // Running totals kept in Redis by the scripts (queue.counters()), like the job totals.
-    for (const [suffix, field, help] of [
-      ['runs', 'ticks', "Jobs created by the queue's schedules, one per tick"],
-      ['skipped', 'ticksSkipped', "Schedule ticks skipped by overlap 'skip' (the previous run was still active)"],
-    ] as const) {
-      new Counter({
-        name: `sandglass_schedule_${suffix}_total`,
-        help,
-        labelNames: ['queue'],
-        registers,
-        async collect() {
-          const queues = await snapshot();
-          this.reset();
-          for (const queue of queues ?? []) this.inc({ queue: queue.name }, queue.counters[field]);
-        },
-      });
-    }
     new Gauge({
       name: 'sandglass_redis_up',
       help: '1 when Redis answered this scrape; 0 when it did not (the queue metrics are then left out)',

@@ -5,7 +5,7 @@
  * `PartitionStore` (Redis + Lua) is the implementation.
  */
 import type { StoredJob } from './record.js';
-import type { StoredSchedule } from './schedule-record.js';
+import type { StoredDefinition, StoredSchedule } from './schedule-record.js';
 import type { CancelResult, JobState, RescheduleResult } from '../types.js';
 import type { Due } from '../validate.js';
 
@@ -111,23 +111,17 @@ export interface DueHistogram {
 
 /** A change of one schedule, applied atomically with the tick jobs it creates or removes (scheduleWrite.lua). */
 export type ScheduleWrite =
-  | {
+  | (StoredDefinition & {
       readonly op: 'put';
       readonly key: string;
       /** The generation read, null when the schedule did not exist. */
       readonly gen: number | null;
-      readonly hash: string;
-      readonly maxAttempts: string;
-      readonly backoff: string;
-      readonly limit: number | undefined;
-      readonly payloadJson: string;
-      readonly specJson: string;
       readonly overlapSkip: boolean;
       /** The first tick's entry; null when the schedule has no tick at all. */
       readonly first: string | null;
       readonly ticks: readonly string[];
       readonly complete: boolean;
-    }
+    })
   | {
       readonly op: 'advance';
       readonly key: string;

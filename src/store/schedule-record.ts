@@ -5,8 +5,21 @@ import { partitionOf } from './partitions.js';
 /** Where the last started tick's job is (lua/lib.lua lastRunState); '' when no tick started yet. */
 export type LastRunState = '' | 'active' | 'waiting' | 'dead' | 'done';
 
+/** A schedule's definition as stored: what its tick jobs are made of, and the spec (JSON) ticks are computed from. */
+export interface StoredDefinition {
+  /** scheduleDefinitionHash of the definition. */
+  readonly hash: string;
+  /** Of each tick's job: '' for the worker's default. */
+  readonly maxAttempts: string;
+  /** Of each tick's job, `backoff.ts` encoding; '' for the worker's default. */
+  readonly backoff: string;
+  readonly limit: number | undefined;
+  readonly payloadJson: string;
+  readonly specJson: string;
+}
+
 /** A schedule record, decoded. Entries are "<tickAt>[~<n>]": a tick's job id is "<key>@<entry>". */
-export interface StoredSchedule {
+export interface StoredSchedule extends StoredDefinition {
   readonly key: string;
   /** Bumped by every change of the definition or of paused (compare-and-set). */
   readonly gen: number;
@@ -27,13 +40,6 @@ export interface StoredSchedule {
   /** The last tick whose job started. */
   readonly last: { readonly tickAt: number; readonly id: string } | null;
   readonly lastRunState: LastRunState;
-  /** scheduleDefinitionHash of the definition. */
-  readonly hash: string;
-  readonly maxAttempts: string;
-  readonly backoff: string;
-  readonly limit: number | undefined;
-  readonly payloadJson: string;
-  readonly specJson: string;
 }
 
 const RECORD = /^(\d+),(\d+),(\d+),([a-z]*)\n([^\n]*)\n([^\n]*)\n([^\n]*)\n([0-9a-f]*),(\d*),([^,\n]*),(\d*)\n([^\n]*)\n([\s\S]*)$/;

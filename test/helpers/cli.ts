@@ -1,0 +1,29 @@
+// The sandglass CLI run as a user runs it: a child process (`node --import tsx src/cli.ts`).
+import { spawn } from 'node:child_process';
+
+/** The CLI's entry point, run with `node --import tsx` (for tests that spawn it themselves, e.g. `serve`). */
+export const cliPath = new URL('../../src/cli.ts', import.meta.url).pathname;
+
+/** What one CLI run printed and how it exited. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** Wall-clock time of the run, ms. */
+  ms: number;
+}
+
+/** Runs the CLI with `--redis <redisUrl>` and `args`; stdin gets `input` (or nothing) and is closed. */
+export function runCli(redisUrl: string, args: readonly string[], input = ''): Promise<CliRun> {
+  const startedAt = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', cliPath, '--redis', redisUrl, ...args], { stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', chunk => (stdout += String(chunk)));
+    child.stderr.on('data', chunk => (stderr += String(chunk)));
+    child.on('error', reject);
+    child.on('close', code => resolve({ code: code ?? -1, stdout, stderr, ms: Date.now() - startedAt }));
+    child.stdin.end(input);
+  });
+}
