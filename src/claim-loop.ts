@@ -30,6 +30,8 @@ export interface ClaimSource {
    */
   unanswered: { claimId: string; firstSentAt: number } | undefined;
   errorDelayMs: number;
+  /** Whether idle claims should ask about the partition's schedules: until a claim says it has none. */
+  askSchedules: boolean;
 }
 
 /** What the loop claims for: the owner of the capacity and of the jobs. */
@@ -244,7 +246,7 @@ export class ClaimLoop {
       // Hand the last answered claim's memo over for deletion, once (if this call fails, it expires).
       const answeredClaimId = source.answeredClaimId;
       source.answeredClaimId = undefined;
-      result = await source.store.claim(limit, leaseMs, REAP_LIMIT, maxAttempts, { claimId, answeredClaimId });
+      result = await source.store.claim(limit, leaseMs, REAP_LIMIT, maxAttempts, { claimId, answeredClaimId }, source.askSchedules);
     } catch (error) {
       this.#host.reportError(error);
       source.unanswered = { claimId, firstSentAt: leaseFrom };
@@ -269,6 +271,7 @@ export class ClaimLoop {
     // Only a claim that took jobs left a memo to delete.
     if (result.jobs.length > 0) source.answeredClaimId = claimId;
     source.errorDelayMs = 0;
+    if (result.scheduled !== undefined) source.askSchedules = result.scheduled;
     if (result.tend.length > 0) tendInBackground(source, result.tend, error => this.#host.reportError(error));
     source.lastFull = result.jobs.length === limit;
     if (source.lastFull && limit === this.#claimSize) this.#claimSize = Math.min(this.#perClaim, 2 * limit);
@@ -325,5 +328,5 @@ export class ClaimLoop {
 }
 
 function newSource(queue: string, store: PartitionStore, count: number): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0 };
+  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true };
 }

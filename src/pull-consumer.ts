@@ -38,6 +38,8 @@ export class PullConsumer<T = unknown> {
   #cursor = 0;
   /** Per partition, the last claim whose reply arrived: its resend memo can go. */
   readonly #answered = new Map<PartitionStore, string>();
+  /** Partitions a claim said have no schedules: their idle claims need not ask (lua/claim.lua ARGV[7]). */
+  readonly #withoutSchedules = new Set<PartitionStore>();
   readonly #maxAttempts: number;
   readonly #backoff: BackoffOption;
   readonly #logger: Logger;
@@ -161,7 +163,9 @@ export class PullConsumer<T = unknown> {
       const claimId = newClaimId();
       const answeredClaimId = this.#answered.get(store);
       this.#answered.delete(store);
-      const result = await store.claim(max, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId });
+      const result = await store.claim(max, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId }, !this.#withoutSchedules.has(store));
+      if (result.scheduled === false) this.#withoutSchedules.add(store);
+      else if (result.scheduled === true) this.#withoutSchedules.delete(store);
       if (result.tend.length > 0) tendInBackground({ store, count: stores.length }, result.tend, error => this.#logger.error(`sandglass: creating the next tick of a schedule of ${this.queue} failed (a later claim or upsert retries): ${(error as Error).message}`));
       if (result.jobs.length > 0) this.#answered.set(store, claimId);
       if (result.jobs.length > 0) return result;

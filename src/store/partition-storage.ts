@@ -56,6 +56,8 @@ export interface ClaimResult {
   readonly jobs: StoredJob[];
   /** Keys of schedules whose next tick the caller should create or whose tick list it should refill (lua/lib.lua, "Schedules"). */
   readonly tend: string[];
+  /** Whether the partition has schedules; undefined when the call did not read it (an idle one not asked). */
+  readonly scheduled: boolean | undefined;
 }
 
 /** One job and its state at the moment it was read. */
@@ -148,8 +150,19 @@ export interface ScheduleWriteResult {
 export interface PartitionStorage {
   /** Adds jobs; with `replication`, waits for that many replicas to confirm the write. */
   add(jobs: readonly EncodedJob[], ifExists: 'keep' | 'replace', replication?: { replicas: number; timeoutMs: number }): Promise<AddOutcome>;
-  /** Reaps expired leases, then claims up to `limit` due jobs. Safe to resend under the same `claimId`. */
-  claim(limit: number, leaseMs: number, reapLimit: number, defaultMaxAttempts: number, ids: { claimId: string; answeredClaimId: string | undefined }): Promise<ClaimResult>;
+  /**
+   * Reaps expired leases, then claims up to `limit` due jobs. Safe to resend under the same
+   * `claimId`. `askSchedules`: an idle call also reports the partition's schedules (`scheduled`,
+   * stalled ones in `tend`); a call that finds work always does. Callers ask until told there are none.
+   */
+  claim(
+    limit: number,
+    leaseMs: number,
+    reapLimit: number,
+    defaultMaxAttempts: number,
+    ids: { claimId: string; answeredClaimId: string | undefined },
+    askSchedules?: boolean,
+  ): Promise<ClaimResult>;
   /** Completes jobs; the positions refused as stale (another lease) and as not found. */
   ack(leases: readonly LeaseRef[]): Promise<{ stale: number[]; notFound: number[] }>;
   /** Schedules retries or dead-letters; the positions refused. */

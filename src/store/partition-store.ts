@@ -102,25 +102,21 @@ export class PartitionStore implements PartitionStorage {
     reapLimit: number,
     defaultMaxAttempts: number,
     ids: { claimId: string; answeredClaimId: string | undefined },
+    askSchedules = true,
   ): Promise<ClaimResult> {
     const memoKey = claimMemoKey(this.prefix, this.queue, this.partition, ids.claimId);
     // The memo of a claim whose reply already arrived is no longer needed: drop it now.
     const answeredKey = claimMemoKey(this.prefix, this.queue, this.partition, ids.answeredClaimId ?? '-');
     const forget = ids.answeredClaimId === undefined ? '0' : '1';
-    const reply = (await runScript(this.redis, 'claim', this.keys, [limit, leaseMs, reapLimit, defaultMaxAttempts, forget], [memoKey, answeredKey])) as [
-      number,
-      number,
-      number,
-      string,
-      string,
-      ...string[],
-    ];
+    const args = [limit, leaseMs, reapLimit, defaultMaxAttempts, forget, askSchedules ? '1' : '0'];
+    const reply = (await runScript(this.redis, 'claim', this.keys, args, [memoKey, answeredKey])) as [number, number, number, string, string, ...(string | number)[]];
     // A fresh claim's tokens run on from the first; the answer to a resend lists them (claim.lua).
     // firstToken 0: no job, or the answer to a resend (its tokens follow; it names no schedules).
     const resent = reply[2] === 0 && reply[3] !== '';
     const jobs = decodeClaimed(reply[3], reply[4], reply[2], resent ? (reply.slice(5) as string[]) : undefined);
-    const tend = resent || !reply[5] ? NO_KEYS : reply[5].split('\n');
-    return { now: reply[0], nextAt: reply[1], jobs, tend };
+    const tend = resent || !reply[5] ? NO_KEYS : (reply[5] as string).split('\n');
+    const scheduled = resent || reply[6] === -1 ? undefined : reply[6] === 1;
+    return { now: reply[0], nextAt: reply[1], jobs, tend, scheduled };
   }
 
   /**

@@ -15,8 +15,10 @@
   KEYS[15] answered           STRING   the memo of the caller's previous claim, whose reply arrived
   ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[15] (that claim took jobs, so it left a memo);
                                        one memo per caller lives, not one per call
+  ARGV[7] askSchedules        '1'|'0'  '1': an idle call also reads whether the partition has schedules
+                                       and which are stalled (a call that finds work always does)
 
-  Returns: { now, nextAt, firstToken, dueList, records, tend } or, answering a resend,
+  Returns: { now, nextAt, firstToken, dueList, records, tend, scheduled } or, answering a resend,
            { now, nextAt, 0, dueList, records, token1, token2, ... }
     now         the server time (ms) the call used
     nextAt      when the caller should call again: `now` when more may be due at once, the earliest
@@ -42,9 +44,9 @@ local forgetAnswered = ARGV[6] == '1'
 local now, nowDigits = nowMsWithDigits()
 if forgetAnswered then rcall('DEL', answeredKey) end
 
--- An idle call (nothing due, no lease run out) reads the time, the heads of `active`, the wheel
--- and `due`, and `meta` `stalled` (schedules), and returns: five commands for a sleeping worker (one
--- call every safetyIntervalMs).
+-- An idle call (nothing due, no lease run out) reads the time and the heads of `active`, the wheel
+-- and `due`, and returns: four commands for a sleeping worker (one call every safetyIntervalMs),
+-- five when the caller asks about schedules (ARGV[7]).
 local function head(key)
   local entry = rcall('ZRANGE', key, '0', '0', 'WITHSCORES')
   if entry[2] == nil then return nil end
@@ -91,13 +93,18 @@ local mayReap = leaseHead ~= nil and leaseHead <= now
 -- last, to drop the bucket whose time is over, also when nothing is acked any more (after a burst
 -- of completions, the bucket goes with the next claim that finds work, freed in the background; a
 -- quiet queue's bucket expires by itself half a period later, ack.lua).
-local paused, scheduled = false, false
+-- With it, whether the partition has schedules (only then are claimed records looked at for ticks)
+-- and its stalled ones; an idle call reads those only when the caller asks (ARGV[7]), so that a
+-- sleeping worker of a queue without schedules stays at four commands.
+local paused, scheduled, stalled, known = false, false, false, false
 if mayClaim or mayReap then
-  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled')
+  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled')
   paused = meta[1] == '1'
   if meta[2] then rotateDone(now, meta[2]) end
-  -- Whether this partition has schedules: only then are claimed records looked at for ticks.
-  scheduled = meta[3] and meta[3] ~= '0'
+  scheduled, stalled, known = meta[3] and meta[3] ~= '0', meta[4], true
+elseif ARGV[7] == '1' then
+  local meta = rcall('HMGET', metaKey, 'scheduled', 'stalled')
+  scheduled, stalled, known = meta[1] and meta[1] ~= '0', meta[2], true
 end
 
 -- 1. Reap. A lease that ran out belongs to a worker that died or froze. The job goes back at its
@@ -161,7 +168,7 @@ end
 -- deadlines into `active` (one ZADD), and the reply joins what ZRANGEBYSCORE and HMGET answered.
 -- Per job, Lua only stores table entries and builds the lease string: no number is formatted
 -- (formatting a 13-digit number costs more than any of the commands per job).
-local out = { now, -1, 0, '', '', '' }
+local out = { now, -1, 0, '', '', '', -1 }
 local claimed = 0
 -- Whether `due` changed since dueHead was read (its head then has to be read again below).
 local dueTaken = false
@@ -247,10 +254,10 @@ if mayClaim and not paused then
   end
 end
 
--- Schedules that need a client: those named by claimTicks (few tick times left), and every stalled
--- one of the partition (lib.lua scheduleStall), at every claim until one tends it.
-local stalled = rcall('HGET', metaKey, 'stalled')
+-- Schedules that need a client: those claimTicks named (stalled now, or few tick times left), and
+-- every stalled one of the partition (lib.lua scheduleStall), until one tends it.
 if stalled then out[6] = out[6] == '' and stalled or out[6] .. '\n' .. stalled end
+out[7] = known and (scheduled and 1 or 0) or -1
 
 -- 3. When to come back. A full batch means more may be due right now.
 if claimed > 0 and claimed == limit then

@@ -637,9 +637,10 @@ local function scheduleSet(s, flag, on)
 end
 
 -- Marks schedule `key` stalled or not. The keys of a partition's stalled schedules are also kept in
--- `meta` field `stalled` ("k1\nk2"), which every claim reports (claim.lua): a stall outlives a lost
--- claim reply, a process killed before it tended the schedule, or a failed tend, until some
--- process tends it. Written only when a schedule's state changes (rare).
+-- `meta` field `stalled` ("k1\nk2"), which claims report (claim.lua: every claim that finds work,
+-- and idle ones of callers that know the partition has schedules): a stall outlives a lost claim
+-- reply, a process killed before it tended the schedule, or a failed tend, until some process
+-- tends it. Written only when a schedule's state changes (rare).
 local function scheduleStall(key, s, on)
   if scheduleHas(s, 's') == on then return end
   scheduleSet(s, 's', on)
@@ -708,7 +709,7 @@ end
 
 -- The head tick's job was claimed: create the next tick from the precomputed list, if its time is
 -- still to come; else mark the schedule stalled (a client applies catchUp: scheduleStall).
--- Returns whether a client should refill its list of tick times.
+-- Returns whether a client should look at the schedule: it stalled, or few tick times are left.
 local function advanceSchedule(key, s, now)
   local entry, rest = string.match(s.ticks, '^([^,]+),?(.*)$')
   if entry == '$' or scheduleFull(s) then
@@ -717,7 +718,7 @@ local function advanceSchedule(key, s, now)
   end
   if entry == nil or entryTick(entry) <= now then
     scheduleStall(key, s, true)
-    return false
+    return true
   end
   createTick(key, s, entry, now)
   s.head, s.ticks, s.runs = entry, rest, s.runs + 1
