@@ -86,6 +86,25 @@ describe('Worker weights', () => {
     assertShare(shareOf(order, first), 6 / 7, first);
   });
 
+  it('counts handler calls in batch mode: 6:1 of the first 140 batches', async () => {
+    const urgent = uniqueQueue('urgent');
+    const bulk = uniqueQueue('bulk');
+    await fill(queue(urgent), 2_000, 'a');
+    await fill(queue(bulk), 2_000, 'b');
+    const calls: string[] = [];
+    let mixed = 0;
+    const enough = gate();
+    const worker = new Worker([urgent, bulk], (jobs: Job<unknown>[]) => {
+      if (jobs.some(job => job.queue !== (jobs[0] as Job<unknown>).queue)) mixed += 1;
+      calls.push((jobs[0] as Job<unknown>).queue);
+      if (calls.length === 140) enough.open();
+    }, { connection: redis.url, concurrency: 4, batch: { size: 5 }, weights: { [urgent]: 6, [bulk]: 1 } });
+    await enough.wait;
+    await worker.close();
+    assertShare(shareOf(calls.slice(0, 140), urgent), 6 / 7, urgent);
+    assert.equal(mixed, 0, 'a batch holds the jobs of one queue');
+  });
+
   it('starves no queue: a weight-1 queue against weight 50 gets its share, spread out', async () => {
     const { order, second } = await startsUnderWeights([50, 1], { starts: 1_020 });
     const at = order.flatMap((name, index) => (name === second ? [index] : []));
