@@ -4,9 +4,6 @@
  * queue each claim goes to; it never looks at Redis.
  */
 
-/** The heaviest weight: beyond 1000:1 a share is too small to matter, and strict order says it better. */
-export const MAX_WEIGHT = 1_000;
-
 /** The resolved `weights` (one per queue, in the order of the worker's queue list) or `strictPriority`. */
 export type QueuePriority = { readonly weights: readonly number[] } | { readonly strict: true };
 

@@ -1,5 +1,5 @@
 import { ValidationError } from './errors.js';
-import { MAX_WEIGHT, type QueuePriority } from './queue-priority.js';
+import type { QueuePriority } from './queue-priority.js';
 import { resolveRetryOptions, resolveSharedOptions } from './role-options.js';
 import type { BackoffFunction, BackoffOption, ConnectionOption, Logger } from './types.js';
 import { assertInteger, assertOptions, assertQueueName, describe } from './validate.js';
@@ -84,6 +84,8 @@ export interface WorkerOptions {
 }
 
 const KNOWN = ['connection', 'prefix', 'concurrency', 'leaseMs', 'maxAttempts', 'backoff', 'partitions', 'batch', 'prefetch', 'weights', 'strictPriority', 'closeTimeoutMs', 'safetyIntervalMs', 'logger', 'clock'];
+/** The heaviest queue weight: beyond 1000:1 a share is too small to matter, and strict order says it better. */
+const MAX_WEIGHT = 1_000;
 /** The longest timer Node keeps: a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 
