@@ -20,6 +20,8 @@ export interface ClaimSource {
   heardAt: number;
   /** Claims of this partition in flight. */
   inFlight: number;
+  /** Claims of this partition in flight for longer than CLAIM_PATIENCE_MS (its node slow or away). */
+  waitedOut: number;
   /** Whether the last claim came back with all it asked for (more is likely due). */
   lastFull: boolean;
   /** The last claim whose reply arrived: its resend memo can go. */
@@ -250,7 +252,8 @@ export class ClaimLoop {
    * partition. A queue counts as due until a claim of it comes back with less than it asked for, so
    * a lower queue is claimed from only once every queue before it had nothing more due; a wake-up
    * of a higher queue takes over at the next claim. While the due queue's claims are in flight,
-   * nothing else is claimed: their replies pump again.
+   * nothing else is claimed: their replies pump again (a claim that hangs past CLAIM_PATIENCE_MS
+   * stops holding the later queues back, see #isDue).
    */
   #serveInOrder(now: number): void {
     for (const group of this.#groups) {
@@ -263,10 +266,9 @@ export class ClaimLoop {
   /**
    * `weights`: rounds of one claim's worth (in handler calls), split between the queues that have
    * due work by weight (splitRound), one claim per queue and round. A queue with nothing due is left
-   * out, so its share goes to the others. A queue whose share cannot be sent now (its partitions'
-   * claims are in flight) keeps it for the next round, and the others get no more than theirs
-   * meanwhile: the shares hold at handler start, with batches and prefetch, at the cost of leaving
-   * that share of the room free for a round trip.
+   * out, so its share goes to the others. A round is sent whole or not at all: while a queue with a
+   * share in it has all its due partitions' claims in flight, the round waits for their replies
+   * (one round trip), so that no queue runs ahead of the others in the order jobs start.
    */
   #shareByWeight(now: number): void {
     const unit = this.#options.batchSize;
@@ -276,23 +278,33 @@ export class ClaimLoop {
       if (!this.#claimable(free)) return;
       for (const group of groups) group.due = this.#isDue(group, now);
       if (!splitRound(groups, Math.max(1, Math.floor(Math.min(free, this.#claimSize) / unit)))) return;
-      let sent = false;
+      for (const group of groups) if (group.share > 0 && !this.#hasClaimable(group, now)) return;
       for (const group of groups) {
         if (group.share === 0) continue;
-        const source = this.#nextClaimable(group, now);
+        const source = this.#nextClaimable(group, now) as ClaimSource;
         const limit = Math.min(this.#freeJobs(), group.share * unit);
-        if (source === undefined || limit <= 0) continue;
+        if (limit <= 0) break;
         group.pass += limit / unit / group.weight;
         void this.#claim(source, limit, group);
-        sent = true;
       }
-      if (!sent) return;
     }
   }
 
-  /** Whether any partition of the group is due (a claim of it may be in flight). */
+  /**
+   * Whether any partition of the group is due (a claim of it may be in flight). A partition whose
+   * claim has hung past CLAIM_PATIENCE_MS (its node slow or away) does not count: it must not hold
+   * the other queues back until the call times out.
+   */
   #isDue(group: QueueGroup, now: number): boolean {
-    for (let i = group.start; i < group.end; i++) if ((this.sources[i] as ClaimSource).nextAt <= now) return true;
+    for (let i = group.start; i < group.end; i++) {
+      const source = this.sources[i] as ClaimSource;
+      if (source.nextAt <= now && source.waitedOut === 0) return true;
+    }
+    return false;
+  }
+
+  #hasClaimable(group: QueueGroup, now: number): boolean {
+    for (let i = group.start; i < group.end; i++) if (canClaim(this.sources[i] as ClaimSource, now)) return true;
     return false;
   }
 
@@ -329,8 +341,11 @@ export class ClaimLoop {
       this.#reservingClaims += 1;
       this.#reservedJobs += limit;
     }
+    let waitedOut = false;
     const patience = setTimeout(() => {
       this.#unreserve(slot);
+      waitedOut = true;
+      source.waitedOut += 1;
       this.pump();
     }, CLAIM_PATIENCE_MS);
     let result;
@@ -352,6 +367,7 @@ export class ClaimLoop {
     } finally {
       clearTimeout(patience);
       source.inFlight -= 1;
+      if (waitedOut) source.waitedOut -= 1;
     }
     this.#unreserve(slot);
     if (!result) {
@@ -433,5 +449,5 @@ export class ClaimLoop {
 }
 
 function newSource(queue: string, store: PartitionStore, count: number): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true };
+  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true };
 }

@@ -12,12 +12,17 @@ export interface PartitionState {
   /** When to claim from the partition next, server ms: at or before now while it has due work. */
   nextAt: number;
   inFlight: number;
+  /** Claims in flight past the claim loop's patience (the partition's node slow or away). */
+  waitedOut: number;
   lastFull: boolean;
 }
 
-/** Whether a claim may be sent to the partition now: it is due, and has no claim in flight (two while its claims come back full). */
+/**
+ * Whether a claim may be sent to the partition now: it is due, has no claim in flight (two while its
+ * claims come back full) and none that hung.
+ */
 export function canClaim(source: PartitionState, now: number): boolean {
-  return source.nextAt <= now && source.inFlight < (source.lastFull ? 2 : 1);
+  return source.nextAt <= now && source.waitedOut === 0 && source.inFlight < (source.lastFull ? 2 : 1);
 }
 
 /**
@@ -58,8 +63,8 @@ export function newGroup(start: number, end: number, weight: number): QueueGroup
  * weight, into whole `share`s that add up to `units`, and returns false when no group is due.
  *
  * Water-filling of the passes: the due queues' passes are raised to one level, the lowest first, so
- * a queue whose share of an earlier round could not be sent (its claim was still in flight) gets it
- * back in this one, and the fractions a round rounds away are carried in the passes. A queue that
+ * a queue that got less than its share of an earlier round (it could not be sent) gets it back in
+ * this one, and the fractions a round rounds away are carried in the passes. A queue that
  * had nothing due rejoins at the level of the others (all that wake together start level): an idle
  * queue banks no share, so it cannot crowd the others out with a burst when it wakes.
  */
