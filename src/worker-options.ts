@@ -50,8 +50,9 @@ export interface WorkerOptions {
   /**
    * How the claims are shared between this worker's queues while several have due jobs: in
    * proportion to the weights, counted in handler starts (`{ urgent: 6, bulk: 1 }`: 6 of every 7
-   * starts are `urgent`'s while both have due work). A queue with nothing due leaves its share to
-   * the others, so no queue starves and no handler slot idles for the weights. Integers from 1 to
+   * starts are `urgent`'s while both have due work, over any stretch of a few claims; a claim takes
+   * up to `(concurrency + prefetch) / 2` jobs). Every queue with due work gets its share, however
+   * small its weight; a queue with nothing due leaves its share to the others. Integers from 1 to
    * 1000, by queue name; a queue not named has weight 1. Not with `strictPriority`.
    * Default: the queues' partitions take turns, one claim each.
    * @example new Worker(['urgent', 'bulk'], handler, { connection, weights: { urgent: 6 } })
