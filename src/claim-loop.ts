@@ -1,6 +1,7 @@
 import type { ConnectionLease } from './connection.js';
 import { ConflictError } from './errors.js';
 import { newClaimId } from './ids.js';
+import { canClaim, newGroup, splitRound, type QueueGroup, type QueuePriority } from './queue-priority.js';
 import type { PartitionStore } from './store/partition-store.js';
 import { QueuePartitions } from './store/partitions.js';
 import { tendInBackground } from './schedules.js';
@@ -19,6 +20,8 @@ export interface ClaimSource {
   heardAt: number;
   /** Claims of this partition in flight. */
   inFlight: number;
+  /** Claims of this partition in flight for longer than CLAIM_PATIENCE_MS (its node slow or away). */
+  waitedOut: number;
   /** Whether the last claim came back with all it asked for (more is likely due). */
   lastFull: boolean;
   /** The last claim whose reply arrived: its resend memo can go. */
@@ -54,6 +57,8 @@ export interface ClaimLoopOptions {
   readonly maxAttempts: number;
   readonly safetyIntervalMs: number;
   readonly clock: () => number;
+  /** How claims are shared between the queues (see QueuePriority); without it, partitions take turns. */
+  readonly priority?: QueuePriority | undefined;
 }
 
 /** A claim in flight and the capacity it holds for the jobs it may bring. */
@@ -98,8 +103,16 @@ export class ClaimLoop {
    */
   #claimSize: number;
   readonly #unlisteners: Promise<() => Promise<void>>[] = [];
+  /** Each queue's partitions and share, in the order of the worker's queue list (under priorities only). */
+  readonly #groups: QueueGroup[] = [];
+  /** All partitions, taking turns: the loop without priorities. */
+  #all: QueueGroup = newGroup(0, 0, 1);
+  /**
+   * Claims that may hold capacity at once. Under weights a round is one claim per queue, so each
+   * queue gets two: Redis prepares the next round while this process runs the last.
+   */
+  readonly #maxReserving: number;
   #offsetMs = 0;
-  #cursor = 0;
   /** Claims in flight that still hold capacity (see ClaimSlot). */
   #reservingClaims = 0;
   /** Jobs that in-flight claims may bring: counted as taken so that claims never exceed capacity. */
@@ -116,6 +129,8 @@ export class ClaimLoop {
     const { capacity, batchSize } = options;
     this.#perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil(capacity / MAX_RESERVING_CLAIMS)));
     this.#claimSize = Math.min(this.#perClaim, Math.max(batchSize, FIRST_CLAIM));
+    const weights = options.priority !== undefined && 'weights' in options.priority ? options.priority.weights : undefined;
+    this.#maxReserving = MAX_RESERVING_CLAIMS * (weights?.length ?? 1);
   }
 
   /**
@@ -123,7 +138,9 @@ export class ClaimLoop {
    * channels, then looks at all of them: a job added before the subscription woke nobody.
    */
   async start(names: readonly string[], prefix: string, partitions: number | undefined): Promise<void> {
-    for (const queue of names) {
+    const { priority } = this.#options;
+    for (const [index, queue] of names.entries()) {
+      const start = this.sources.length;
       const layout = new QueuePartitions(this.#connection.client, prefix, queue, partitions);
       for (let delayMs = 100; ; delayMs = Math.min(5_000, delayMs * 2)) {
         if (this.#stopped) return;
@@ -137,7 +154,9 @@ export class ClaimLoop {
           await new Promise(resolve => setTimeout(resolve, delayMs));
         }
       }
+      if (priority) this.#groups.push(newGroup(start, this.sources.length, 'weights' in priority ? (priority.weights[index] ?? 1) : 1));
     }
+    this.#all = newGroup(0, this.sources.length, 1);
     for (const source of this.sources) {
       this.#unlisteners.push(this.#connection.waker.listen(source.store.keys.wakeChannel, dueAt => this.#onWake(source, dueAt)));
     }
@@ -196,17 +215,29 @@ export class ClaimLoop {
    */
   pump(): void {
     if (this.#stopped) return;
-    const count = this.sources.length;
-    if (count === 0) return; // still learning the partitions
+    if (this.sources.length === 0) return; // still learning the partitions
     const now = this.serverNow();
+    const { priority } = this.#options;
+    if (priority === undefined) this.#takeTurns(this.#all, now);
+    else if ('weights' in priority) this.#shareByWeight(now);
+    else this.#serveInOrder(now);
+    this.#armTimer();
+  }
+
+  /**
+   * Claims from the group's partitions in turn while there is room worth a claim, one claim's worth
+   * each. Each round starts at the next partition, so that one busy partition cannot starve the others.
+   */
+  #takeTurns(group: QueueGroup, now: number): void {
+    const { start } = group;
+    const count = group.end - start;
     const perClaim = this.#claimSize;
     let sent = true;
     while (sent && this.#reservingClaims < MAX_RESERVING_CLAIMS) {
       sent = false;
-      // Start each round at the next partition, so that one busy queue cannot starve the others.
-      this.#cursor = (this.#cursor + 1) % count;
+      group.cursor = (group.cursor + 1) % count;
       for (let k = 0; k < count && this.#reservingClaims < MAX_RESERVING_CLAIMS; k++) {
-        const source = this.sources[(this.#cursor + k) % count] as ClaimSource;
+        const source = this.sources[start + ((group.cursor + k) % count)] as ClaimSource;
         const free = this.#freeJobs();
         if (!this.#claimable(free)) break;
         if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1)) continue;
@@ -214,10 +245,83 @@ export class ClaimLoop {
         sent = true;
       }
     }
-    this.#armTimer();
   }
 
-  async #claim(source: ClaimSource, limit: number): Promise<void> {
+  /**
+   * `strictPriority`: claims only from the first queue (in the worker's order) that has a due
+   * partition. A queue counts as due until a claim of it comes back with less than it asked for, so
+   * a lower queue is claimed from only once every queue before it had nothing more due; a wake-up
+   * of a higher queue takes over at the next claim. While the due queue's claims are in flight,
+   * nothing else is claimed: their replies pump again (a claim that hangs past CLAIM_PATIENCE_MS
+   * stops holding the later queues back, see #isDue).
+   */
+  #serveInOrder(now: number): void {
+    for (const group of this.#groups) {
+      if (!this.#isDue(group, now)) continue;
+      this.#takeTurns(group, now);
+      return;
+    }
+  }
+
+  /**
+   * `weights`: rounds of one claim's worth (in handler calls), split between the queues that have
+   * due work by weight (splitRound), one claim per queue and round. A queue with nothing due is left
+   * out, so its share goes to the others. A round is sent whole or not at all: while a queue with a
+   * share in it has all its due partitions' claims in flight, the round waits for their replies
+   * (one round trip), so that no queue runs ahead of the others in the order jobs start.
+   */
+  #shareByWeight(now: number): void {
+    const unit = this.#options.batchSize;
+    const groups = this.#groups;
+    while (this.#reservingClaims < this.#maxReserving) {
+      const free = this.#freeJobs();
+      if (!this.#claimable(free)) return;
+      for (const group of groups) group.due = this.#isDue(group, now);
+      if (!splitRound(groups, Math.max(1, Math.floor(Math.min(free, this.#claimSize) / unit)))) return;
+      for (const group of groups) if (group.share > 0 && !this.#hasClaimable(group, now)) return;
+      for (const group of groups) {
+        if (group.share === 0) continue;
+        const source = this.#nextClaimable(group, now) as ClaimSource;
+        const limit = Math.min(this.#freeJobs(), group.share * unit);
+        if (limit <= 0) break;
+        group.pass += limit / unit / group.weight;
+        void this.#claim(source, limit, group);
+      }
+    }
+  }
+
+  /**
+   * Whether any partition of the group is due (a claim of it may be in flight). A partition whose
+   * claim has hung past CLAIM_PATIENCE_MS (its node slow or away) does not count: it must not hold
+   * the other queues back until the call times out.
+   */
+  #isDue(group: QueueGroup, now: number): boolean {
+    for (let i = group.start; i < group.end; i++) {
+      const source = this.sources[i] as ClaimSource;
+      if (source.nextAt <= now && source.waitedOut === 0) return true;
+    }
+    return false;
+  }
+
+  #hasClaimable(group: QueueGroup, now: number): boolean {
+    for (let i = group.start; i < group.end; i++) if (canClaim(this.sources[i] as ClaimSource, now)) return true;
+    return false;
+  }
+
+  /** The group's next partition (in turn) that a claim may be sent to now. */
+  #nextClaimable(group: QueueGroup, now: number): ClaimSource | undefined {
+    const count = group.end - group.start;
+    for (let k = 1; k <= count; k++) {
+      const source = this.sources[group.start + ((group.cursor + k) % count)] as ClaimSource;
+      if (!canClaim(source, now)) continue;
+      group.cursor = (group.cursor + k) % count;
+      return source;
+    }
+    return undefined;
+  }
+
+  /** `group`: the share this claim was charged to (under weights), refunded for the jobs it does not bring. */
+  async #claim(source: ClaimSource, limit: number, group?: QueueGroup): Promise<void> {
     // A resend answers with what the first run took (if it ran) instead of claiming more, whatever
     // the order the two reach Redis in: jobs beyond the room there is now are handed back below.
     const resent = source.unanswered;
@@ -237,8 +341,11 @@ export class ClaimLoop {
       this.#reservingClaims += 1;
       this.#reservedJobs += limit;
     }
+    let waitedOut = false;
     const patience = setTimeout(() => {
       this.#unreserve(slot);
+      waitedOut = true;
+      source.waitedOut += 1;
       this.pump();
     }, CLAIM_PATIENCE_MS);
     let result;
@@ -256,9 +363,11 @@ export class ClaimLoop {
       source.errorDelayMs = Math.min(250, source.errorDelayMs === 0 ? 50 : source.errorDelayMs * 2);
       source.nextAt = Math.min(this.serverNow() + source.errorDelayMs, source.heardAt);
       source.lastFull = false;
+      if (group) group.pass -= limit / this.#options.batchSize / group.weight;
     } finally {
       clearTimeout(patience);
       source.inFlight -= 1;
+      if (waitedOut) source.waitedOut -= 1;
     }
     this.#unreserve(slot);
     if (!result) {
@@ -274,7 +383,9 @@ export class ClaimLoop {
     if (result.scheduled !== undefined) source.askSchedules = result.scheduled;
     if (result.tend.length > 0) tendInBackground(source, result.tend, error => this.#host.reportError(error));
     source.lastFull = result.jobs.length === limit;
-    if (source.lastFull && limit === this.#claimSize) this.#claimSize = Math.min(this.#perClaim, 2 * limit);
+    // Under weights a claim is a queue's share of a round of #claimSize.
+    if (source.lastFull && (limit === this.#claimSize || group)) this.#claimSize = Math.min(this.#perClaim, 2 * this.#claimSize);
+    else if (group) group.pass -= (limit - result.jobs.length) / this.#options.batchSize / group.weight;
     // The server's clock, seen from here: its `now` was read about halfway through the round trip.
     this.#offsetMs = result.now - (sentAt + receivedAt) / 2;
     const later = result.now + this.#options.safetyIntervalMs;
@@ -306,6 +417,11 @@ export class ClaimLoop {
     this.#reservedJobs -= slot.limit;
   }
 
+  #anyInFlight(): boolean {
+    for (const source of this.sources) if (source.inFlight > 0) return true;
+    return false;
+  }
+
   #armTimer(): void {
     if (this.#stopped) return;
     const now = this.serverNow();
@@ -313,7 +429,12 @@ export class ClaimLoop {
     // A partition with a claim in flight is looked at again when the reply arrives. Without room
     // worth a claim, the next finished job looks again: a timer for a partition already due would
     // fire every millisecond and find nothing to do until then.
-    if (this.#claimable(this.#freeJobs())) for (const source of this.sources) if (source.inFlight === 0) next = Math.min(next, source.nextAt);
+    // Under priorities, a due partition may be held back for another queue's claim in flight
+    // (weights, strictPriority): that claim's reply looks again, a timer would spin until then.
+    if (this.#claimable(this.#freeJobs())) {
+      const heldBackUntil = this.#options.priority !== undefined && this.#anyInFlight() ? now : Number.NEGATIVE_INFINITY;
+      for (const source of this.sources) if (source.inFlight === 0 && source.nextAt > heldBackUntil) next = Math.min(next, source.nextAt);
+    }
     const delayMs = Math.max(0, Math.ceil(next - now));
     const fireAt = this.#options.clock() + delayMs;
     // Called after every job: keep the armed timer when it fires at the same moment anyway.
@@ -328,5 +449,5 @@ export class ClaimLoop {
 }
 
 function newSource(queue: string, store: PartitionStore, count: number): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true };
+  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true };
 }

@@ -1,7 +1,8 @@
 import { ValidationError } from './errors.js';
+import type { QueuePriority } from './queue-priority.js';
 import { resolveRetryOptions, resolveSharedOptions } from './role-options.js';
 import type { BackoffFunction, BackoffOption, ConnectionOption, Logger } from './types.js';
-import { assertInteger, assertOptions, assertQueueName } from './validate.js';
+import { assertInteger, assertOptions, assertQueueName, describe } from './validate.js';
 
 /** Jobs one claim call takes at most: bounds the time a claim holds Redis. */
 export const MAX_CLAIM = 1_000;
@@ -46,6 +47,25 @@ export interface WorkerOptions {
    * @default concurrency
    */
   prefetch?: number;
+  /**
+   * How the claims are shared between this worker's queues while several have due jobs: in
+   * proportion to the weights, counted in handler starts (`{ urgent: 6, bulk: 1 }`: 6 of every 7
+   * starts are `urgent`'s while both have due work, over any stretch of a few claims; a claim takes
+   * up to `(concurrency + prefetch) / 2` jobs). Every queue with due work gets its share, however
+   * small its weight; a queue with nothing due leaves its share to the others. Integers from 1 to
+   * 1000, by queue name; a queue not named has weight 1. Not with `strictPriority`.
+   * Default: the queues' partitions take turns, one claim each.
+   * @example new Worker(['urgent', 'bulk'], handler, { connection, weights: { urgent: 6 } })
+   */
+  weights?: Record<string, number>;
+  /**
+   * Serve the queues in the order given: a queue's jobs are claimed only while every queue listed
+   * before it has nothing due, and a job falling due in an earlier queue is claimed before any more
+   * of the later ones. Jobs of a later queue already claimed (running, prefetched, or on their way
+   * from Redis) still run first: at most `concurrency + prefetch` handler calls' worth. Not with `weights`.
+   * @default false
+   */
+  strictPriority?: boolean;
   /** How long `close()` waits for running handlers before releasing their jobs. @default 10000 */
   closeTimeoutMs?: number;
   /**
@@ -64,7 +84,9 @@ export interface WorkerOptions {
   clock?: () => number;
 }
 
-const KNOWN = ['connection', 'prefix', 'concurrency', 'leaseMs', 'maxAttempts', 'backoff', 'partitions', 'batch', 'prefetch', 'closeTimeoutMs', 'safetyIntervalMs', 'logger', 'clock'];
+const KNOWN = ['connection', 'prefix', 'concurrency', 'leaseMs', 'maxAttempts', 'backoff', 'partitions', 'batch', 'prefetch', 'weights', 'strictPriority', 'closeTimeoutMs', 'safetyIntervalMs', 'logger', 'clock'];
+/** The heaviest queue weight: beyond 1000:1 a share is too small to matter, and strict order says it better. */
+const MAX_WEIGHT = 1_000;
 /** The longest timer Node keeps: a longer one fires at once. */
 const MAX_TIMER_MS = 2_147_483_647;
 
@@ -83,6 +105,8 @@ export interface ResolvedWorkerOptions {
   readonly partitions: number | undefined;
   readonly closeTimeoutMs: number;
   readonly safetyIntervalMs: number;
+  /** How claims are shared between the queues; undefined with one queue, or when neither option is given. */
+  readonly priority: QueuePriority | undefined;
   readonly logger: Logger;
   readonly clock: () => number;
 }
@@ -111,6 +135,7 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
   assertInteger('closeTimeoutMs', closeTimeoutMs, 0, MAX_TIMER_MS);
   const safetyIntervalMs = options.safetyIntervalMs ?? 5_000;
   assertInteger('safetyIntervalMs', safetyIntervalMs, 10, 3_600_000);
+  const priority = resolvePriority(names, options.weights, options.strictPriority);
   return {
     names,
     ...shared,
@@ -122,6 +147,35 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
     prefetch,
     closeTimeoutMs,
     safetyIntervalMs,
+    priority,
     clock: options.clock ?? Date.now,
   };
+}
+
+/**
+ * `weights` and `strictPriority`. A queue missing from `weights` gets weight 1 (so `{ urgent: 6 }`
+ * reads "six times any other"); a name that is not one of the worker's queues is refused, so a
+ * misspelled name cannot silently leave its queue at weight 1. With one queue both are accepted
+ * and mean nothing.
+ */
+function resolvePriority(names: readonly string[], weights: unknown, strictPriority: unknown): QueuePriority | undefined {
+  if (strictPriority !== undefined && typeof strictPriority !== 'boolean') {
+    throw new ValidationError(`Expected \`strictPriority\` to be true or false, got ${describe(strictPriority)}`);
+  }
+  if (weights === undefined) return strictPriority === true && names.length > 1 ? { strict: true } : undefined;
+  if (strictPriority === true) {
+    throw new ValidationError('Give either `weights` or `strictPriority: true`, not both: weights share the claims between the queues, strict priority serves a queue only when those before it have nothing due');
+  }
+  if (typeof weights !== 'object' || weights === null || Array.isArray(weights)) {
+    throw new ValidationError(`Expected \`weights\` to be an object of queue name -> integer weight, got ${describe(weights)}`);
+  }
+  for (const name of Object.keys(weights)) {
+    if (!names.includes(name)) throw new ValidationError(`\`weights\` names ${describe(name)}, which is not one of this worker's queues (${names.join(', ')})`);
+  }
+  const list = names.map(name => {
+    const weight: unknown = Object.hasOwn(weights, name) ? ((weights as Record<string, unknown>)[name] ?? 1) : 1;
+    assertInteger(`weights.${name}`, weight, 1, MAX_WEIGHT);
+    return weight;
+  });
+  return names.length > 1 ? { weights: list } : undefined;
 }

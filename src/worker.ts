@@ -117,6 +117,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       maxAttempts: this.#maxAttempts,
       safetyIntervalMs: resolved.safetyIntervalMs,
       clock: this.#clock,
+      priority: resolved.priority,
     });
     this.#ready = this.#loop.start(resolved.names, resolved.prefix, resolved.partitions);
     this.#ready.catch(() => undefined);
