@@ -135,11 +135,13 @@ export class Queue<T = unknown> {
     // Every chunk is written even when one holds a running job, so that the error can say truly
     // that the other jobs were written.
     const running: string[] = [];
+    const ticks: string[] = [];
     const writeChunk = async (store: PartitionStorage, chunk: readonly EncodedJob[]): Promise<void> => {
       const { statuses, acknowledged } = await store.add(chunk, ifExists, this.#waitForReplicas);
       if (acknowledged !== undefined) leastAcknowledged = Math.min(leastAcknowledged, acknowledged);
       statuses.forEach((status, i) => {
         if (status === 'running') running.push((chunk[i] as EncodedJob).id);
+        else if (status === 'tick') ticks.push((chunk[i] as EncodedJob).id);
       });
     };
     // A chunk's failure fails the call (as before, later chunks of its partition are not sent); every
@@ -162,10 +164,18 @@ export class Queue<T = unknown> {
       }),
     );
     await Promise.all(sent);
-    if (running.length > 0) {
-      const others = encoded.length > running.length ? '; the other jobs of the call were written' : '';
-      const which = running.length === 1 ? `Job ${running[0]} is running` : `${running.length} jobs are running (${running.slice(0, 3).join(', ')}${running.length > 3 ? ', ...' : ''})`;
-      throw new ConflictError(`${which} and cannot be replaced${others}`);
+    const refused = running.length + ticks.length;
+    if (refused > 0) {
+      const others = encoded.length > refused ? '; the other jobs of the call were written' : '';
+      const list = (ids: string[]) => `${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ', ...' : ''}`;
+      const reasons: string[] = [];
+      if (running.length === 1) reasons.push(`Job ${running[0]} is running and cannot be replaced`);
+      else if (running.length > 1) reasons.push(`${running.length} jobs are running and cannot be replaced (${list(running)})`);
+      if (ticks.length > 0) {
+        const which = ticks.length === 1 ? `Job ${ticks[0]} is` : `${ticks.length} jobs are (${list(ticks)})`;
+        reasons.push(`${which} a schedule's pending tick and cannot be replaced: change the schedule (queue.schedule) instead`);
+      }
+      throw new ConflictError(`${reasons.join('; ')}${others}`);
     }
     const ids = encoded.map(job => job.id);
     if (this.#waitForReplicas && leastAcknowledged < this.#waitForReplicas.replicas) {

@@ -254,4 +254,24 @@ describe('queue.schedule', () => {
     await sleep(300);
     assert.equal(starts.length, 1);
   });
+
+  it("re-adding a pending tick's id with ifExists 'replace' is refused and changes nothing; other jobs of the call are written", async () => {
+    const queue = newQueue();
+    const near = await queue.schedule('near', { every: '1h', startAt: Date.now() + 10_000 });
+    const far = await queue.schedule('far', { every: '1d', startAt: Date.now() + 5 * 86_400_000 }); // in the wheel
+    for (const info of [near, far]) {
+      const id = `${info.key}@${info.nextAt}`;
+      await assert.rejects(queue.add({ hijack: true }, { id, ifExists: 'replace' }), (error: Error) => {
+        assert.equal(error.name, 'ConflictError');
+        assert.match(error.message, new RegExp(`^Job ${id} is a schedule's pending tick and cannot be replaced: change the schedule`));
+        return true;
+      });
+      const job = (await queue.get(id))!;
+      assert.deepEqual([job.payload, job.schedule], [null, { key: info.key, tickAt: info.nextAt }]);
+      // A keep-add is the usual no-op.
+      assert.equal(await queue.add({ hijack: true }, { id }), id);
+    }
+    await assert.rejects(queue.addBulk([{ payload: 1, id: `near@${near.nextAt}` }, { payload: 2, id: 'plain' }], 'replace'), /the other jobs of the call were written/);
+    assert.equal((await queue.get('plain'))?.payload, 2);
+  });
 });

@@ -23,9 +23,10 @@ export interface EncodedJob {
 /**
  * Outcome of adding one job: written new, kept (one existed, `ifExists: 'keep'`), replaced, refused
  * because a worker holds it (not replaced), or refused because a job of that id completed moments
- * ago (within 60 to 90 s: a resent add after a lost reply must not run it twice, see add.lua).
+ * ago (within 60 to 90 s: a resent add after a lost reply must not run it twice, see add.lua), or
+ * refused because the job is a schedule's pending tick (a replace would stop the schedule).
  */
-export type AddStatus = 'added' | 'kept' | 'replaced' | 'running' | 'completed-recently';
+export type AddStatus = 'added' | 'kept' | 'replaced' | 'running' | 'completed-recently' | 'tick';
 
 export interface AddOutcome {
   /** Server time of the call, ms. */

@@ -27,7 +27,7 @@ export type { AddStatus, ClaimResult, EncodedJob, FailEntry, LeaseRef } from './
 const NO_KEYS: string[] = [];
 
 /** add.lua's status codes, by position. */
-const ADD_STATUSES: readonly AddStatus[] = ['kept', 'added', 'replaced', 'running', 'completed-recently'];
+const ADD_STATUSES: readonly AddStatus[] = ['kept', 'added', 'replaced', 'running', 'completed-recently', 'tick'];
 
 /**
  * A job as getJob.lua and listJobs.lua answer it, `score` being its score in the state's sorted set:

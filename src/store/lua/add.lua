@@ -16,6 +16,8 @@
     4 completed in the last 60 to 90 s (lib.lua), not added: a keep-add writes nothing (most
       likely it is the add that created the job, resent after a lost reply); a replace-add adds the
       job anew (status 1)
+    5 exists and is a schedule's tick (lib.lua, "Schedules"): a replace-add writes nothing (as a
+      plain job it would no longer start the schedule's next tick)
     An id in the wheel exists like any other waiting job; replacing it moves it where its new due
     time belongs.
   Errors: none. (A payload over the client's limit is refused before this script runs.)
@@ -31,12 +33,17 @@ if anyDone then rotateDone(now) end
 -- Which ids `jobs` holds and which completed lately (`done`), one HMGET per key and 1,000 ids (a
 -- call per id costs more than the look-up). An id written earlier in this call (it appears twice)
 -- is looked up in `jobs` again; `done` changes only here (a replace-add's HDEL), tracked in `done`.
-local stored, done, written = {}, {}, {}
+local stored, done, written, ticks = {}, {}, {}, {}
 for c = 3, #ARGV, 6000 do
   local ids = {}
   for i = c, math.min(c + 5999, #ARGV), 6 do ids[#ids + 1] = ARGV[i] end
   local recs = rcall('HMGET', jobsKey, unpack(ids))
-  for j = 1, #ids do if recs[j] then stored[ids[j]] = true end end
+  for j = 1, #ids do
+    if recs[j] then
+      stored[ids[j]] = true
+      if replace and isTickRecord(recs[j]) then ticks[ids[j]] = true end
+    end
+  end
   if anyDone then
     for b = 1, 3 do
       local tokens = rcall('HMGET', doneKeys[b], unpack(ids))
@@ -138,6 +145,8 @@ for i = 3, #ARGV, 6 do
       status = 0
     elseif rcall('ZSCORE', activeKey, id) then
       status = 3
+    elseif ticks[id] then
+      status = 5
     else
       status = 2
       rcall('HDEL', errorsKey, id)
@@ -152,6 +161,8 @@ for i = 3, #ARGV, 6 do
       inWheel = wheelFind(id)
       if inWheel and not replace then
         status, open = 0, nil
+      elseif inWheel and isTickRecord(inWheel.record) then
+        status, open = 5, nil
       else
         if inWheel then
           status = 2
@@ -163,11 +174,13 @@ for i = 3, #ARGV, 6 do
   else
     inWheel = wheelFind(id)
     if inWheel then
-      if replace then
+      if not replace then
+        status = 0
+      elseif isTickRecord(inWheel.record) then
+        status = 5
+      else
         status = 2
         rcall('HDEL', errorsKey, id)
-      else
-        status = 0
       end
     end
   end

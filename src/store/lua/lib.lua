@@ -652,6 +652,11 @@ local function scheduleStall(key, s, on)
   if #keys == 0 then rcall('HDEL', metaKey, 'stalled') else rcall('HSET', metaKey, 'stalled', table.concat(keys, '\n')) end
 end
 
+-- Whether a job record is a schedule's tick (its header has the 6th field, the tick time).
+local function isTickRecord(rec)
+  return string.find(rec, '^%d+,%d+,%d*,%d*,[^,\n]*,%d+\n') ~= nil
+end
+
 -- The tick time of an entry "<tickAt>[~<n>]".
 local function entryTick(entry)
   return tonumber(string.match(entry, '^%d+'))
