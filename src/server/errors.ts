@@ -20,7 +20,7 @@ export const ERROR_CODES = {
   ROUTE_NOT_FOUND: { status: 404, when: 'no route for this method and path' },
   DASHBOARD_NOT_FOUND: { status: 404, when: 'the dashboard file (or the whole dashboard folder) does not exist' },
   JOB_RUNNING: { status: 409, when: 'cancel or reschedule of a job that a consumer holds (it is not interrupted)' },
-  CONFLICT: { status: 409, when: "`ifExists: 'replace'` of a running job, or a partition count mismatch" },
+  CONFLICT: { status: 409, when: "`ifExists: 'replace'` of a running job or of a schedule's pending tick, or a partition count mismatch" },
   STALE_TOKEN: { status: 409, when: 'ack, fail or extend with a token that no longer holds the lease' },
   BODY_TOO_LARGE: { status: 413, when: 'the request body is over the body limit (checked before parsing)' },
   PAYLOAD_TOO_LARGE: { status: 413, when: "a job's payload is over the queue's maxPayloadBytes (256 KiB)" },
