@@ -160,7 +160,7 @@ test('a worker frozen with SIGSTOP past its lease, then continued: its acks are 
   }
 });
 
-test('a worker that gets back a job it is still running (after losing the lease) keeps renewing the new lease: the job completes once, not dead-lettered', { timeout: 60_000 }, async t => {
+test('a worker that gets back a job it is still running (after losing the lease) keeps renewing the new lease: the job completes once, not dead-lettered', { timeout: 90_000 }, async t => {
   // Worker A freezes with job X; B takes X over and is killed; A, continued, claims X again while
   // its first, stale run of X is still in its handler. Two runs of X now live in A: the first must
   // end as stale, and the second must keep its lease and complete.
@@ -169,7 +169,9 @@ test('a worker that gets back a job it is still running (after losing the lease)
   const workers: WorkerProcess[] = [];
   const spawn = spawner(workers, name);
   try {
-    const a = await spawn('a', { concurrency: 10, handlerMs: 6_000 });
+    // A handler long enough that A claims X again while its first run is still in it, even when
+    // spawning B takes seconds on a loaded machine (6 s was not always enough).
+    const a = await spawn('a', { concurrency: 10, handlerMs: 15_000 });
     const id = await queue.add('x', { id: `${name}-x` });
     await waitFor(() => ofKind(readLedger(a.ledger), 'start').length === 1, 10_000, 'A to start X');
     const startedAt = Date.now();
@@ -180,11 +182,11 @@ test('a worker that gets back a job it is still running (after losing the lease)
     await a.kill('SIGCONT');
     await waitFor(() => ofKind(readLedger(a.ledger), 'start').length === 2, 10_000, 'A to claim X again once B\'s lease ran out');
     const reclaimedAt = (ofKind(readLedger(a.ledger), 'start')[1] as LedgerEntry).at;
-    t.diagnostic(`A claimed X again ${reclaimedAt - startedAt} ms after its first start (its first run ends at 6000 ms)`);
-    assert.ok(reclaimedAt < startedAt + 6_000, 'precondition: the second run began while the first was still running');
+    t.diagnostic(`A claimed X again ${reclaimedAt - startedAt} ms after its first start (its first run ends at 15000 ms)`);
+    assert.ok(reclaimedAt < startedAt + 15_000, 'precondition: the second run began while the first was still running');
 
     // Both of A's runs end; at most a few seconds after the second one the job must be settled.
-    await waitFor(() => ofKind(readLedger(a.ledger), 'end').length === 2, 15_000).catch(() => undefined);
+    await waitFor(() => ofKind(readLedger(a.ledger), 'end').length === 2, 35_000).catch(() => undefined);
     await sleep(300);
     const entries = readLedger(a.ledger);
     const outcome = (kind: LedgerEntry['kind']) => ofKind(entries, kind).map(e => `${kind} attempt ${e.attempt}`);
