@@ -84,11 +84,6 @@ export function entryTickAt(entry: string): number {
   return Number.parseInt(entry, 10);
 }
 
-/** The id of a tick's job. */
-export function tickJobId(key: string, entry: string): string {
-  return `${key}@${entry}`;
-}
-
 /**
  * The entry of the tick at `tickAt` of schedule `key`: its job must live in the schedule's
  * partition (the claim script creates it there), and a job's partition is that of its id, so on a
