@@ -49,8 +49,9 @@ function tickSpecOf(resolved: ResolvedSchedule): TickSpec {
   return { ...resolved, limit: undefined };
 }
 
-/** Up to TICKS_AHEAD entries after `afterMs`, and whether the schedule ends after them. */
-function ticksAfter(spec: TickSpec, afterMs: number, key: string, count: number): { ticks: string[]; complete: boolean } {
+/** Up to TICKS_AHEAD entries after `afterMs`, and whether the schedule ends after them (at once when `afterMs` is null: no tick at all). */
+function ticksAfter(spec: TickSpec, afterMs: number | null, key: string, count: number): { ticks: string[]; complete: boolean } {
+  if (afterMs === null) return { ticks: [], complete: true };
   const times = upcomingTicks(spec, afterMs + 1, TICKS_AHEAD);
   return { ticks: times.map(t => tickEntry(key, t, count)), complete: times.length < TICKS_AHEAD };
 }
@@ -76,7 +77,7 @@ export async function upsertSchedule(place: SchedulePlace, key: string, spec: Sc
     const tickSpec = tickSpecOf(resolved);
     const firstAt = nextTickAfter(tickSpec, now - 1);
     const first = firstAt === null ? null : tickEntry(key, firstAt, place.count);
-    const after = firstAt === null ? { ticks: [], complete: true } : ticksAfter(tickSpec, firstAt, key, place.count);
+    const after = ticksAfter(tickSpec, firstAt, key, place.count);
     const result = await place.store.writeSchedule({
       op: 'put',
       key,
@@ -119,7 +120,7 @@ export async function tendSchedule(place: SchedulePlace, key: string): Promise<v
       const nextAt = missed.length > 0 ? null : nextTickAfter(spec, Math.max(now, headAt));
       const create = (missed.length > 0 ? missed : nextAt === null ? [] : [nextAt]).map(t => tickEntry(key, t, place.count));
       const lastAt = missed.at(-1) ?? nextAt;
-      const after = lastAt === null ? { ticks: [], complete: true } : ticksAfter(spec, lastAt, key, place.count);
+      const after = ticksAfter(spec, lastAt, key, place.count);
       write = { op: 'advance', key, gen: stored.gen, head: stored.head, create, ...after, ended: create.length === 0 };
     } else if (needsRefill(stored)) {
       const lastListed = stored.ticks.at(-1) ?? stored.head;
@@ -198,7 +199,7 @@ export async function resumeSchedule(place: SchedulePlace, key: string): Promise
     const from = stored.head === '' ? now - 1 : Math.max(now - 1, entryTickAt(stored.head));
     const firstAt = nextTickAfter(spec, from);
     const first = firstAt === null ? null : tickEntry(key, firstAt, place.count);
-    const after = firstAt === null ? { ticks: [], complete: true } : ticksAfter(spec, firstAt, key, place.count);
+    const after = ticksAfter(spec, firstAt, key, place.count);
     const result = await place.store.writeSchedule({ op: 'resume', key, gen: stored.gen, first, ...after });
     if (result.status !== 'conflict') return infoOrNotFound(key, result);
   }

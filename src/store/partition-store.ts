@@ -222,6 +222,7 @@ export class PartitionStore implements PartitionStorage {
   async setPaused(paused: boolean): Promise<void> {
     await this.#run('setPaused', [paused ? '1' : '0']);
   }
+
   async readSchedules(key?: string): Promise<{ now: number; schedules: StoredSchedule[] }> {
     const reply = (await this.#run('scheduleRead', [key ?? ''])) as [number, ...string[]];
     const schedules: StoredSchedule[] = [];
@@ -258,7 +259,6 @@ export class PartitionStore implements PartitionStorage {
     const [status, now, record, lastRunState] = (await this.#run('scheduleWrite', [write.op, write.key, ...args])) as [ScheduleWriteResult['status'], number, string, string];
     return { status, now, schedule: record === '' ? null : decodeSchedule(write.key, record, lastRunState) };
   }
-
 }
 
 /**

@@ -652,9 +652,19 @@ local function scheduleStall(key, s, on)
   if #keys == 0 then rcall('HDEL', metaKey, 'stalled') else rcall('HSET', metaKey, 'stalled', table.concat(keys, '\n')) end
 end
 
--- Whether a job record is a schedule's tick (its header has the 6th field, the tick time).
+-- The tick time (digits) of a schedule tick's record, its header's 6th field; nil for another job.
+local function recordTick(rec)
+  return string.match(rec, '^%d+,%d+,%d*,%d*,[^,\n]*,(%d+)\n')
+end
+
+-- Whether a job record is a schedule's tick.
 local function isTickRecord(rec)
-  return string.find(rec, '^%d+,%d+,%d*,%d*,[^,\n]*,%d+\n') ~= nil
+  return recordTick(rec) ~= nil
+end
+
+-- The schedule key of a tick's job id "<key>@<entry>".
+local function tickKey(id)
+  return string.match(id, '^(.*)@[%d~]+$')
 end
 
 -- The tick time of an entry "<tickAt>[~<n>]".
@@ -691,6 +701,20 @@ local function createTick(key, s, entry, now)
   return placed
 end
 
+-- Creates the tick of `entry` and makes it the schedule's head: one more run. Returns whether its
+-- job was written.
+local function startTick(key, s, entry, now)
+  local placed = createTick(key, s, entry, now)
+  s.head, s.runs = entry, s.runs + 1
+  return placed
+end
+
+-- Whether `tick` (digits) is the schedule's head while the schedule goes on (not paused, not ended):
+-- the tick whose start (or cancellation) creates the next one.
+local function isPendingHead(s, tick)
+  return s.head ~= '' and entryTick(s.head) == tonumber(tick) and not scheduleHas(s, 'p') and not scheduleHas(s, 'e')
+end
+
 -- Removes a schedule's head tick if its time is still to come and its job never started (pause, a
 -- changed definition, unschedule): one tick fewer was created. A tick whose time has come (due, not
 -- yet claimed: the workers are busy or down) is left to run, as a running or retried one is: it
@@ -725,8 +749,8 @@ local function advanceSchedule(key, s, now)
     scheduleStall(key, s, true)
     return true
   end
-  createTick(key, s, entry, now)
-  s.head, s.ticks, s.runs = entry, rest, s.runs + 1
+  startTick(key, s, entry, now)
+  s.ticks = rest
   scheduleStall(key, s, false)
   -- Fewer than 3 entries left and more ticks to come: the client computes more.
   local _, commas = string.gsub(rest, ',', '')
@@ -743,9 +767,9 @@ local function claimTicks(ids, recs, now)
   local schedules, order, drop, started = {}, {}, nil, {}
   local tend = {}
   for i = 1, #ids do
-    local tick = recs[i] and string.match(recs[i], '^%d+,%d+,%d*,%d*,[^,\n]*,(%d+)\n')
     local id = ids[i]
-    local key = tick and string.match(id, '^(.*)@[%d~]+$')
+    local tick = recs[i] and recordTick(recs[i])
+    local key = tick and tickKey(id)
     local s = key and schedules[key]
     if key and s == nil then
       local v = rcall('HGET', schedulesKey, key)
@@ -770,9 +794,7 @@ local function claimTicks(ids, recs, now)
         s.last = tick .. ',' .. id
         started[id] = true
       end
-      if s.head ~= '' and entryTick(s.head) == tonumber(tick) and not scheduleHas(s, 'p') and not scheduleHas(s, 'e') then
-        if advanceSchedule(key, s, now) then tend[#tend + 1] = key end
-      end
+      if isPendingHead(s, tick) and advanceSchedule(key, s, now) then tend[#tend + 1] = key end
     end
   end
   for _, key in ipairs(order) do
@@ -785,12 +807,12 @@ end
 -- A waiting tick's job was cancelled: if it was its schedule's head (the pending tick), the
 -- schedule goes on at its next tick, as if the head had started (a cancelled run, not a stopped schedule).
 local function tickCancelled(id, rec, now)
-  local tick = string.match(rec, '^%d+,%d+,%d*,%d*,[^,\n]*,(%d+)\n')
-  local key = tick and string.match(id, '^(.*)@[%d~]+$')
+  local tick = recordTick(rec)
+  local key = tick and tickKey(id)
   local v = key and rcall('HGET', schedulesKey, key)
   if not v then return end
   local s = readSchedule(v)
-  if s.head == '' or entryTick(s.head) ~= tonumber(tick) or scheduleHas(s, 'p') or scheduleHas(s, 'e') then return end
+  if not isPendingHead(s, tick) then return end
   advanceSchedule(key, s, now)
   rcall('HSET', schedulesKey, key, writeSchedule(s))
 end

@@ -53,8 +53,7 @@ if op == 'put' then
   if ARGV[11] == '' or scheduleFull(s) then
     scheduleSet(s, 'e', true)
   elseif not paused then
-    createTick(key, s, ARGV[11], now)
-    s.head, s.runs = ARGV[11], s.runs + 1
+    startTick(key, s, ARGV[11], now)
   end
   return save()
 end
@@ -66,8 +65,8 @@ if op == 'advance' then
   local created = false
   for entry in string.gmatch(ARGV[6], '[^,]+') do
     if scheduleFull(s) then break end
-    createTick(key, s, entry, now)
-    s.head, s.runs, created = entry, s.runs + 1, true
+    startTick(key, s, entry, now)
+    created = true
   end
   s.ticks = ARGV[7]
   scheduleStall(key, s, false)
@@ -86,8 +85,7 @@ elseif op == 'resume' then
   scheduleSet(s, 'p', false)
   scheduleSet(s, 'e', ARGV[7] == '1' or scheduleFull(s))
   if ARGV[5] ~= '' and not scheduleFull(s) then
-    createTick(key, s, ARGV[5], now)
-    s.head, s.runs = ARGV[5], s.runs + 1
+    startTick(key, s, ARGV[5], now)
   end
   s.ticks = ARGV[6]
   s.gen = s.gen + 1
