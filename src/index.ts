@@ -48,4 +48,9 @@ export type {
   ScheduleInfo,
   ScheduleRules,
   UnscheduleResult,
+  QueueLimits,
+  LimitsInput,
+  Retention,
+  RetentionInput,
+  ResultTooLarge,
 } from './types.js';

@@ -222,7 +222,8 @@ export class Queue<T = unknown> {
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
     const all = await this.#eachPartition(store => store.stats());
-    const total = { delayed: 0, ready: 0, active: 0, dead: 0, paused: all.some(part => part.paused) };
+    // TODO(issue 10): `limited` (limits) and `completed` (retention) are filled in by their own changes.
+    const total = { delayed: 0, ready: 0, active: 0, dead: 0, paused: all.some(part => part.paused), limited: 0, completed: 0 };
     for (const part of all) {
       total.delayed += part.delayed;
       total.ready += part.ready;
@@ -247,6 +248,7 @@ export class Queue<T = unknown> {
       stale: read('stale'),
       ticks: read('ticks'),
       ticksSkipped: read('ticksSkipped'),
+      expired: read('expired'),
     };
   }
 

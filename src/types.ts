@@ -88,6 +88,17 @@ export interface AddSettings {
   maxAttempts?: number;
   /** Backoff between attempts. Default: the worker's `backoff`. */
   backoff?: BackoffOption;
+  /**
+   * A deadline: a job not started by `dueAt + expireAfter` (server clock, checked when a worker
+   * claims it) is not run; see `onExpire`. Default: the queue's `expireAfter` limit, if set.
+   */
+  expireAfter?: Duration;
+  /**
+   * What happens to an expired job: `'dead'` dead-letters it with `reason: 'expired'`, `'drop'`
+   * deletes it. Both count in `counters().expired`.
+   * @default 'dead'
+   */
+  onExpire?: 'dead' | 'drop';
 }
 
 /**
@@ -97,7 +108,7 @@ export interface AddSettings {
 export type BulkJob<T> = DueOptions & Omit<AddSettings, 'ifExists'> & { payload: T };
 
 /** Where a job is. `ready` means due but not yet claimed by a worker. */
-export type JobState = 'delayed' | 'ready' | 'active' | 'dead';
+export type JobState = 'delayed' | 'ready' | 'active' | 'dead' | 'completed';
 
 /** A snapshot of a job, as `queue.get` and the dead-letter listing return it. */
 export interface JobInfo<T> {
@@ -118,6 +129,55 @@ export interface JobInfo<T> {
   lastError?: string;
   /** Set when the job is a tick of a recurring schedule (`queue.schedule`). */
   schedule?: JobSchedule;
+  /** While dead: why. `'failed'`: out of attempts (or a lease ran out on the last one); `'expired'`: not started by its deadline (`expireAfter`). */
+  reason?: 'failed' | 'expired';
+  /** While waiting: the deadline (`expireAfter`) by which it must start, epoch ms. */
+  expiresAt?: number;
+  /** While completed (kept by `setRetention`): when it completed, epoch ms. */
+  finishedAt?: number;
+  /** While completed: the handler's return value (JSON), or a {@link ResultTooLarge} marker. */
+  result?: unknown;
+}
+
+/** Kept instead of a handler's result whose JSON exceeds the queue's `maxResultBytes`. */
+export interface ResultTooLarge {
+  readonly resultTooLarge: true;
+  /** The size of the result's JSON, bytes. */
+  readonly bytes: number;
+}
+
+/**
+ * Limits a queue's workers obey, stored with the queue (`queue.setLimits`): every Worker,
+ * PullConsumer and webhook binding of any process follows them, across all partitions.
+ */
+export interface QueueLimits {
+  /** At most `max` job starts in any sliding window of `per` ms. */
+  rate?: { max: number; per: number };
+  /** At most this many jobs active at once. */
+  concurrency?: number;
+  /** The default deadline (ms) of jobs added without their own `expireAfter`. */
+  expireAfter?: number;
+}
+
+/** The argument of `queue.setLimits`: a limit left out is kept as it is; `null` clears it. */
+export interface LimitsInput {
+  rate?: { max: number; per: Duration } | null;
+  concurrency?: number | null;
+  expireAfter?: Duration | null;
+}
+
+/** Which completed jobs a queue keeps (`queue.setRetention`). */
+export interface Retention {
+  /** Completed jobs kept: the newest `count`, and none older than `age` ms. Absent: none kept. */
+  completed?: { count?: number; age?: number };
+  /** The largest result JSON kept, bytes; a larger one is kept as a {@link ResultTooLarge} marker. @default 65536 */
+  maxResultBytes: number;
+}
+
+/** The argument of `queue.setRetention`: `completed: null` keeps none again. */
+export interface RetentionInput {
+  completed?: { count?: number; age?: Duration } | null;
+  maxResultBytes?: number;
 }
 
 /** Counts of jobs by state, as `queue.stats()` returns them. */
@@ -132,6 +192,10 @@ export interface QueueStats {
   dead: number;
   /** Whether workers are kept from claiming (`queue.pause()`). */
   paused: boolean;
+  /** Due now but held back by the queue's `rate` or `concurrency` limit (part of `ready`). */
+  limited: number;
+  /** Completed and kept (`setRetention`). */
+  completed: number;
 }
 
 /** Running totals since the queue was first used, as `queue.counters()` returns them. */
@@ -149,6 +213,8 @@ export interface QueueCounters {
   ticks: number;
   /** Schedule ticks skipped by `overlap: 'skip'`. */
   ticksSkipped: number;
+  /** Jobs not started by their deadline (`expireAfter`): dead-lettered or dropped. */
+  expired: number;
 }
 
 /** What a handler receives. */

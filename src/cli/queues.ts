@@ -137,4 +137,8 @@ const LIST_LAYOUTS: Record<JobState, ListLayout> = {
     columns: [{ header: 'ID' }, { header: 'DIED' }, { header: 'ATTEMPTS', align: 'right' }, { header: 'ERROR' }],
     row: (job, nowMs) => [job.id, formatRelative(job.deadAt ?? job.dueAt, nowMs), attempts(job), firstLine(job.lastError)],
   },
+  completed: {
+    columns: [{ header: 'ID' }, { header: 'FINISHED' }, { header: 'ATTEMPTS', align: 'right' }, { header: 'RESULT' }],
+    row: (job, nowMs) => [job.id, formatRelative(job.finishedAt ?? job.dueAt, nowMs), attempts(job), oneLine(JSON.stringify(job.result) ?? '', CELL_WIDTH)],
+  },
 };
