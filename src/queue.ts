@@ -18,8 +18,12 @@ import type {
   ConnectionOption,
   JobInfo,
   JobState,
+  LimitsInput,
   Logger,
   QueueCounters,
+  QueueLimits,
+  Retention,
+  RetentionInput,
   QueueStats,
   RescheduleResult,
   ScheduleInfo,
@@ -432,6 +436,23 @@ export class Queue<T = unknown> {
     this.#assertOpen();
     assertScheduleKey(key);
     return removeSchedule(await this.#schedulePlace(key, READ), key);
+  }
+
+  // TODO(issue 10): implemented by the limits and retention changes of this session.
+  async setLimits(_input: LimitsInput): Promise<QueueLimits> {
+    throw new Error('setLimits: not implemented yet');
+  }
+
+  async getLimits(): Promise<QueueLimits> {
+    throw new Error('getLimits: not implemented yet');
+  }
+
+  async setRetention(_input: RetentionInput): Promise<Retention> {
+    throw new Error('setRetention: not implemented yet');
+  }
+
+  async getRetention(): Promise<Retention> {
+    throw new Error('getRetention: not implemented yet');
   }
 
   /** The partition a schedule lives in (that of its key), with the partition count its ticks' ids are placed by. */
