@@ -146,7 +146,7 @@ describe('HTTP admin', () => {
     await addJobs(queue, [{ payload: 1 }, { payload: 2 }]);
     const [job] = (await api.call('POST', `/v1/queues/${queue}/claim`, { max: 2 })).body.jobs as { id: string; token: string }[];
     await api.call('POST', `/v1/queues/${queue}/jobs/${job!.id}/fail`, { token: job!.token });
-    webhooks!.emit('delivered', queue, { id: 'w1' } as never, 7);
+    webhooks!.emit('delivered', queue, { id: 'w1' } as never, 7, 0);
     webhooks!.emit('failed', queue, { id: 'w2' } as never, new Error('500'), Date.now() + 1_000);
     const activity = (await api.call('GET', `/v1/queues/${queue}/activity`)).body;
     assert.equal(activity.windowMs, 300_000);
@@ -164,7 +164,7 @@ describe('HTTP operations', () => {
     const queue = uniqueQueue('metrics');
     await addJobs(queue, [{ payload: 1 }, { payload: 2, delay: '1h' }]);
     await api.call('POST', `/v1/queues/${queue}/claim`, {});
-    webhooks!.emit('delivered', queue, { id: 'w' } as never, 12);
+    webhooks!.emit('delivered', queue, { id: 'w' } as never, 12, 0);
     const answer = await api.call('GET', '/metrics');
     assert.equal(answer.status, 200);
     assert.match(answer.headers.get('content-type') ?? '', /^text\/plain/);

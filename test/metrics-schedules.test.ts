@@ -205,7 +205,7 @@ describe('tick lateness as the service observes it', () => {
   const api = useApp(redis, { webhooks });
 
   /** A delivered job as a binding's Worker reports it. */
-  const delivered = (queue: string, job: Partial<Job<unknown>>, latenessMs: number) => webhooks.emit('delivered', queue, { id: 'j', payload: null, attempt: 1, ...job } as Job<unknown>, latenessMs);
+  const delivered = (queue: string, job: Partial<Job<unknown>>, latenessMs: number) => webhooks.emit('delivered', queue, { id: 'j', payload: null, attempt: 1, ...job } as Job<unknown>, latenessMs, 0);
 
   it('counts from the tick time (a catch-up tick falls due after it), and leaves out retries and plain jobs', async () => {
     const queue = uniqueQueue('observed');

@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { describe, it } from 'node:test';
 import { Queue, ValidationError, type Job } from '../src/index.js';
+import { SlidingWindow } from '../src/server/rate-window.js';
 import { parseWebhookBindings, signPayload, verifySignature, WebhookDelivery, type WebhookBinding } from '../src/server/webhooks.js';
 import { assertNeverEarlyAndOnTime } from './helpers/lateness.js';
 import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
@@ -86,7 +87,7 @@ function answerLater(res: ServerResponse, ms: number): Promise<void> {
 }
 
 interface Recorded {
-  delivered: { job: Job<unknown>; latenessMs: number }[];
+  delivered: { job: Job<unknown>; latenessMs: number; heldMs: number }[];
   failed: { job: Job<unknown>; error: Error; retryAt: number | undefined }[];
   dead: { job: Job<unknown>; error: Error }[];
 }
@@ -96,7 +97,7 @@ function deliveryFor(bindings: (Omit<WebhookBinding, 'secret'> & { secret?: stri
     new WebhookDelivery({ connection: redis.url, bindings: bindings.map(binding => ({ secret: SECRET, ...binding })), closeTimeoutMs }),
   );
   const events: Recorded = { delivered: [], failed: [], dead: [] };
-  delivery.on('delivered', (_queue, job, latenessMs) => events.delivered.push({ job, latenessMs }));
+  delivery.on('delivered', (_queue, job, latenessMs, heldMs) => events.delivered.push({ job, latenessMs, heldMs }));
   delivery.on('failed', (_queue, job, error, retryAt) => events.failed.push({ job, error, retryAt }));
   delivery.on('dead', (_queue, job, error) => events.dead.push({ job, error }));
   return { delivery, events };
@@ -267,6 +268,42 @@ describe('webhook delivery', () => {
     assert.equal(target.maxInFlight, 3);
   });
 
+  it("never starts more requests to a target than the binding's rate in any sliding window, and concurrency still holds", async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver(() => ({ delayMs: 30 }));
+    const { delivery, events } = deliveryFor([{ queue: name, url: target.url, concurrency: 4, rate: { max: 20, per: '1s' } }]);
+    await delivery.start();
+    await queue(name).addBulk(Array.from({ length: 60 }, (_, i) => ({ payload: i })));
+    await waitFor(() => events.delivered.length === 60, 15_000, '60 deliveries');
+    const arrivals = target.received.map(request => request.at).sort((a, b) => a - b);
+    // Every window of 1 s that starts at an arrival: a sliding window, not fixed seconds.
+    const busiest = Math.max(...arrivals.map((at, i) => arrivals.slice(i).filter(other => other < at + 1_000).length));
+    assert.ok(busiest <= 21, `at most 20 (+1 for timing) arrivals in any 1 s window, got ${busiest}`);
+    assert.ok(busiest >= 15, `the rate is used, not just obeyed: ${busiest} in the busiest window`);
+    // 60 starts at 20 per second: the third batch of 20 cannot start before 2 s after the first.
+    assert.ok((arrivals.at(-1) as number) - (arrivals[0] as number) >= 1_900, `60 arrivals span ${(arrivals.at(-1) as number) - (arrivals[0] as number)} ms`);
+    assert.ok(target.maxInFlight <= 4, `at most 4 in flight, got ${target.maxInFlight}`);
+    assert.ok(events.delivered.some(({ heldMs }) => heldMs >= 500), 'the deliveries held by the rate say how long');
+  });
+
+  it('close() while requests wait for the rate hands their jobs back, none sent twice', async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver();
+    const first = deliveryFor([{ queue: name, url: target.url, concurrency: 5, rate: { max: 2, per: 60_000 } }], 1_000);
+    await first.delivery.start();
+    await queue(name).addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: i })));
+    await waitFor(() => first.events.delivered.length === 2, 5_000, 'the two requests the rate allows');
+    const closing = Date.now();
+    await first.delivery.close();
+    assert.ok(Date.now() - closing < 3_000, 'close() does not wait out the rate window');
+    assert.equal(target.received.length, 2);
+    assert.equal((await queue(name).stats()).ready, 3, 'the three held jobs are waiting again');
+    const second = deliveryFor([{ queue: name, url: target.url }]);
+    await second.delivery.start();
+    await waitFor(() => second.events.delivered.length === 3, 5_000, 'the rest after the restart');
+    assert.equal(new Set(target.received.map(request => request.body.id)).size, 5);
+  });
+
   it('sends an id beyond printable ASCII percent-encoded in Sandglass-Id (as is in the body), and URL credentials as Basic auth', async () => {
     const name = uniqueQueue('hook');
     const target = await receiver();
@@ -336,6 +373,14 @@ describe('webhook bindings', () => {
       [{ ...good, timeoutMs: 1.5 }, /`bindings\[0\]\.timeoutMs`/],
       [{ ...good, maxAttempts: '5' }, /`bindings\[0\]\.maxAttempts`/],
       [{ ...good, timeout: 5_000 }, /unknown field `timeout`/],
+      [{ ...good, rate: { max: 0, per: '1s' } }, /`bindings\[0\]\.rate\.max` to be an integer from 1 to 100000, got 0/],
+      [{ ...good, rate: { max: 10, per: 'soon' } }, /`bindings\[0\]\.rate\.per`: Expected a duration/],
+      [{ ...good, rate: { max: 10, per: 0 } }, /`bindings\[0\]\.rate\.per` to be an integer from 1 to 86400000, got 0/],
+      [{ ...good, rate: { max: 10, per: '2d' } }, /`bindings\[0\]\.rate\.per` to be an integer from 1 to 86400000/],
+      [{ ...good, rate: { max: '10', per: '1s' } }, /`bindings\[0\]\.rate\.max`/],
+      [{ ...good, rate: { max: 10 } }, /`bindings\[0\]\.rate\.per`/],
+      [{ ...good, rate: { max: 10, per: '1s', burst: 5 } }, /bindings\[0\]\.rate has an unknown field `burst`/],
+      [{ ...good, rate: '100/s' }, /bindings\[0\]\.rate to be an object \{ max, per \}/],
     ];
     for (const [binding, message] of cases) {
       assert.throws(() => make(binding), (error: unknown) => {
@@ -347,6 +392,8 @@ describe('webhook bindings', () => {
     }
     assert.throws(() => new WebhookDelivery({ connection: 'redis://127.0.0.1:1', bindings: [good, { ...good, url: 'https://other.example/' }] }), /bound twice/);
     assert.ok(make(good) instanceof WebhookDelivery);
+    assert.ok(make({ ...good, rate: { max: 100, per: '1s' } }) instanceof WebhookDelivery);
+    assert.ok(make({ ...good, rate: { max: 5, per: 250 } }) instanceof WebhookDelivery);
   });
 
   it('parses SANDGLASS_WEBHOOKS: a JSON array of bindings', () => {
@@ -376,5 +423,27 @@ describe('webhook bindings', () => {
     }
     assert.throws(() => verifySignature('', at, body, signature, { nowMs }), TypeError);
     assert.throws(() => signPayload('short', at, body), TypeError);
+  });
+});
+
+describe('SlidingWindow (a binding rate)', () => {
+  it('allows max starts in any window of perMs, in FIFO order; an aborted waiter takes no start', async () => {
+    const limiter = new SlidingWindow({ max: 3, perMs: 200 });
+    const starts: { index: number; at: number }[] = [];
+    const aborted = new AbortController();
+    const waits = Array.from({ length: 8 }, (_, index) =>
+      limiter.acquire(index === 4 ? aborted.signal : undefined).then(
+        () => void starts.push({ index, at: performance.now() }),
+        (reason: unknown) => assert.equal(reason, 'gone'),
+      ),
+    );
+    aborted.abort('gone');
+    await Promise.all(waits);
+    assert.deepEqual(starts.map(start => start.index), [0, 1, 2, 3, 5, 6, 7]);
+    for (let i = 3; i < starts.length; i++) {
+      const gap = (starts[i] as { at: number }).at - (starts[i - 3] as { at: number }).at;
+      assert.ok(gap >= 199, `start ${i} came ${gap} ms after start ${i - 3}: 4 starts in one window`);
+    }
+    assert.equal(limiter.waiting, 0);
   });
 });

@@ -51,7 +51,7 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
   { name: 'prefix', flag: '--prefix', value: '<prefix>', env: 'SANDGLASS_PREFIX', default: 'sg', description: 'Prefix of the Redis keys (the same as your producers and workers)' },
   { name: 'dataDir', flag: '--data-dir', value: '<path>', env: 'SANDGLASS_DATA_DIR', default: DEFAULT_DATA_DIR, description: 'Data folder of the private redis-server (created when missing); one sandglass serve at a time' },
   { name: 'bodyLimit', flag: '--body-limit', value: '<bytes>', env: 'SANDGLASS_BODY_LIMIT', default: '1048576', description: "Largest request body, refused before parsing: bytes, or '512kb', '2mb'" },
-  { name: 'webhooks', flag: undefined, value: '<json>', env: 'SANDGLASS_WEBHOOKS', default: undefined, description: 'Webhook bindings: a JSON array of { queue, url, secret, concurrency?, timeoutMs?, maxAttempts? } (not a flag: it holds secrets)' },
+  { name: 'webhooks', flag: undefined, value: '<json>', env: 'SANDGLASS_WEBHOOKS', default: undefined, description: 'Webhook bindings: a JSON array of { queue, url, secret, concurrency?, rate?: { max, per }, timeoutMs?, maxAttempts? } (not a flag: it holds secrets)' },
   { name: 'webhooksFile', flag: '--webhooks-file', value: '<path>', env: 'SANDGLASS_WEBHOOKS_FILE', default: undefined, description: 'Read the webhook bindings (JSON array) from this file instead' },
   { name: 'logLevel', flag: '--log-level', value: '<level>', env: 'LOG_LEVEL', default: 'info', description: 'fatal, error, warn, info, debug, trace or silent' },
 ];

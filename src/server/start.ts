@@ -90,7 +90,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
       redis: redis ? `private redis-server, pid ${redis.pid}, data in ${config.dataDir}` : redactUrl(config.redisUrl as string),
       prefix: config.prefix,
       auth: config.token === undefined ? 'none (loopback only)' : 'bearer token',
-      webhooks: config.webhooks.map(binding => `${binding.queue} -> ${new URL(binding.url).origin}`),
+      webhooks: config.webhooks.map(binding => `${binding.queue} -> ${new URL(binding.url).origin}${binding.rate ? ` (rate ${binding.rate.max}/${binding.rate.per})` : ''}`),
     },
     `sandglass serve listening on ${url}`,
   );

@@ -16,10 +16,13 @@ import {
   assertInteger,
   defaultLogger,
   isQueueName,
+  parseDuration,
   type ConnectionOption,
+  type Duration,
   type Job,
   type Logger,
 } from '../index.js';
+import { SlidingWindow, type Rate } from './rate-window.js';
 import { MIN_SECRET_LENGTH, signPayload } from './signature.js';
 
 export { signPayload, verifySignature, DEFAULT_TOLERANCE_SECONDS, type VerifyOptions } from './signature.js';
@@ -34,6 +37,13 @@ export interface WebhookBinding {
   secret: string;
   /** Requests in flight to this URL at most. @default 10 */
   concurrency?: number;
+  /**
+   * Requests started to this URL by this process: at most `max` in any sliding window of `per`
+   * (ms, or a duration text such as '1s'). A job held by it waits, under its lease, for the oldest
+   * start to leave the window. Unset: no limit besides the queue's own limits.
+   * @example { max: 100, per: '1s' }
+   */
+  rate?: { max: number; per: Duration };
   /** How long one request may take, answer body included, before it counts as failed. @default 10000 */
   timeoutMs?: number;
   /** Deliveries before a job is dead-lettered (a job's own `maxAttempts` wins). @default 5 */
@@ -55,8 +65,11 @@ export interface WebhookDeliveryOptions {
 
 /** Events of a WebhookDelivery and their arguments. */
 export interface WebhookDeliveryEvents {
-  /** The receiver answered 2xx and the ack landed. `latenessMs`: send time minus due time (local clock). */
-  delivered: [queue: string, job: Job<unknown>, latenessMs: number];
+  /**
+   * The receiver answered 2xx and the ack landed. `latenessMs`: the start of the delivery (claim)
+   * minus the due time (local clock); `heldMs`: how long the binding's `rate` then held the request.
+   */
+  delivered: [queue: string, job: Job<unknown>, latenessMs: number, heldMs: number];
   /** An attempt failed; `retryAt` is when the next one runs (epoch ms), undefined when the job went dead. */
   failed: [queue: string, job: Job<unknown>, error: Error, retryAt: number | undefined];
   /** The job is a dead letter: out of attempts, or the receiver answered 410 Gone. */
@@ -77,10 +90,11 @@ export class WebhookError extends SandglassError {
 }
 
 /** A binding with its defaults, and the origin that error messages name (paths and queries may hold tokens). */
-type ResolvedBinding = Required<WebhookBinding> & { readonly origin: string; readonly https: boolean };
+type ResolvedBinding = Required<Omit<WebhookBinding, 'rate'>> & { readonly rate: Rate | undefined; readonly origin: string; readonly https: boolean };
 
 const DEFAULTS = { concurrency: 10, timeoutMs: 10_000, maxAttempts: 5 };
-const FIELDS = ['queue', 'url', 'secret', 'concurrency', 'timeoutMs', 'maxAttempts'];
+const FIELDS = ['queue', 'url', 'secret', 'concurrency', 'rate', 'timeoutMs', 'maxAttempts'];
+const RATE_FIELDS = ['max', 'per'];
 /** Bytes of an answer read at most: enough for the error message, and to reuse the connection. */
 const MAX_ANSWER_BYTES = 16 * 1024;
 const ERROR_BODY_CHARS = 200;
@@ -156,7 +170,8 @@ export class WebhookDelivery extends EventEmitter<WebhookDeliveryEvents> {
     // At most `concurrency` connections to the target, kept alive between deliveries.
     const agent = new (binding.https ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: binding.concurrency });
     this.#agents.push(agent);
-    const worker = new Worker<unknown>(queue, job => deliver(binding, agent, job), {
+    const limiter = binding.rate && new SlidingWindow(binding.rate);
+    const worker = new Worker<unknown>(queue, job => deliver(binding, agent, job, limiter), {
       connection: this.#connection,
       prefix: this.#prefix,
       concurrency: binding.concurrency,
@@ -164,7 +179,7 @@ export class WebhookDelivery extends EventEmitter<WebhookDeliveryEvents> {
       closeTimeoutMs: this.#closeTimeoutMs,
       logger: this.#logger,
     });
-    worker.on('completed', (job, result) => this.emit('delivered', queue, job, (result as Delivered).latenessMs));
+    worker.on('completed', (job, result) => this.emit('delivered', queue, job, (result as Delivered).latenessMs, (result as Delivered).heldMs));
     worker.on('failed', (job, error, retryAt) => this.emit('failed', queue, job, asError(error), retryAt));
     worker.on('dead', (job, error) => this.emit('dead', queue, job, asError(error)));
     worker.on('stale', job => this.#logger.warn(`sandglass webhooks: the ack of job ${job.id} of ${queue} came after its lease ran out; it may be delivered twice`));
@@ -199,6 +214,7 @@ export function parseWebhookBindings(json: string | undefined, source = 'SANDGLA
 
 interface Delivered {
   latenessMs: number;
+  heldMs: number;
 }
 
 interface Answer {
@@ -208,8 +224,14 @@ interface Answer {
   text: string;
 }
 
-/** POSTs one job. Resolves on 2xx; throws otherwise, which makes the Worker retry or dead-letter it. */
-async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>): Promise<Delivered> {
+/**
+ * POSTs one job, once the binding's rate allows it. Resolves on 2xx; throws otherwise, which makes
+ * the Worker retry or dead-letter it.
+ */
+async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>, limiter: SlidingWindow | undefined): Promise<Delivered> {
+  const startedAt = Date.now();
+  // Aborted by close() or a lost lease: the rejection hands the job back like an aborted request.
+  if (limiter) await limiter.acquire(job.signal);
   const fields = { id: job.id, queue: job.queue, payload: job.payload, dueAt: job.dueAt, attempt: job.attempt };
   // A schedule's tick says which one it is ({ key, tickAt }), as job.schedule does.
   const body = JSON.stringify(job.schedule === undefined ? fields : { ...fields, schedule: job.schedule });
@@ -233,7 +255,7 @@ async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>
       'Sandglass-Signature': signPayload(binding.secret, timestamp, body),
     };
     const answer = await post(binding, agent, headers, body, controller.signal);
-    if (answer.status >= 200 && answer.status < 300) return { latenessMs: sentAt - job.dueAt };
+    if (answer.status >= 200 && answer.status < 300) return { latenessMs: startedAt - job.dueAt, heldMs: sentAt - startedAt };
     throw statusError(target, answer);
   } catch (error) {
     if (controller.signal.aborted) throw controller.signal.reason;
@@ -335,7 +357,27 @@ function resolveBinding(value: unknown, where: string): ResolvedBinding {
   assertInteger(`${where}.timeoutMs`, timeoutMs, 1, 1_800_000);
   const maxAttempts = binding.maxAttempts ?? DEFAULTS.maxAttempts;
   assertInteger(`${where}.maxAttempts`, maxAttempts, 1, 1_000);
-  return { queue, url: target.href, secret, concurrency, timeoutMs, maxAttempts, origin: target.origin, https: target.protocol === 'https:' };
+  const rate = binding.rate === undefined ? undefined : toRate(binding.rate, `${where}.rate`);
+  return { queue, url: target.href, secret, concurrency, rate, timeoutMs, maxAttempts, origin: target.origin, https: target.protocol === 'https:' };
+}
+
+/** `{ max, per }`: 1 to 100,000 starts per 1 ms to 1 day (`per` in ms or as a duration text). */
+function toRate(value: unknown, name: string): Rate {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ValidationError(`Expected ${name} to be an object { max, per }, e.g. { max: 100, per: '1s' }`);
+  const rate = value as Record<string, unknown>;
+  const unknown = Object.keys(rate).find(key => !RATE_FIELDS.includes(key));
+  if (unknown !== undefined) throw new ValidationError(`${name} has an unknown field \`${unknown.slice(0, 40)}\` (known: ${RATE_FIELDS.join(', ')})`);
+  assertInteger(`${name}.max`, rate.max, 1, 100_000);
+  let perMs = rate.per;
+  if (typeof perMs === 'string') {
+    try {
+      perMs = parseDuration(perMs);
+    } catch (error) {
+      throw new ValidationError(`\`${name}.per\`: ${(error as Error).message}`);
+    }
+  }
+  assertInteger(`${name}.per`, perMs, 1, 86_400_000);
+  return { max: rate.max, perMs };
 }
 
 /** Parses an absolute http(s) URL. `user:password@` in it is sent as Basic authentication. */
