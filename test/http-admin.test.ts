@@ -65,7 +65,7 @@ describe('HTTP admin', () => {
     await addJobs(queue, [{ payload: 1 }, { payload: 2, delay: '1h' }, { payload: 3, delay: '1h' }]);
     const list = await api.call('GET', '/v1/queues');
     const entry = list.body.queues.find((q: { name: string }) => q.name === queue);
-    assert.deepEqual(entry, { name: queue, stats: { delayed: 2, ready: 1, active: 0, dead: 0, paused: false } });
+    assert.deepEqual(entry, { name: queue, stats: { delayed: 2, ready: 1, active: 0, dead: 0, paused: false, limited: 0, completed: 0 } });
     const one = await api.call('GET', `/v1/queues/${queue}`);
     assert.equal(one.body.counters.added, 3);
     assert.deepEqual(Object.keys(one.body.counters).sort(), ['added', 'claimed', 'completed', 'dead', 'reaped', 'retried', 'stale', 'ticks', 'ticksSkipped']);
@@ -138,7 +138,7 @@ describe('HTTP admin', () => {
     assert.equal((await api.call('POST', `/v1/queues/${queue}/pause`, { create: 'true' })).status, 400, 'create is a JSON boolean');
     assert.deepEqual((await api.call('POST', `/v1/queues/${queue}/pause`, { create: true })).body, { paused: true });
     const listed = (await api.call('GET', '/v1/queues')).body.queues.find((q: { name: string }) => q.name === queue);
-    assert.deepEqual(listed?.stats, { delayed: 0, ready: 0, active: 0, dead: 0, paused: true });
+    assert.deepEqual(listed?.stats, { delayed: 0, ready: 0, active: 0, dead: 0, paused: true, limited: 0, completed: 0 });
   });
 
   it('activity counts claims, failures and webhook deliveries per second, with lateness', async () => {

@@ -12,6 +12,7 @@ export type OperationId =
   | 'upsertSchedule' | 'listSchedules' | 'getSchedule' | 'pauseSchedule' | 'resumeSchedule' | 'deleteSchedule'
   | 'claimJobs' | 'ackJob' | 'failJob' | 'extendLease'
   | 'listQueues' | 'getQueue' | 'listJobs' | 'getTimeline' | 'getActivity' | 'retryDead' | 'purgeDead' | 'pauseQueue' | 'resumeQueue'
+  | 'getLimits' | 'setLimits' | 'getRetention' | 'setRetention'
   | 'metrics' | 'healthz' | 'readyz' | 'openapi' | 'dashboardIndex' | 'dashboardFile';
 
 export interface RouteSpec {
@@ -72,6 +73,11 @@ export const ROUTES: readonly RouteSpec[] = [
   { operationId: 'purgeDead', method: 'DELETE', path: `${Q}/dead`, tag: 'admin', summary: 'Delete all dead letters', ok: { status: 200, description: 'How many were deleted.', schema: s.answers.deleted } },
   { operationId: 'pauseQueue', method: 'POST', path: `${Q}/pause`, tag: 'admin', summary: 'Stop consumers from claiming (running jobs carry on); an unknown queue is 404 unless `create` is true', body: s.pauseBody, bodyOptional: true, ok: { status: 200, description: 'Paused.', schema: s.answers.paused }, errors: ['NOT_FOUND'] },
   { operationId: 'resumeQueue', method: 'POST', path: `${Q}/resume`, tag: 'admin', summary: 'Let consumers claim again (an unknown queue is 404)', bodyOptional: true, body: NO_BODY, ok: { status: 200, description: 'Resumed.', schema: s.answers.paused }, errors: ['NOT_FOUND'] },
+  // flow control (issue 10)
+  { operationId: 'getLimits', method: 'GET', path: `${Q}/limits`, tag: 'admin', summary: "The queue's limits: rate, concurrency and the default deadline of its jobs", ok: { status: 200, description: 'The limits set (none set: `{}`).', schema: s.answers.limits } },
+  { operationId: 'setLimits', method: 'PUT', path: `${Q}/limits`, tag: 'admin', summary: 'Change the queue\'s limits: a limit left out is kept, `null` clears it; running consumers obey at once', body: s.limitsBody, ok: { status: 200, description: 'The limits as stored.', schema: s.answers.limits } },
+  { operationId: 'getRetention', method: 'GET', path: `${Q}/retention`, tag: 'admin', summary: 'Which completed jobs the queue keeps, with their results', ok: { status: 200, description: 'The retention (none set: no `completed`, nothing kept).', schema: s.answers.retention } },
+  { operationId: 'setRetention', method: 'PUT', path: `${Q}/retention`, tag: 'admin', summary: 'Keep completed jobs by count and/or age (`completed: null` keeps none again)', body: s.retentionBody, ok: { status: 200, description: 'The retention as stored.', schema: s.answers.retention } },
   // operations
   { operationId: 'metrics', method: 'GET', path: '/metrics', tag: 'operations', summary: 'Prometheus metrics', ok: { status: 200, description: 'Prometheus text format 0.0.4.', contentType: 'text/plain' } },
   { operationId: 'healthz', method: 'GET', path: '/healthz', tag: 'operations', summary: 'The process is alive', public: true, local: true, ok: { status: 200, description: 'Alive.', schema: s.answers.status } },

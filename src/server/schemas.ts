@@ -69,6 +69,9 @@ const backoff: JsonSchema = {
   description: 'Backoff between attempts; default: the consumer\'s (exponential from 1 s).',
 };
 
+/** A duration field of flow control: ms or duration text; the library judges the value (its ValidationError is the 400). */
+const duration = (description: string): JsonSchema => ({ type: ['integer', 'string'], maxLength: 64, description: `${description}: ms, or a duration such as '30s', '1h' (units ms s m h d w).` });
+
 const jobFields = {
   payload: { description: 'Any JSON value; at most 256 KiB of JSON.' },
   delay,
@@ -76,6 +79,8 @@ const jobFields = {
   id: jobId,
   maxAttempts: integer(1, 1_000_000, "Deliveries before the job is dead-lettered; default: the consumer's."),
   backoff,
+  expireAfter: duration("A deadline: a job not started by its due time plus this is not run (see `onExpire`). Default: the queue's `expireAfter` limit, if set"),
+  onExpire: { enum: ['dead', 'drop'], description: "An expired job: 'dead' dead-letters it with reason 'expired', 'drop' deletes it; both count in `expired`. Default 'dead'." },
 };
 
 const ifExists: JsonSchema = {
@@ -189,9 +194,45 @@ export const scheduleBody: JsonSchema = {
   description: 'Exactly one of `cron` and `every`. An idempotent upsert: the same definition again changes nothing; a changed one replaces the pending tick with its first tick after now.',
 };
 
+// --- flow control (issue 10) -------------------------------------------------------------------
+// As for schedules: JSON types here, every rule (ranges, durations, unknown fields of `rate`) in the
+// library's setLimits / setRetention, whose ValidationError names the field.
+
+export const limitsBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    rate: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      properties: { max: { type: 'integer', description: 'Job starts at most per window.' }, per: duration('The sliding window') },
+      description: 'At most `max` job starts in any sliding window of `per`, over every consumer of the queue. `null` clears it.',
+    },
+    concurrency: { type: ['integer', 'null'], description: 'Jobs active at once at most, over every consumer. `null` clears it.' },
+    expireAfter: { type: ['integer', 'string', 'null'], maxLength: 64, description: "The default deadline of jobs added without their own `expireAfter`: ms, or a duration such as '1h'. `null` clears it." },
+  },
+  description: 'A limit left out is kept as it is; `null` clears it.',
+};
+
+export const retentionBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    completed: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      properties: { count: { type: 'integer', description: 'The newest this many completed jobs are kept.' }, age: duration('None older than this is kept') },
+      description: 'Keep completed jobs (with their results) by count and/or age; `null` keeps none again.',
+    },
+    maxResultBytes: { type: 'integer', description: 'The largest result JSON kept; a larger one is kept as a `{ resultTooLarge: true, bytes }` marker. Default 65536.' },
+  },
+};
+
+export const JOB_STATES = ['delayed', 'ready', 'active', 'dead', 'completed'];
+
 export const listQuery = {
   properties: {
-    state: { enum: ['delayed', 'ready', 'active', 'dead'] },
+    state: { enum: JOB_STATES, description: "'completed': kept by the queue's retention, most recent first." },
     limit: { type: 'string', pattern: '^[0-9]{1,4}$', description: 'Page size, 1-1000. Default 100.' },
     cursor: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$', description: 'The `nextCursor` of the previous page; the first page without it.' },
   },
@@ -238,7 +279,7 @@ export const components: Record<string, JsonSchema> = {
     properties: {
       id: { type: 'string' },
       payload: {},
-      state: { enum: ['delayed', 'ready', 'active', 'dead'] },
+      state: { enum: JOB_STATES },
       dueAt: epochMs,
       attempts: { type: 'integer' },
       maxAttempts: { type: 'integer' },
@@ -246,6 +287,10 @@ export const components: Record<string, JsonSchema> = {
       deadAt: epochMs,
       lastError: { type: 'string' },
       schedule: jobSchedule,
+      reason: { enum: ['failed', 'expired'], description: "While dead: 'failed' (out of attempts) or 'expired' (not started by its deadline)." },
+      expiresAt: { ...epochMs, description: 'While waiting: the deadline by which it must start (`expireAfter`).' },
+      finishedAt: { ...epochMs, description: 'While completed: when it completed.' },
+      result: { description: "While completed: the handler's return value (JSON), or `{ resultTooLarge: true, bytes }`." },
     },
   },
   PulledJob: {
@@ -299,19 +344,38 @@ export const components: Record<string, JsonSchema> = {
   },
   QueueStats: {
     type: 'object',
-    required: ['delayed', 'ready', 'active', 'dead', 'paused'],
+    required: ['delayed', 'ready', 'active', 'dead', 'paused', 'limited', 'completed'],
     properties: {
       delayed: { type: 'integer' },
       ready: { type: 'integer' },
       active: { type: 'integer' },
       dead: { type: 'integer' },
       paused: { type: 'boolean' },
+      limited: { type: 'integer', description: "Due now but held back by the queue's rate or concurrency limit (part of `ready`)." },
+      completed: { type: 'integer', description: 'Completed jobs kept by the retention.' },
     },
   },
   QueueCounters: {
     type: 'object',
-    required: ['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale', 'ticks', 'ticksSkipped'],
-    properties: Object.fromEntries(['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale', 'ticks', 'ticksSkipped'].map(name => [name, { type: 'integer' }])),
+    required: ['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale', 'ticks', 'ticksSkipped', 'expired'],
+    properties: Object.fromEntries(['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale', 'ticks', 'ticksSkipped', 'expired'].map(name => [name, { type: 'integer' }])),
+  },
+  QueueLimits: {
+    type: 'object',
+    properties: {
+      rate: { type: 'object', required: ['max', 'per'], properties: { max: { type: 'integer' }, per: { type: 'integer', description: 'The window, ms.' } } },
+      concurrency: { type: 'integer' },
+      expireAfter: { type: 'integer', description: 'The default deadline, ms.' },
+    },
+    description: 'Only the limits set are present.',
+  },
+  Retention: {
+    type: 'object',
+    required: ['maxResultBytes'],
+    properties: {
+      completed: { type: 'object', properties: { count: { type: 'integer' }, age: { type: 'integer', description: 'ms' } }, description: 'Absent: no completed job is kept.' },
+      maxResultBytes: { type: 'integer' },
+    },
   },
 };
 
@@ -380,5 +444,7 @@ export const answers = {
   paused: { type: 'object', required: ['paused'], properties: { paused: { type: 'boolean' } } },
   status: { type: 'object', required: ['status'], properties: { status: { type: 'string' } } },
   schedule: ref('ScheduleInfo'),
+  limits: ref('QueueLimits'),
+  retention: ref('Retention'),
   schedules: { type: 'object', required: ['schedules'], properties: { schedules: { type: 'array', items: ref('ScheduleInfo'), description: 'Sorted by key.' } } },
 } satisfies Record<string, JsonSchema | ((...values: string[]) => JsonSchema)>;

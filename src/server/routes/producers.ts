@@ -11,6 +11,8 @@ interface JobBody {
   id?: string;
   maxAttempts?: number;
   backoff?: BackoffOption;
+  expireAfter?: Duration;
+  onExpire?: 'dead' | 'drop';
 }
 
 /** An instant (`at`, a schedule's `startAt`) arrives as epoch ms or an RFC 3339 string (checked by the schema). */
@@ -23,7 +25,10 @@ export function toAt(at: number | string | undefined, name = 'at'): number | und
 
 function addOptions(body: JobBody): AddOptions {
   // Both `delay` and `at` pass on as given: the library refuses the pair with its exact message.
-  return { delay: body.delay, at: toAt(body.at), id: body.id, maxAttempts: body.maxAttempts, backoff: body.backoff } as AddOptions;
+  const { delay, at, id, maxAttempts, backoff, expireAfter, onExpire } = body;
+  // The deadline options only when given: a job without its own deadline takes the queue's default.
+  const deadline = { ...(expireAfter === undefined ? {} : { expireAfter }), ...(onExpire === undefined ? {} : { onExpire }) };
+  return { delay, at: toAt(at), id, maxAttempts, backoff, ...deadline } as AddOptions;
 }
 
 export function producerRoutes({ pool }: ServiceContext): Handlers {
