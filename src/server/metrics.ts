@@ -45,9 +45,11 @@ const TOTALS: [string, keyof QueueCounters, string][] = [
   ['sandglass_jobs_stale_total', 'stale', 'Acks or fails refused because the sender had lost the lease'],
   ['sandglass_schedule_runs_total', 'ticks', "Jobs created by the queue's schedules, one per tick"],
   ['sandglass_schedule_skipped_total', 'ticksSkipped', "Schedule ticks skipped by overlap 'skip' (the previous run was still active)"],
+  ['sandglass_jobs_expired_total', 'expired', 'Jobs not started by their deadline (expireAfter): dead-lettered or dropped'],
 ];
 
-const STATES = ['delayed', 'ready', 'active', 'dead'] as const;
+/** The states of `sandglass_queue_jobs`: they partition a queue's jobs, so a sum() is their number (`limited`, part of ready, has its own gauge). */
+const STATES = ['delayed', 'ready', 'active', 'dead', 'completed'] as const;
 /** The states of `sandglass_schedules`: they partition a queue's schedules, so a sum() is their number. */
 const SCHEDULE_STATES = ['active', 'paused', 'ended'] as const;
 const LATENESS_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -81,13 +83,24 @@ export class ServiceMetrics {
     }
     new Gauge({
       name: 'sandglass_queue_jobs',
-      help: 'Jobs in the queue by state: delayed (waiting for their due time), ready (due, not claimed), active (claimed), dead',
+      help: 'Jobs in the queue by state: delayed (waiting for their due time), ready (due, not claimed), active (claimed), dead, completed (kept by the retention)',
       labelNames: ['queue', 'state'],
       registers,
       async collect() {
         const queues = await snapshot();
         this.reset();
         for (const queue of queues ?? []) for (const state of STATES) this.set({ queue: queue.name, state }, queue.stats[state]);
+      },
+    });
+    new Gauge({
+      name: 'sandglass_queue_jobs_limited',
+      help: "Jobs due now but held back by the queue's rate or concurrency limit (part of sandglass_queue_jobs{state=\"ready\"})",
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        const queues = await snapshot();
+        this.reset();
+        for (const queue of queues ?? []) this.set({ queue: queue.name }, queue.stats.limited);
       },
     });
     new Gauge({
