@@ -1,6 +1,6 @@
 // One job at a time: add, get, cancel, reschedule.
 import type { Command } from 'commander';
-import { ConflictError, NotFoundError, ValidationError, parseDuration, type AddOptions, type DueOptions, type When } from '../index.js';
+import { ConflictError, NotFoundError, ValidationError, parseDuration, type AddOptions, type DueOptions, type Duration, type When } from '../index.js';
 import type { Cli } from './context.js';
 import { formatDuration, formatJob, formatRelative } from './format.js';
 import { integerArgument, parseWhen, readPayload } from './input.js';
@@ -12,6 +12,8 @@ interface AddFlags {
   id?: string;
   maxAttempts?: number;
   replace?: boolean;
+  expireAfter?: string;
+  onExpire?: string;
 }
 
 export function registerJobCommands(program: Command, cli: Cli): void {
@@ -24,18 +26,23 @@ export function registerJobCommands(program: Command, cli: Cli): void {
     .option('--id <id>', 'your job id; adding an existing id changes nothing (idempotent)')
     .option('--max-attempts <n>', 'deliveries before the job is dead-lettered (default: the worker setting)', integerArgument(1, 1_000_000))
     .option('--replace', 'if the id exists, replace its payload and due time (exit 4 when it is running)')
+    .option('--expire-after <duration>', "deadline: not run if not started by its due time plus this ('1h'; default: the queue's expire-after limit)")
+    .option('--on-expire <mode>', 'dead (dead-letter it with reason expired) or drop (delete it) (default: dead)')
     .action(async (name: string, payloadText: string | undefined, flags: AddFlags) => {
       const payload = await readPayload(payloadText, flags.file);
       const options: AddOptions = { ...(parseWhen(flags) as DueOptions), ...(flags.replace ? { ifExists: 'replace' } : {}) };
       if (flags.id !== undefined) options.id = flags.id;
       if (flags.maxAttempts !== undefined) options.maxAttempts = flags.maxAttempts;
+      // Passed on as text: the library judges the duration and the mode (exit 2 with its message).
+      if (flags.expireAfter !== undefined) options.expireAfter = flags.expireAfter as Duration;
+      if (flags.onExpire !== undefined) options.onExpire = flags.onExpire as AddOptions['onExpire'];
       const id = await cli.withQueue(name, queue => queue.add(payload, options));
       cli.result({ id }, id);
     });
 
   program
     .command('get <queue> <id>')
-    .description('show a job: state, due time, attempts, payload, last error (exit 3: not found)')
+    .description('show a job: state, due time, deadline, attempts, payload, last error or why it is dead; a completed job kept by the retention with its result (exit 3: not found)')
     .action(async (name: string, id: string) => {
       const job = await cli.withQueue(name, queue => queue.get(id));
       if (!job) throw new NotFoundError(`No job '${id}' in queue '${name}': never added, or already completed or cancelled`);

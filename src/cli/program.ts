@@ -5,6 +5,7 @@ import { registerBenchCommand } from './bench.js';
 import { DEFAULT_DATA_DIR } from '../data-folder.js';
 import { Cli, DEFAULT_REDIS_URL, EXIT, ExitCode, describeError, exitCodeOf } from './context.js';
 import { registerDeadCommands } from './dead.js';
+import { registerFlowCommands } from './flow.js';
 import { registerImportCommand } from './import.js';
 import { printable } from './format.js';
 import { durationArgument } from './input.js';
@@ -56,6 +57,7 @@ export function createProgram(): { program: Command; cli: Cli } {
   registerQueueCommands(program, cli);
   registerDeadCommands(program, cli);
   registerScheduleCommands(program, cli);
+  registerFlowCommands(program, cli);
   registerImportCommand(program, cli);
   registerBenchCommand(program, cli);
   registerServeCommand(program);

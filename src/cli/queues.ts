@@ -1,11 +1,12 @@
 // Whole queues: stats (one or all), ls by state, pause, resume.
 import type { Command } from 'commander';
-import { NotFoundError, type JobInfo, type JobState, type QueueCounters, type QueueStats } from '../index.js';
+import { NotFoundError, type JobInfo, type JobState, type QueueCounters, type QueueLimits, type QueueStats } from '../index.js';
 import { closeWithin, type Cli } from './context.js';
+import { describeLimits, describeRetention } from './flow.js';
 import { formatRelative, formatTable, oneLine, type Column } from './format.js';
 import { choiceArgument, integerArgument } from './input.js';
 
-const STATES: readonly JobState[] = ['delayed', 'ready', 'active', 'dead'];
+const STATES: readonly JobState[] = ['delayed', 'ready', 'active', 'dead', 'completed'];
 /** Widest payload or error cell in a list, so that a row fits a wide terminal. */
 const CELL_WIDTH = 60;
 
@@ -13,6 +14,7 @@ const STATS_COLUMNS: Column[] = [
   { header: 'QUEUE' },
   { header: 'DELAYED', align: 'right' },
   { header: 'READY', align: 'right' },
+  { header: 'LIMITED', align: 'right' },
   { header: 'ACTIVE', align: 'right' },
   { header: 'DEAD', align: 'right' },
   { header: 'PAUSED' },
@@ -29,7 +31,7 @@ export function registerQueueCommands(program: Command, cli: Cli): void {
 
   program
     .command('ls <queue>')
-    .description('list jobs in one state: delayed and ready soonest first, active by lease end, dead newest first')
+    .description('list jobs in one state: delayed and ready soonest first, active by lease end, dead and completed (kept by the retention) newest first')
     .option('--state <state>', `one of ${STATES.join(', ')}`, choiceArgument(STATES), 'delayed')
     .option('--limit <n>', 'how many (1-1000)', integerArgument(1, 1_000), 20)
     .option('--cursor <cursor>', 'start after the page that printed this cursor (its nextCursor)')
@@ -67,7 +69,9 @@ async function statsOfAll(cli: Cli): Promise<void> {
   const queues = names.map(name => cli.openQueue(name));
   try {
     const all = await Promise.all(queues.map(async queue => ({ name: queue.name, stats: await queue.stats() })));
-    const human = all.length === 0 ? `(no queues under prefix '${cli.options.prefix}')` : formatTable(STATS_COLUMNS, all.map(({ name, stats }) => statsRow(name, stats)));
+    // The COMPLETED column only where some queue keeps completed jobs: most keep none.
+    const kept = all.some(({ stats }) => stats.completed > 0);
+    const human = all.length === 0 ? `(no queues under prefix '${cli.options.prefix}')` : formatTable(statsColumns(kept), all.map(({ name, stats }) => statsRow(name, stats, kept)));
     cli.result({ queues: all }, human);
   } finally {
     await Promise.all(queues.map(queue => closeWithin(queue, 1_000)));
@@ -75,27 +79,46 @@ async function statsOfAll(cli: Cli): Promise<void> {
 }
 
 async function statsOfOne(cli: Cli, name: string): Promise<void> {
-  const { stats, counters, nextDueAt } = await cli.withQueue(name, async queue => {
-    const [stats, counters, next] = await Promise.all([queue.stats(), queue.counters(), queue.list('ready', { limit: 1 })]);
+  const { stats, counters, nextDueAt, limits, retention } = await cli.withQueue(name, async queue => {
+    const [stats, counters, next, limits, retention] = await Promise.all([queue.stats(), queue.counters(), queue.list('ready', { limit: 1 }), queue.getLimits(), queue.getRetention()]);
     const first = next.jobs[0] ?? (stats.delayed > 0 ? (await queue.list('delayed', { limit: 1 })).jobs[0] : undefined);
-    return { stats, counters, nextDueAt: first?.dueAt ?? null };
+    return { stats, counters, nextDueAt: first?.dueAt ?? null, limits, retention };
   });
   const totals = Object.keys(counters) as (keyof QueueCounters)[];
+  const kept = retention.completed !== undefined || stats.completed > 0;
   const human = [
-    formatTable(STATS_COLUMNS, [statsRow(name, stats)]),
+    formatTable(statsColumns(kept), [statsRow(name, stats, kept)]),
     '',
     `next due: ${nextDueAt === null ? 'nothing waiting' : formatRelative(nextDueAt, Date.now())}`,
+    `limits: ${describeLimitsLine(limits)}`,
+    `completed kept: ${describeRetention(retention)}`,
     '',
     formatTable(
       totals.map(key => ({ header: key.toUpperCase(), align: 'right' })),
       [totals.map(key => String(counters[key]))],
     ),
   ];
-  cli.result({ name, stats, counters, nextDueAt }, human);
+  cli.result({ name, stats, counters, nextDueAt, limits, retention }, human);
 }
 
-function statsRow(name: string, stats: QueueStats): string[] {
-  return [name, String(stats.delayed), String(stats.ready), String(stats.active), String(stats.dead), stats.paused ? 'yes' : 'no'];
+function statsColumns(kept: boolean): Column[] {
+  return kept ? [...STATS_COLUMNS.slice(0, -1), { header: 'COMPLETED', align: 'right' }, ...STATS_COLUMNS.slice(-1)] : STATS_COLUMNS;
+}
+
+function statsRow(name: string, stats: QueueStats, kept: boolean): string[] {
+  const counts = [stats.delayed, stats.ready, stats.limited, stats.active, stats.dead, ...(kept ? [stats.completed] : [])];
+  return [name, ...counts.map(String), stats.paused ? 'yes' : 'no'];
+}
+
+/** `rate 100 per 1s, concurrency 5, expire after 1h`, or `none`. */
+function describeLimitsLine(limits: QueueLimits): string {
+  const shown = describeLimits(limits);
+  const parts = [
+    limits.rate ? `rate ${shown.rate}` : undefined,
+    limits.concurrency === undefined ? undefined : `concurrency ${shown.concurrency}`,
+    limits.expireAfter === undefined ? undefined : `expire after ${shown.expireAfter}`,
+  ].filter(part => part !== undefined);
+  return parts.length === 0 ? 'none' : parts.join(', ');
 }
 
 /** A table whose columns suit the state: due time for waiting jobs, lease end for active ones, death and error for dead ones. */
@@ -106,8 +129,9 @@ export function formatJobList(
   command: string,
 ): string {
   if (jobs.length === 0) return page.cursor === undefined ? `(no ${page.state} jobs)` : `(no more ${page.state} jobs)`;
-  const { columns, row } = LIST_LAYOUTS[page.state];
-  const lines = [formatTable(columns, jobs.map(job => row(job, nowMs)))];
+  // Waiting jobs with a deadline get an EXPIRES column (before PAYLOAD); most pages have none.
+  const layout = (page.state === 'delayed' || page.state === 'ready') && jobs.some(job => job.expiresAt !== undefined) ? WAITING_WITH_DEADLINE : LIST_LAYOUTS[page.state];
+  const lines = [formatTable(layout.columns, jobs.map(job => layout.row(job, nowMs)))];
   if (nextCursor !== null) lines.push(`(more with: ${command} --cursor ${nextCursor})`);
   return lines.join('\n');
 }
@@ -126,6 +150,14 @@ const WAITING: ListLayout = {
   row: (job, nowMs) => [job.id, formatRelative(job.dueAt, nowMs), attempts(job), payload(job)],
 };
 
+const WAITING_WITH_DEADLINE: ListLayout = {
+  columns: [{ header: 'ID' }, { header: 'DUE' }, { header: 'EXPIRES' }, { header: 'ATTEMPTS', align: 'right' }, { header: 'PAYLOAD' }],
+  row: (job, nowMs) => [job.id, formatRelative(job.dueAt, nowMs), job.expiresAt === undefined ? '-' : formatRelative(job.expiresAt, nowMs), attempts(job), payload(job)],
+};
+
+/** A dead job's ERROR cell: its last error, or why it died without one (an expired job never ran). */
+const deathCause = (job: JobInfo<unknown>) => (job.reason === 'expired' ? `expired (not started by its deadline)${job.lastError ? `; ${firstLine(job.lastError)}` : ''}` : firstLine(job.lastError));
+
 const LIST_LAYOUTS: Record<JobState, ListLayout> = {
   delayed: WAITING,
   ready: WAITING,
@@ -135,7 +167,7 @@ const LIST_LAYOUTS: Record<JobState, ListLayout> = {
   },
   dead: {
     columns: [{ header: 'ID' }, { header: 'DIED' }, { header: 'ATTEMPTS', align: 'right' }, { header: 'ERROR' }],
-    row: (job, nowMs) => [job.id, formatRelative(job.deadAt ?? job.dueAt, nowMs), attempts(job), firstLine(job.lastError)],
+    row: (job, nowMs) => [job.id, formatRelative(job.deadAt ?? job.dueAt, nowMs), attempts(job), oneLine(deathCause(job), CELL_WIDTH)],
   },
   completed: {
     columns: [{ header: 'ID' }, { header: 'FINISHED' }, { header: 'ATTEMPTS', align: 'right' }, { header: 'RESULT' }],
