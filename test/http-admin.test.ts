@@ -68,7 +68,7 @@ describe('HTTP admin', () => {
     assert.deepEqual(entry, { name: queue, stats: { delayed: 2, ready: 1, active: 0, dead: 0, paused: false, limited: 0, completed: 0 } });
     const one = await api.call('GET', `/v1/queues/${queue}`);
     assert.equal(one.body.counters.added, 3);
-    assert.deepEqual(Object.keys(one.body.counters).sort(), ['added', 'claimed', 'completed', 'dead', 'reaped', 'retried', 'stale', 'ticks', 'ticksSkipped']);
+    assert.deepEqual(Object.keys(one.body.counters).sort(), ['added', 'claimed', 'completed', 'dead', 'expired', 'reaped', 'retried', 'stale', 'ticks', 'ticksSkipped']);
   });
 
   it('lists jobs by state, paged', async () => {
