@@ -35,6 +35,16 @@ function assertError(answer: Answer, status: number, code: string, message?: Reg
   if (message) assert.match(answer.body.error.message, message);
 }
 
+/** Each PUT is a 400 VALIDATION whose short message matches. */
+async function assertRefused(cases: [what: string, path: string, body: unknown, message: RegExp][]): Promise<void> {
+  for (const [what, path, body, message] of cases) {
+    const answer = await api.call('PUT', path, body);
+    assert.deepEqual([what, answer.status, answer.body?.error?.code], [what, 400, 'VALIDATION'], `${what}: ${answer.text.slice(0, 300)}`);
+    assert.match(answer.body.error.message, message, what);
+    assert.ok(answer.body.error.message.length < 1_000, `${what}: a short message`);
+  }
+}
+
 async function put(path: string, body: unknown): Promise<Record<string, unknown>> {
   const answer = await api.call('PUT', path, body);
   assert.equal(answer.status, 200, answer.text);
@@ -75,10 +85,9 @@ describe('HTTP limits and retention', () => {
     assert.deepEqual(await put(retentionPath(name), { completed: null }), { maxResultBytes: 4_096 });
   });
 
-  it('nonsense bodies are 400 VALIDATION naming the field, and write nothing', async () => {
+  it('nonsense limits are 400 VALIDATION naming the field, and write nothing', async () => {
     const name = uniqueQueue('flow');
     await put(limitsPath(name), { concurrency: 3 });
-    await put(retentionPath(name), { completed: { count: 5 } });
     const cases: [what: string, path: string, body: unknown, message: RegExp][] = [
       // JSON types and unknown fields: the schema.
       ['concurrency as a string', limitsPath(name), { concurrency: '5' }, /body\.concurrency must be integer/],
@@ -88,9 +97,6 @@ describe('HTTP limits and retention', () => {
       ['an unknown field of rate', limitsPath(name), { rate: { max: 10, per: '1s', burst: 5 } }, /body\.rate has an unknown field `burst`/],
       ['expireAfter as a boolean', limitsPath(name), { expireAfter: true }, /body\.expireAfter/],
       ['a body that is an array', limitsPath(name), [{ concurrency: 1 }], /body must be object/],
-      ['count as a string', retentionPath(name), { completed: { count: '10' } }, /body\.completed\.count must be integer/],
-      ['an unknown field of completed', retentionPath(name), { completed: { count: 10, failed: 5 } }, /body\.completed has an unknown field `failed`/],
-      ['an unknown retention field', retentionPath(name), { failed: { count: 10 } }, /body has an unknown field `failed`/],
       // Ranges and durations: the library's validators.
       ['concurrency 0', limitsPath(name), { concurrency: 0 }, /concurrency/],
       ['negative concurrency', limitsPath(name), { concurrency: -3 }, /concurrency/],
@@ -103,25 +109,37 @@ describe('HTTP limits and retention', () => {
       ['negative expireAfter', limitsPath(name), { expireAfter: -1 }, /expireAfter/],
       ['expireAfter that is not a duration', limitsPath(name), { expireAfter: 'later' }, /expireAfter/],
       ['absurd expireAfter', limitsPath(name), { expireAfter: 1e18 }, /expireAfter/],
-      ['count 0', retentionPath(name), { completed: { count: 0 } }, /count/],
-      ['negative count', retentionPath(name), { completed: { count: -1 } }, /count/],
-      ['age that is not a duration', retentionPath(name), { completed: { age: 'forever' } }, /age/],
-      ['negative maxResultBytes', retentionPath(name), { maxResultBytes: -1 }, /maxResultBytes/],
-      ['absurd maxResultBytes', retentionPath(name), { maxResultBytes: 1e15 }, /maxResultBytes/],
     ];
     const before = await digest();
-    for (const [what, path, body, message] of cases) {
-      const answer = await api.call('PUT', path, body);
-      assert.deepEqual([what, answer.status, answer.body?.error?.code], [what, 400, 'VALIDATION'], `${what}: ${answer.text.slice(0, 300)}`);
-      assert.match(answer.body.error.message, message, what);
-      assert.ok(answer.body.error.message.length < 1_000, `${what}: a short message`);
-    }
+    await assertRefused(cases);
     assertError(await api.call('PUT', limitsPath(name), '{"concurrency": '), 400, 'INVALID_JSON');
     assertError(await api.call('PUT', limitsPath(name), 'concurrency=3', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
     assertError(await api.call('PUT', '/v1/queues/bad%20name/limits', { concurrency: 3 }), 400, 'VALIDATION', /params\.queue/);
     assertError(await api.call('POST', limitsPath(name), { concurrency: 3 }), 404, 'ROUTE_NOT_FOUND');
     assert.equal(await digest(), before, 'nothing was written to Redis');
     assert.deepEqual((await api.call('GET', limitsPath(name))).body, { concurrency: 3 });
+  });
+
+  it('nonsense retention is 400 VALIDATION naming the field, and writes nothing', async () => {
+    const name = uniqueQueue('flow');
+    await put(retentionPath(name), { completed: { count: 5 } });
+    const path = retentionPath(name);
+    const before = await digest();
+    await assertRefused([
+      ['count as a string', path, { completed: { count: '10' } }, /body\.completed\.count must be integer/],
+      ['an unknown field of completed', path, { completed: { count: 10, failed: 5 } }, /body\.completed has an unknown field `failed`/],
+      ['an unknown retention field', path, { failed: { count: 10 } }, /body has an unknown field `failed`/],
+      ['completed as a number', path, { completed: 10 }, /body\.completed must be object,null/],
+      ['count 0', path, { completed: { count: 0 } }, /count/],
+      ['negative count', path, { completed: { count: -1 } }, /count/],
+      ['absurd count', path, { completed: { count: 1e15 } }, /count/],
+      ['age that is not a duration', path, { completed: { age: 'forever' } }, /age/],
+      ['negative age', path, { completed: { age: -1 } }, /age/],
+      ['negative maxResultBytes', path, { maxResultBytes: -1 }, /maxResultBytes/],
+      ['absurd maxResultBytes', path, { maxResultBytes: 1e15 }, /maxResultBytes/],
+    ]);
+    assert.equal(await digest(), before, 'nothing was written to Redis');
+    assert.deepEqual((await api.call('GET', path)).body.completed, { count: 5 });
   });
 
   it('a queue never used answers no limits and the default retention, as its stats answer zeros', async () => {
@@ -225,7 +243,7 @@ describe('HTTP jobs with deadlines and kept results', () => {
     const name = uniqueQueue('flow');
     await put(limitsPath(name), { concurrency: 1 });
     await api.call('POST', `/v1/queues/${name}/jobs:bulk`, { jobs: [{ payload: 1 }, { payload: 2 }, { payload: 3 }] });
-    const claimed = await api.call('POST', `/v1/queues/${name}/claim`, { max: 3 });
+    const claimed = await api.call('POST', `/v1/queues/${name}/claim`, { max: 3, waitMs: 5_000 });
     assert.equal(claimed.body.jobs.length, 1, 'concurrency 1: one job handed out');
     const stats = (await api.call('GET', `/v1/queues/${name}`)).body.stats;
     assert.deepEqual([stats.active, stats.ready, stats.limited], [1, 2, 2]);
