@@ -11,6 +11,7 @@
 import { ApiError, api, describe, hasToken, queuePath, setToken, whenUnauthorized } from './api.js';
 import { TIMELINE_BOUNDS_MS, renderActivity, renderTimeline } from './charts.js';
 import { byId, clip, clock, el, fmtCount, setIfChanged, setText, syncList } from './dom.js';
+import { connectFlowPanel, keepsCompleted, renderCompleted, renderFlow, resetFlowPanel } from './flow.js';
 import { connectJobPanels, renderActive, renderDead, resetJobPanels } from './jobs.js';
 import { connectSchedulesPanel, renderSchedules, resetSchedulesPanel } from './schedules.js';
 
@@ -18,6 +19,8 @@ const POLL_MS = 1500;
 const HIDDEN_POLL_MS = 5000;
 const LIST_LIMIT = 50;
 const STATES = ['delayed', 'ready', 'active', 'dead'];
+/** The counts of the selected queue's cards: the states, and `limited` (part of ready) and `completed` (kept). */
+const CARDS = [...STATES, 'limited', 'completed'];
 
 const state = {
   /** @type {string | null} The selected queue, also kept in the URL as `?queue=`. */
@@ -107,6 +110,10 @@ async function poll() {
         api('GET', `${path}/jobs?state=active&limit=${LIST_LIMIT}`),
         api('GET', `${path}/jobs?state=dead&limit=${LIST_LIMIT}`),
         api('GET', `${path}/schedules`),
+        api('GET', `${path}/limits`),
+        api('GET', `${path}/retention`),
+        // Completed jobs are read only while the queue keeps them (known from the last retention read).
+        keepsCompleted() ? api('GET', `${path}/jobs?state=completed&limit=${LIST_LIMIT}`) : Promise.resolve({ jobs: [] }),
       );
     }
     const [list, ...details] = await Promise.allSettled(reads);
@@ -190,19 +197,20 @@ function selectQueue(name) {
   byId('queue-title').textContent = name;
   setText('lookup-queue', `in ${name}`);
   byId('add-queue').value = name;
-  for (const name of STATES) setText(`count-${name}`, '–');
+  for (const name of CARDS) setText(`count-${name}`, '–');
   setText('totals', '');
   byId('timeline').replaceChildren(el('p', { className: 'state loading', textContent: 'Loading…' }));
   byId('activity').replaceChildren(el('p', { className: 'state loading', textContent: 'Loading…' }));
   state.activity = null;
   resetJobPanels();
   resetSchedulesPanel();
+  resetFlowPanel();
   void refreshNow();
 }
 
 // The selected queue
 
-function renderDetail([info, timeline, activity, active, dead, schedules]) {
+function renderDetail([info, timeline, activity, active, dead, schedules, limits, retention, completed]) {
   if (timeline.status === 'fulfilled' && typeof timeline.value?.now === 'number') clock.offsetMs = timeline.value.now - Date.now();
   if (info.status === 'fulfilled') renderStats(info.value);
   // A panel whose read failed keeps what it showed, unless it showed nothing yet or the failure is
@@ -226,18 +234,24 @@ function renderDetail([info, timeline, activity, active, dead, schedules]) {
     byId('schedules-state').hidden = false;
     setText('schedules-state', `Could not load the schedules: ${describe(schedules.reason)}`);
   }
+  // Each half of the panel keeps what it showed when its read fails.
+  renderFlow(limits.status === 'fulfilled' ? limits.value : undefined, retention.status === 'fulfilled' ? retention.value : undefined);
+  const flowFailure = [limits, retention].find(result => result.status === 'rejected');
+  if (flowFailure && !isOutage(flowFailure.reason)) setText('flow-result', `Could not load the limits and retention: ${describe(flowFailure.reason)}`);
+  if (completed.status === 'fulfilled') renderCompleted(completed.value?.jobs ?? [], info.status === 'fulfilled' ? info.value?.stats?.completed : undefined);
 }
 
 function renderStats(info) {
   const stats = info?.stats ?? {};
-  for (const name of STATES) setText(`count-${name}`, fmtCount(stats[name]));
+  for (const name of CARDS) setText(`count-${name}`, fmtCount(stats[name]));
+  byId('card-completed').hidden = !keepsCompleted() && !stats.completed;
   byId('paused-badge').hidden = !stats.paused;
   setText('pause-button', stats.paused ? 'Resume' : 'Pause');
   byId('pause-button').dataset.paused = String(Boolean(stats.paused));
   const c = info?.counters;
   setText(
     'totals',
-    c ? `Since the queue was first used: ${fmtCount(c.added)} added · ${fmtCount(c.completed)} completed · ${fmtCount(c.retried)} retried · ${fmtCount(c.dead)} dead-lettered · ${fmtCount(c.reaped)} leases reaped` : '',
+    c ? `Since the queue was first used: ${fmtCount(c.added)} added · ${fmtCount(c.completed)} completed · ${fmtCount(c.retried)} retried · ${fmtCount(c.dead)} dead-lettered · ${fmtCount(c.expired)} expired · ${fmtCount(c.reaped)} leases reaped` : '',
   );
 }
 
@@ -255,6 +269,7 @@ async function togglePause() {
 
 connectJobPanels({ queue: () => state.queue, refresh: () => void refreshNow(), select: selectQueue });
 connectSchedulesPanel({ queue: () => state.queue, refresh: () => void refreshNow() });
+connectFlowPanel({ queue: () => state.queue, refresh: () => void refreshNow() });
 byId('token-form').addEventListener('submit', saveToken);
 byId('token-button').addEventListener('click', () => {
   const form = byId('token-form');

@@ -110,4 +110,10 @@ export function fmtPayload(payload, indent = 2) {
   }
 }
 
+/** A kept job's result as JSON, or what the marker of a result over maxResultBytes says. */
+export function resultText(result, indent) {
+  if (result && typeof result === 'object' && result.resultTooLarge === true) return `(not kept: ${result.bytes} bytes, over the queue's max result size)`;
+  return result === undefined ? '(none)' : fmtPayload(result, indent);
+}
+
 export const clip = (text, max) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);

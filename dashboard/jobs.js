@@ -1,7 +1,7 @@
 // The job panels of one queue: active jobs, dead letters (retry, purge), job lookup (cancel,
 // reschedule) and the "add a job" form. Each state change is one POST or DELETE from a click.
 import { ApiError, api, describe, jobPath, queuePath } from './api.js';
-import { byId, clip, el, fmtCount, fmtDuration, fmtPayload, fmtRelative, fmtTime, msFromNow, report, setIfChanged, setText, syncList } from './dom.js';
+import { byId, clip, el, fmtCount, fmtDuration, fmtPayload, fmtRelative, fmtTime, msFromNow, report, resultText, setIfChanged, setText, syncList } from './dom.js';
 
 /** What the panels need from the page: the selected queue, a refresh, and a way to select one. */
 const page = { queue: () => /** @type {string | null} */ (null), refresh: () => undefined, select: _name => undefined };
@@ -94,7 +94,8 @@ export function renderDead(jobs, total) {
       const died = typeof job.deadAt === 'number' ? `died ${fmtRelative(job.deadAt)}` : 'dead';
       setIfChanged(item.querySelector('.meta'), `${died} · ${job.attempts} attempt${job.attempts === 1 ? '' : 's'}`);
       const error = typeof job.lastError === 'string' ? job.lastError : '';
-      setIfChanged(item.querySelector('.error-line'), error ? clip(error.split('\n')[0] ?? '', 300) : '(no error recorded)');
+      const cause = job.reason === 'expired' ? 'expired: not started by its deadline' : '(no error recorded)';
+      setIfChanged(item.querySelector('.error-line'), error ? clip(error.split('\n')[0] ?? '', 300) : cause);
       setIfChanged(item.querySelector('.error-stack'), error || '(no error recorded)');
       setIfChanged(item.querySelector('.payload-line'), `payload ${clip(fmtPayload(job.payload, 0), 160)}`);
       setIfChanged(item.querySelector('.payload'), fmtPayload(job.payload));
@@ -168,12 +169,18 @@ function showJob(job) {
     ['Attempts', attemptsText(job)],
   ];
   if (typeof job.leaseUntilAt === 'number') rows.push(['Lease until', `${fmtTime(job.leaseUntilAt)} (${fmtRelative(job.leaseUntilAt)})`]);
+  if (typeof job.expiresAt === 'number') rows.push(['Expires', `${fmtTime(job.expiresAt)} (${fmtRelative(job.expiresAt)}): not run if not started by then`]);
   if (typeof job.deadAt === 'number') rows.push(['Died', `${fmtTime(job.deadAt)} (${fmtRelative(job.deadAt)})`]);
+  if (job.reason === 'expired') rows.push(['Reason', 'expired: not started by its deadline']);
+  else if (job.reason === 'failed') rows.push(['Reason', 'failed: out of attempts']);
+  if (typeof job.finishedAt === 'number') rows.push(['Finished', `${fmtTime(job.finishedAt)} (${fmtRelative(job.finishedAt)})`]);
   const fields = byId('lookup-fields');
   fields.replaceChildren();
-  for (const [label, value] of rows) fields.append(el('dt', { textContent: label }), el('dd', { textContent: value, className: label === 'State' ? `state-${value}` : '' }));
+  for (const [label, value] of rows) fields.append(el('dt', { textContent: label }), el('dd', { textContent: value, className: label === 'State' ? `state-${value}` : label === 'Reason' ? 'reason' : '' }));
   if (typeof job.lastError === 'string' && job.lastError) fields.append(el('dt', { textContent: 'Last error' }), el('dd', {}, el('pre', { className: 'error-stack', textContent: job.lastError })));
+  if (job.state === 'completed') fields.append(el('dt', { textContent: 'Result' }), el('dd', {}, el('pre', { className: 'result-full', textContent: resultText(job.result, 2) })));
   fields.append(el('dt', { textContent: 'Payload' }), el('dd', {}, el('pre', { className: 'payload', textContent: fmtPayload(job.payload) })));
+  byId('lookup-cancel').hidden = job.state === 'completed';
   byId('lookup-cancel').textContent = job.state === 'dead' ? 'Delete dead letter' : 'Cancel job';
   byId('lookup-result').hidden = false;
 }
