@@ -78,7 +78,7 @@ describe('setLimits / getLimits', () => {
       { concurrency: 1.5 },
       { concurrency: '5' },
       { expireAfter: -1 },
-      { expireAfter: 1e400 },
+      { expireAfter: Number.POSITIVE_INFINITY },
       { concurency: 5 },
       null,
     ];
