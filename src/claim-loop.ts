@@ -220,6 +220,7 @@ export class ClaimLoop {
 
   /** A slot of a full concurrency limit freed (or tokens came back): the partitions it refused try again. */
   #onSlotFreed(limiter: QueueLimiter): void {
+    limiter.blockedUntil = 0;
     for (const source of this.sources) {
       if (source.limiter !== limiter || !source.limitBlocked) continue;
       source.limitBlocked = false;
@@ -230,11 +231,18 @@ export class ClaimLoop {
 
   /**
    * Whether the queue's limits hold a claim of the source back now: a limited queue claims one call
-   * at a time and only for free handler slots. The finished job or the claim's reply pumps again.
+   * at a time and only for free handler slots (the finished job or the claim's reply pumps again),
+   * and none of its partitions before the limiter has a token (the timer wakes for it, see #armTimer).
    */
-  #limitHolds(source: ClaimSource): boolean {
+  #limitHolds(source: ClaimSource, now = this.serverNow()): boolean {
     const { limiter } = source;
-    return limiter.active && (limiter.busy || this.#host.idle() <= 0);
+    return limiter.active && (limiter.busy || this.#host.idle() <= 0 || now < limiter.blockedUntil);
+  }
+
+  /** When the source may claim next: its due time, or later while the queue's limiter has no token. */
+  #claimableAt(source: ClaimSource): number {
+    const { limiter } = source;
+    return limiter.active ? Math.max(source.nextAt, limiter.blockedUntil) : source.nextAt;
   }
 
   #onWake(source: ClaimSource, dueAt: number): void {
@@ -279,7 +287,7 @@ export class ClaimLoop {
         const source = this.sources[start + ((group.cursor + k) % count)] as ClaimSource;
         const free = this.#freeJobs();
         if (!this.#claimable(free)) break;
-        if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1) || this.#limitHolds(source)) continue;
+        if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1) || this.#limitHolds(source, now)) continue;
         void this.#claim(source, Math.min(free, perClaim));
         sent = true;
       }
@@ -337,7 +345,7 @@ export class ClaimLoop {
   #isDue(group: QueueGroup, now: number): boolean {
     for (let i = group.start; i < group.end; i++) {
       const source = this.sources[i] as ClaimSource;
-      if (source.nextAt <= now && source.waitedOut === 0 && !this.#limitHolds(source)) return true;
+      if (source.nextAt <= now && source.waitedOut === 0 && !this.#limitHolds(source, now)) return true;
     }
     return false;
   }
@@ -348,7 +356,7 @@ export class ClaimLoop {
   }
 
   #canClaim(source: ClaimSource, now: number): boolean {
-    return canClaim(source, now) && !this.#limitHolds(source);
+    return canClaim(source, now) && !this.#limitHolds(source, now);
   }
 
   /** The group's next partition (in turn) that a claim may be sent to now. */
@@ -441,8 +449,7 @@ export class ClaimLoop {
     source.nextAt = Math.min(reported, source.heardAt);
     // Refused by the limit: due again when a token is (a freed slot wakes it sooner); a job added
     // meanwhile cannot be claimed before that either.
-    source.limitBlocked = result.blockedUntil !== undefined;
-    if (result.blockedUntil !== undefined) source.nextAt = Math.max(source.nextAt, result.blockedUntil);
+    source.limitBlocked = result.blockedUntil !== undefined && result.jobs.length === 0;
     let jobs = result.jobs;
     if (this.#stopped) {
       // Claimed while the worker began closing: hand them straight back.
@@ -486,7 +493,9 @@ export class ClaimLoop {
     if (this.#claimable(this.#freeJobs())) {
       const heldBackUntil = this.#options.priority !== undefined && this.#anyInFlight() ? now : Number.NEGATIVE_INFINITY;
       for (const source of this.sources) {
-        if (source.inFlight === 0 && source.nextAt > heldBackUntil && !this.#limitHolds(source)) next = Math.min(next, source.nextAt);
+        if (source.inFlight > 0 || (source.limiter.active && (source.limiter.busy || this.#host.idle() <= 0))) continue;
+        const at = this.#claimableAt(source);
+        if (at > heldBackUntil) next = Math.min(next, at);
       }
     }
     const delayMs = Math.max(0, Math.ceil(next - now));

@@ -38,6 +38,11 @@ export class QueueLimiter {
   busy = false;
   /** The last time the limiter fell short of a claim (server ms), -1 never. */
   limitedAt = -1;
+  /**
+   * Until when (server ms) the limiter has no token for this consumer: no partition of the queue
+   * claims before, but after a freed slot's wake-up (`unblock`).
+   */
+  blockedUntil = 0;
   readonly #reportError: (error: unknown) => void;
   #toFree: string[] = [];
   #freeScheduled = false;
@@ -55,8 +60,10 @@ export class QueueLimiter {
   async claim(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall): Promise<LimitedClaimResult> {
     if (!this.active) {
       const result = await call(want, false);
-      if (result.limited === true) this.active = true;
-      return { ...result, limitedAt: this.limitedAt };
+      if (result.limited !== true) return { ...result, limitedAt: this.limitedAt };
+      // The queue is limited (now): this claim took nothing; claim again, through the limiter.
+      this.active = true;
+      if (result.jobs.length > 0) return { ...result, limitedAt: this.limitedAt };
     }
     this.busy = true;
     try {
@@ -78,6 +85,7 @@ export class QueueLimiter {
     }
     if (grant.count === 0) {
       const blockedUntil = grant.retryAt === -1 ? grant.now + BLOCKED_RECHECK_MS : grant.retryAt;
+      this.blockedUntil = blockedUntil;
       return { now: grant.now, nextAt: blockedUntil, jobs: [], tend: [], scheduled: undefined, limited: true, limitedAt: this.limitedAt, blockedUntil };
     }
     // A failed claim keeps the tokens: the limit is under-used until they leave the window (or the
@@ -90,6 +98,7 @@ export class QueueLimiter {
       await this.#settle(grant, members, result.now + leaseMs);
     }
     const blocked = grant.count < want && grant.retryAt !== -1 ? { blockedUntil: grant.retryAt } : {};
+    this.blockedUntil = blocked.blockedUntil ?? 0;
     return { ...result, limitedAt: this.limitedAt, ...blocked };
   }
 

@@ -8,8 +8,18 @@
   under-used for a while, never exceeded.
 
   KEYS: partition 0's keys (lib.lua); `meta` holds the limits: `rateMax`, `ratePer` (ms),
-        `concurrency`, and `limitedAt` (the last time a grant fell short of what was asked).
-  KEYS[#KEYS - 1] starts  ZSET  grant member -> start time (ms): the starts of the last `ratePer` ms,
+        `concurrency`, `limitedAt` (the last time a grant fell short of what was asked) and
+        `rateNext`, the pace of the rate limit (below).
+
+  Rate is two rules. The log is the guarantee: no window of `ratePer` ms, wherever it lies, holds
+  more than `rateMax` grants. The pace spreads them: grants are due one every ratePer / rateMax ms
+  (`rateNext`: when the next one is), and grants missed while nobody asked are caught up for at most
+  a twentieth of the window, all at once (so a window measured where the handlers start holds at
+  most ~5% more than `rateMax`, even when such a bunch lands right after its edge).
+  Without the pace, a full window's tokens would be granted in one burst as the window opens, and
+  every later window would repeat the burst: the starts those tokens lead to, a few ms after each
+  grant, could then put two bursts into one window measured at the handlers.
+  KEYS[#KEYS - 1] starts  ZSET  grant member -> its time in the pace (ms): the grants of the last `ratePer` ms,
                               a sliding-window log (exact: no window, wherever it lies, holds more
                               than `rateMax` starts; a refilled bucket would let 2x through at an edge)
   KEYS[#KEYS]     slots   ZSET  member -> deadline (ms): the jobs holding a concurrency slot.
@@ -52,7 +62,10 @@ if op == 'configure' then
     local field, value = ARGV[i], ARGV[i + 1]
     if value == '' then
       rcall('HDEL', metaKey, field)
-      if withLimiter and field == 'rateMax' then rcall('DEL', startsKey) end
+      if withLimiter and field == 'rateMax' then
+        rcall('DEL', startsKey)
+        rcall('HDEL', metaKey, 'rateNext')
+      end
       if withLimiter and field == 'concurrency' then rcall('DEL', slotsKey) end
     else
       rcall('HSET', metaKey, field, value)
@@ -67,6 +80,7 @@ if op == 'acquire' then
   local rateMax, ratePer, concurrency = tonumber(limits[1]), tonumber(limits[2]), tonumber(limits[3])
   local kinds = (rateMax and 1 or 0) + (concurrency and 2 or 0)
   local free, retryAt = want, -1
+  local paceFrom, interval
   if rateMax then
     -- A start at t counts in every window (now - ratePer, now]: those at or before now - ratePer are out.
     rcall('ZREMRANGEBYSCORE', startsKey, '-inf', now - ratePer)
@@ -75,6 +89,14 @@ if op == 'acquire' then
       free = math.max(room, 0)
       local oldest = rcall('ZRANGE', startsKey, '0', '0', 'WITHSCORES')[2]
       if oldest then retryAt = tonumber(oldest) + ratePer end
+    end
+    interval = ratePer / rateMax
+    paceFrom = math.max(tonumber(rcall('HGET', metaKey, 'rateNext')) or 0, now - ratePer / 20)
+    local paced = paceFrom <= now and math.floor((now - paceFrom) / interval) + 1 or 0
+    if paced < free then
+      free = paced
+      local at = paceFrom + paced * interval
+      if at > retryAt then retryAt = math.ceil(at) end
     end
   end
   if concurrency then
@@ -91,10 +113,14 @@ if op == 'acquire' then
     local starts, slots = {}, {}
     for i = 1, free do
       local member = grant .. '.' .. i
-      starts[2 * i - 1], starts[2 * i] = now, member
+      -- A start is logged at its time in the pace (a grant caught up lies in the recent past).
+      starts[2 * i - 1], starts[2 * i] = paceFrom and math.floor(paceFrom + (i - 1) * interval) or now, member
       slots[2 * i - 1], slots[2 * i] = now + leaseMs, member
     end
-    if rateMax then zaddMany(startsKey, starts) end
+    if rateMax then
+      zaddMany(startsKey, starts)
+      rcall('HSET', metaKey, 'rateNext', tostring(paceFrom + free * interval))
+    end
     if concurrency then zaddMany(slotsKey, slots) end
   end
   local limitedAt = tonumber(limits[4]) or -1
@@ -110,7 +136,13 @@ if op == 'settle' then
   -- The starts of the tokens not used leave the window (any of the grant's members: they are alike).
   local unused = {}
   for i = used + 1, granted do unused[#unused + 1] = grant .. '.' .. i end
-  if #unused > 0 then callMany('ZREM', startsKey, unused) end
+  if #unused > 0 and callMany('ZREM', startsKey, unused) > 0 then
+    -- And the pace takes them back (another grant may have gone on from them: the log still holds).
+    local limits = rcall('HMGET', metaKey, 'rateMax', 'ratePer', 'rateNext')
+    if limits[1] and limits[3] then
+      rcall('HSET', metaKey, 'rateNext', tostring(tonumber(limits[3]) - #unused * tonumber(limits[2]) / tonumber(limits[1])))
+    end
+  end
   -- The grant's slots become the claimed jobs' slots.
   local reserved = {}
   for i = 1, granted do reserved[i] = grant .. '.' .. i end
@@ -122,8 +154,9 @@ if op == 'settle' then
     end
     zaddMany(slotsKey, slots)
   end
-  -- Tokens given back may be what a refused worker sleeps for (a rate-refused one also wakes by itself).
-  if #unused > 0 and (tonumber(rcall('HGET', metaKey, 'limitedAt')) or 0) > now - 1000 then rcall('PUBLISH', limiterWake, now) end
+  -- Slots given back may be what a worker refused by a full concurrency sleeps for (one refused by
+  -- the rate wakes by itself when its token is due).
+  if removed > used and (tonumber(rcall('HGET', metaKey, 'limitedAt')) or 0) > now - 1000 then rcall('PUBLISH', limiterWake, now) end
   return used
 end
 
