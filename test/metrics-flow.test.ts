@@ -3,7 +3,8 @@
 // sandglass_jobs_expired_total, read from Redis at scrape time and compared with queue.stats().
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PullConsumer, Queue, Worker } from '../src/index.js';
+import { PullConsumer, Queue, Worker, type Job } from '../src/index.js';
+import { WebhookDelivery } from '../src/server/webhooks.js';
 import { useApp } from './helpers/http.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
@@ -53,5 +54,25 @@ describe('flow control metrics', () => {
     assert.equal(value(text, 'sandglass_queue_jobs_limited', { queue: name }), stats.limited);
     assert.equal(value(text, 'sandglass_jobs_expired_total', { queue: name }), 1);
     assert.match(text, /# HELP sandglass_queue_jobs_limited .*rate or concurrency limit/);
+  });
+});
+
+describe('lateness a limit caused', () => {
+  const webhooks = new WebhookDelivery({ connection: 'redis://127.0.0.1:1', bindings: [] });
+  const service = useApp(redis, { webhooks });
+  const delivered = (queue: string, job: Partial<Job<unknown>>, latenessMs: number, heldMs: number) =>
+    webhooks.emit('delivered', queue, { id: 'j', payload: null, attempt: 1, dueAt: 0, ...job } as Job<unknown>, latenessMs, heldMs);
+
+  it("is reported apart from sandglass's own lateness: the queue's limits (heldByLimit) and a binding's rate (heldMs)", async () => {
+    const name = uniqueQueue('held');
+    await service.start();
+    delivered(name, {}, 3, 0);
+    delivered(name, { heldByLimit: true }, 2_000, 0);
+    delivered(name, {}, 5, 1_500);
+    const text = (await service.call('GET', '/metrics')).text;
+    assert.equal(value(text, 'sandglass_lateness_seconds_count', { queue: name, source: 'webhook' }), 1);
+    assert.equal(value(text, 'sandglass_lateness_seconds_sum', { queue: name, source: 'webhook' }), 0.003);
+    assert.equal(value(text, 'sandglass_limited_lateness_seconds_count', { queue: name, source: 'webhook' }), 2);
+    assert.equal(value(text, 'sandglass_limited_lateness_seconds_sum', { queue: name, source: 'webhook' }), 3.505, 'start of the request minus due: claim lateness plus the binding hold');
   });
 });

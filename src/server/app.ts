@@ -180,9 +180,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   const webhooks = options.webhooks;
-  const onDelivered = (queue: string, job: Job<unknown>, latenessMs: number) => {
+  const onDelivered = (queue: string, job: Job<unknown>, latenessMs: number, heldMs: number) => {
     activity.delivered(queue, [Math.max(0, latenessMs)]);
-    metrics.observeLateness(queue, 'webhook', latenessMs);
+    // Lateness a limit caused (the queue's rate or concurrency, or the binding's rate) is reported apart from sandglass's own.
+    if (job.heldByLimit === true || heldMs > 0) metrics.observeLimitedLateness(queue, 'webhook', latenessMs + heldMs);
+    else metrics.observeLateness(queue, 'webhook', latenessMs);
     // latenessMs is start minus due time; a catch-up tick fell due after its tick time.
     if (job.schedule && job.attempt === 1) metrics.observeTickLateness(queue, 'webhook', latenessMs + job.dueAt - job.schedule.tickAt);
   };

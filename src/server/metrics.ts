@@ -58,6 +58,7 @@ export class ServiceMetrics {
   readonly registry = new Registry();
   readonly #lateness: Histogram<'queue' | 'source'>;
   readonly #tickLateness: Histogram<'queue' | 'source'>;
+  readonly #limitedLateness: Histogram<'queue' | 'source'>;
   readonly #requests: Counter<'method' | 'route' | 'status'>;
   readonly #load: () => Promise<QueueSnapshot[]>;
   #inflight: Promise<QueueSnapshot[] | null> | undefined;
@@ -135,7 +136,7 @@ export class ServiceMetrics {
     });
     this.#lateness = new Histogram({
       name: 'sandglass_lateness_seconds',
-      help: "Start minus due time of jobs delivered by this process: pull claims (Redis server clock) and webhook deliveries",
+      help: "Start minus due time of jobs delivered by this process: pull claims (Redis server clock) and webhook deliveries (those a limit held back are in sandglass_limited_lateness_seconds)",
       labelNames: ['queue', 'source'],
       buckets: LATENESS_BUCKETS,
       registers,
@@ -150,6 +151,15 @@ export class ServiceMetrics {
       buckets: LATENESS_BUCKETS,
       registers,
     });
+    // Apart from sandglass_lateness_seconds: a job held back by a limit is late by design, and would
+    // hide how late sandglass itself is.
+    this.#limitedLateness = new Histogram({
+      name: 'sandglass_limited_lateness_seconds',
+      help: "Start minus due time of jobs a limit held back, delivered by this process: the queue's rate or concurrency limit, or a webhook binding's rate (source webhook)",
+      labelNames: ['queue', 'source'],
+      buckets: [...LATENESS_BUCKETS, 900, 3600],
+      registers,
+    });
     this.#requests = new Counter({
       name: 'sandglass_http_requests_total',
       help: 'HTTP requests answered, by route pattern and status',
@@ -160,6 +170,11 @@ export class ServiceMetrics {
 
   observeLateness(queue: string, source: 'pull' | 'webhook', latenessMs: number): void {
     this.#lateness.observe({ queue, source }, Math.max(0, latenessMs) / 1000);
+  }
+
+  /** A delivery a limit held back: `latenessMs` is its start minus its due time. */
+  observeLimitedLateness(queue: string, source: 'pull' | 'webhook', latenessMs: number): void {
+    this.#limitedLateness.observe({ queue, source }, Math.max(0, latenessMs) / 1000);
   }
 
   /** A schedule tick's first start: `latenessMs` is start minus `job.schedule.tickAt`. */
