@@ -403,6 +403,9 @@ describe('webhook bindings', () => {
     assert.throws(() => parseWebhookBindings(`[${JSON.stringify(good)}`), (error: unknown) => error instanceof ValidationError && !error.message.includes('t0ps3cret'));
     assert.throws(() => parseWebhookBindings(JSON.stringify(good)), /JSON array/);
     assert.throws(() => parseWebhookBindings(JSON.stringify([{ ...good, secret: 'x' }])), /bindings\[0\]\.secret/);
+    const limited = { ...good, rate: { max: 100, per: '1s' } };
+    assert.deepEqual(parseWebhookBindings(JSON.stringify([limited])), [limited]);
+    assert.throws(() => parseWebhookBindings(JSON.stringify([{ ...good, rate: { max: 100, per: 'often' } }])), /bindings\[0\]\.rate\.per/);
   });
 
   it('verifySignature refuses stale, future and malformed requests, and an unset secret', () => {
