@@ -35,6 +35,11 @@ export interface ClaimSource {
   errorDelayMs: number;
   /** Whether idle claims should ask about the partition's schedules: until a claim says it has none. */
   askSchedules: boolean;
+  /**
+   * The queue's retention of completed jobs as the last claim that read it said: its maxResultBytes
+   * while it keeps them (acks carry results), 0 while it keeps none (acks as ever).
+   */
+  maxResultBytes: number;
 }
 
 /** What the loop claims for: the owner of the capacity and of the jobs. */
@@ -381,6 +386,7 @@ export class ClaimLoop {
     if (result.jobs.length > 0) source.answeredClaimId = claimId;
     source.errorDelayMs = 0;
     if (result.scheduled !== undefined) source.askSchedules = result.scheduled;
+    if (result.maxResultBytes !== undefined) source.maxResultBytes = result.maxResultBytes;
     if (result.tend.length > 0) tendInBackground(source, result.tend, error => this.#host.reportError(error));
     source.lastFull = result.jobs.length === limit;
     // Under weights a claim is a queue's share of a round of #claimSize.
@@ -449,5 +455,5 @@ export class ClaimLoop {
 }
 
 function newSource(queue: string, store: PartitionStore, count: number): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true };
+  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true, maxResultBytes: 0 };
 }

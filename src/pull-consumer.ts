@@ -6,6 +6,7 @@ import { resolvePullConsumerOptions, type PullConsumerOptions } from './pull-con
 import type { ClaimResult, PartitionStore } from './store/partition-store.js';
 import { QueuePartitions } from './store/partitions.js';
 import { claimedJobFields } from './store/record.js';
+import { keptResultJson, MAX_RESULT_BYTES } from './retention.js';
 import { tendInBackground } from './schedules.js';
 import type { BackoffOption, Job, Logger } from './types.js';
 import { MAX_DELAY_MS, assertInteger, assertJobId, assertOptions } from './validate.js';
@@ -40,6 +41,8 @@ export class PullConsumer<T = unknown> {
   readonly #answered = new Map<PartitionStore, string>();
   /** Partitions a claim said have no schedules: their idle claims need not ask (lua/claim.lua ARGV[7]). */
   readonly #withoutSchedules = new Set<PartitionStore>();
+  /** Per partition, the queue's retention as the last claim that read it said (ClaimResult.maxResultBytes). */
+  readonly #maxResultBytes = new Map<PartitionStore, number>();
   readonly #maxAttempts: number;
   readonly #backoff: BackoffOption;
   readonly #logger: Logger;
@@ -92,13 +95,22 @@ export class PullConsumer<T = unknown> {
    * after a lost reply, within a minute). `'stale'` when the token does not hold the job: the lease ran
    * out and another claim holds it or completed it (nothing changed).
    *
+   * `result`: kept as the job's `result` while the queue keeps completed jobs (`queue.setRetention`),
+   * as JSON; over the queue's `maxResultBytes` the marker `{ resultTooLarge: true, bytes }` is kept
+   * instead, and a value JSON cannot hold (a BigInt, a cycle) keeps none. The job completes either way.
+   *
    * @throws {NotFoundError} no such job, and none with this id completed in the last minute (a
    *   wrong queue or id, or a job cancelled or purged).
    */
-  async ack(id: string, token: string): Promise<'acked' | 'stale'> {
+  async ack(id: string, token: string, options: { result?: unknown } = {}): Promise<'acked' | 'stale'> {
     this.#assertOpen();
     assertLease(id, token);
-    const { stale, notFound } = await (await this.#partitions.storeFor(id, SETTLE)).ack([{ id, token }]);
+    assertOptions('consumer.ack', options, ['result']);
+    const store = await this.#partitions.storeFor(id, SETTLE);
+    // Sent unless a claim said the queue keeps nothing; the script applies the cap the consumer may not know.
+    const maxResultBytes = this.#maxResultBytes.get(store);
+    const results = options.result === undefined || maxResultBytes === 0 ? undefined : [keptResultJson(options.result, maxResultBytes ?? MAX_RESULT_BYTES).json];
+    const { stale, notFound } = await store.ack([{ id, token }], results);
     if (notFound.length > 0) throw new NotFoundError(`No job ${id} in queue ${this.queue} to ack: it does not exist, and none with this id completed in the last minute`);
     return stale.length > 0 ? 'stale' : 'acked';
   }
@@ -164,6 +176,7 @@ export class PullConsumer<T = unknown> {
       const answeredClaimId = this.#answered.get(store);
       this.#answered.delete(store);
       const result = await store.claim(max, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId }, !this.#withoutSchedules.has(store));
+      if (result.maxResultBytes !== undefined) this.#maxResultBytes.set(store, result.maxResultBytes);
       if (result.scheduled === false) this.#withoutSchedules.add(store);
       else if (result.scheduled === true) this.#withoutSchedules.delete(store);
       if (result.tend.length > 0) tendInBackground({ store, count: stores.length }, result.tend, error => this.#logger.error(`sandglass: creating the next tick of a schedule of ${this.queue} failed (a later claim or upsert retries): ${(error as Error).message}`));

@@ -59,6 +59,12 @@ export interface ClaimResult {
   readonly tend: string[];
   /** Whether the partition has schedules; undefined when the call did not read it (an idle one not asked). */
   readonly scheduled: boolean | undefined;
+  /**
+   * The queue's retention of completed jobs, as the call read it: its `maxResultBytes` while it
+   * keeps them (acks should carry results), 0 when it keeps none, undefined when the call did not
+   * read it (an idle one, or the answer to a resend).
+   */
+  readonly maxResultBytes: number | undefined;
 }
 
 /** One job and its state at the moment it was read. */
@@ -71,12 +77,17 @@ export interface JobSnapshot {
   readonly leaseUntil?: number;
   /** When it was dead-lettered, ms: only for `dead`. */
   readonly deadAt?: number;
+  /** When it completed, ms: only for `completed`. */
+  readonly finishedAt?: number;
+  /** The result's JSON, only for `completed` ('' when none was kept). */
+  readonly resultJson?: string;
   readonly lastError: string | undefined;
 }
 
 /**
  * A position in a state's list order: the time the state is ordered by (due time for delayed and
- * ready, lease end for active, dead-lettered at for dead) and the id, for ties.
+ * ready, lease end for active, dead-lettered at for dead, finished at for completed) and the id,
+ * for ties.
  */
 export interface ListPosition {
   readonly at: number;
@@ -100,6 +111,8 @@ export interface PartitionStats {
   readonly active: number;
   readonly dead: number;
   readonly paused: boolean;
+  /** Completed jobs kept (and not older than the retention's age). */
+  readonly completed: number;
   /** Running totals (added, claimed, completed, ...) by name. */
   readonly counters: Record<string, number>;
 }
@@ -164,8 +177,11 @@ export interface PartitionStorage {
     ids: { claimId: string; answeredClaimId: string | undefined },
     askSchedules?: boolean,
   ): Promise<ClaimResult>;
-  /** Completes jobs; the positions refused as stale (another lease) and as not found. */
-  ack(leases: readonly LeaseRef[]): Promise<{ stale: number[]; notFound: number[] }>;
+  /**
+   * Completes jobs; the positions refused as stale (another lease) and as not found. `results`
+   * (one JSON text per lease, '' for none) is sent only when the queue keeps completed jobs.
+   */
+  ack(leases: readonly LeaseRef[], results?: readonly string[]): Promise<{ stale: number[]; notFound: number[] }>;
   /** Schedules retries or dead-letters; the positions refused. */
   fail(entries: readonly FailEntry[]): Promise<{ now: number; stale: number[] }>;
   /** Renews leases; the positions this caller no longer holds. */
@@ -188,6 +204,12 @@ export interface PartitionStorage {
   /** Deletes up to `limit` dead jobs; how many were deleted. */
   purgeDead(limit: number): Promise<number>;
   setPaused(paused: boolean): Promise<void>;
+  /**
+   * Stores the partition's retention (`retain`, the `meta` form of src/retention.ts; '' leaves it
+   * as it is), then removes up to `limit` kept completed jobs beyond it (0: none). Returns the
+   * stored form ('' when none) and how many it removed.
+   */
+  retention(retain: string, limit: number): Promise<{ retain: string; removed: number }>;
   /** One schedule (by key) or all of the partition's, with the server's now. */
   readSchedules(key?: string): Promise<{ now: number; schedules: StoredSchedule[] }>;
   writeSchedule(write: ScheduleWrite): Promise<ScheduleWriteResult>;
