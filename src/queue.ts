@@ -457,7 +457,8 @@ export class Queue<T = unknown> {
 
   /**
    * Sets which completed jobs the queue keeps, with the handler's return value as `result`:
-   * `completed: { count, age }` keeps the newest `count` (per partition) and none older than `age`;
+   * `completed: { count, age }` keeps the newest `count` and none older than `age` (a queue of P
+   * partitions keeps the newest ceil(count / P) of each partition: about `count` in all);
    * `completed: null` keeps none again (the default), and deletes the kept ones. A field left out
    * stays as it is. Stored with the queue: every worker and consumer obeys it at once, without
    * configuration. Kept jobs beyond a lowered `count` or `age` are removed before this returns.
@@ -473,7 +474,7 @@ export class Queue<T = unknown> {
     const [stores] = await Promise.all([this.#partitions.all(CREATE), this.#register()]);
     const current = decodeRetention((await (stores[0] as PartitionStorage).retention('', 0)).retain);
     const next = mergeRetention(current, input);
-    const retain = encodeRetention(next);
+    const retain = encodeRetention(next, stores.length);
     // Every partition stores it, then trims to it in bounded calls (a large backlog takes several).
     await Promise.all(
       stores.map(async store => {

@@ -57,17 +57,23 @@ export function mergeRetention(current: Retention, input: RetentionInput): Reten
   return next;
 }
 
-/** The `meta` field `retain`: "<count>,<ageMs>,<maxResultBytes>", count and age '' when not set. */
-export function encodeRetention(retention: Retention): string {
+/**
+ * The `meta` field `retain` of each of a queue's `partitions`:
+ * "<share>,<ageMs>,<maxResultBytes>,<count>", count and age '' when not set. A partition keeps its
+ * share of the count, ceil(count / partitions): the queue keeps the newest of each partition,
+ * about `count` in all (at most `count + partitions - 1`), without a script reading another partition.
+ */
+export function encodeRetention(retention: Retention, partitions: number): string {
   const { completed, maxResultBytes } = retention;
-  return `${completed?.count ?? ''},${completed?.age ?? ''},${maxResultBytes}`;
+  const count = completed?.count;
+  return `${count === undefined ? '' : Math.ceil(count / partitions)},${completed?.age ?? ''},${maxResultBytes},${count ?? ''}`;
 }
 
 /** The retention of a stored `retain` field ('' or malformed: none). */
 export function decodeRetention(value: string): Retention {
-  const match = /^(\d*),(\d*),(\d+)$/.exec(value);
+  const match = /^\d*,(\d*),(\d+),(\d*)$/.exec(value);
   if (!match) return NO_RETENTION;
-  const [, count, age, maxResultBytes] = match as unknown as [string, string, string, string];
+  const [, age, maxResultBytes, count] = match as unknown as [string, string, string, string];
   const retention: Retention = { maxResultBytes: Number(maxResultBytes) };
   if (count !== '' || age !== '') {
     retention.completed = {};

@@ -236,8 +236,10 @@ end
 
 --[[
   Retention of completed jobs (opt-in, `queue.setRetention`). `meta` field `retain` =
-  "<count>,<ageMs>,<maxResultBytes>" in every partition (count and age '' when not set; both ''
-  means the field only remembers maxResultBytes, and no job is kept). A queue without the field
+  "<count>,<ageMs>,<maxResultBytes>,<queue count>" in every partition: `count` is this partition's
+  share of the queue's count (ceil(queue count / partitions)), the 4th field the queue's count as
+  given (read back by getRetention only); count and age '' when not set, both '' meaning the field
+  only remembers maxResultBytes and no job is kept. A queue without the field
   keeps nothing and pays nothing: claim reads the field in the HMGET of `meta` it makes anyway,
   ack in the one it makes for `donePeriod`.
   While the queue keeps jobs, ack moves each completed job into `completed` (score = finishedAt,
@@ -254,7 +256,7 @@ local RETAIN_TRIM_EXTRA = 100
 -- The retention of a `retain` field, or nil when the queue keeps no completed jobs.
 local function readRetain(v)
   if not v then return nil end
-  local count, age, cap = string.match(v, '^(%d*),(%d*),(%d+)$')
+  local count, age, cap = string.match(v, '^(%d*),(%d*),(%d+)')
   if not cap or (count == '' and age == '') then return nil end
   return { count = tonumber(count), age = tonumber(age), cap = tonumber(cap) }
 end

@@ -6,8 +6,8 @@
   call trims nothing; `queue.getRetention` reads partition 0 with ('', 0).
 
   KEYS: the partition keys (lib.lua).
-  ARGV[2] retain  "<count>,<ageMs>,<maxResultBytes>" to store (count and age '' when not set; both
-                  '': keep none), or '' to leave the stored value as it is
+  ARGV[2] retain  "<count>,<ageMs>,<maxResultBytes>,<queue count>" to store (lib.lua, "Retention"),
+                  or '' to leave the stored value as it is
   ARGV[3] limit   integer  kept jobs to remove at most (the oldest first): those beyond the stored
                   retention, all of them while the queue keeps none; 0 trims nothing
   Returns: { retain, removed }  the stored value after the call ('' when none), how many were removed
