@@ -60,6 +60,11 @@ export interface ClaimResult {
   /** Whether the partition has schedules; undefined when the call did not read it (an idle one not asked). */
   readonly scheduled: boolean | undefined;
   /**
+   * Whether the queue has rate or concurrency limits; undefined when the call did not read it (an
+   * idle one). A call without the limiter's tokens to a limited queue claims nothing (lua/claim.lua).
+   */
+  readonly limited: boolean | undefined;
+  /**
    * The queue's retention of completed jobs, as the call read it: its `maxResultBytes` while it
    * keeps them (acks should carry results), 0 when it keeps none, undefined when the call did not
    * read it (an idle one, or the answer to a resend).
@@ -111,6 +116,8 @@ export interface PartitionStats {
   readonly active: number;
   readonly dead: number;
   readonly paused: boolean;
+  /** When the queue's limiter last granted less than a claim asked for (partition 0 only), ms; -1: never. */
+  readonly limitedAt: number;
   /** Completed jobs kept (and not older than the retention's age). */
   readonly completed: number;
   /** Running totals (added, claimed, completed, ...) by name. */
@@ -176,6 +183,7 @@ export interface PartitionStorage {
     defaultMaxAttempts: number,
     ids: { claimId: string; answeredClaimId: string | undefined },
     askSchedules?: boolean,
+    granted?: boolean,
   ): Promise<ClaimResult>;
   /**
    * Completes jobs; the positions refused as stale (another lease) and as not found. `results`

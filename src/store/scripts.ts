@@ -25,6 +25,7 @@ export const SCRIPT_NAMES = [
   'scheduleRead',
   'scheduleWrite',
   'retention',
+  'limiter',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

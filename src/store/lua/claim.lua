@@ -18,8 +18,13 @@
                                        memo); one memo per caller lives, not one per call
   ARGV[7] askSchedules        '1'|'0'  '1': an idle call also reads whether the partition has schedules
                                        and which are stalled (a call that finds work always does)
+  ARGV[8] granted             '1'|'0'  '1': the caller holds `limit` tokens of the queue's limiter
+                                       (limiter.lua). Without, a call to a queue with rate or
+                                       concurrency limits (`meta` `limited`) claims nothing, only reaps,
+                                       and answers limited = 1 and nextAt = now: claim again through
+                                       the limiter
 
-  Returns: { now, nextAt, firstToken, dueList, records, tend, scheduled, -1, keep } or, answering a resend,
+  Returns: { now, nextAt, firstToken, dueList, records, tend, scheduled, limited, keep } or, answering a resend,
            { now, nextAt, 0, dueList, records, token1, token2, ... }
     now         the server time (ms) the call used
     nextAt      when the caller should call again: `now` when more may be due at once, the earliest
@@ -32,8 +37,9 @@
                 Ids, records and scores hold no raw tab (JSON escapes it), so '\t' splits them.
     tend        "<key>\n<key>..." schedules whose next tick the caller should create or whose list of
                 next ticks it should refill (lib.lua, "Schedules"); '' mostly
-    scheduled   1 the partition has schedules, 0 it has none, -1 the call did not read it
-    (8th)       -1 (reserved for the queue's limits)
+    scheduled   whether the partition has schedules: 1 or 0, -1 when the call did not read `meta`
+    limited     whether the queue has rate or concurrency limits: 1 or 0, -1 when the call did not
+                read `meta` (an idle call)
     keep        the queue's retention of completed jobs (lib.lua, "Retention"): its maxResultBytes
                 (> 0) while it keeps them, so the caller sends results with its acks; 0 when it
                 keeps none; -1 when the call did not read `meta` (an idle call)
@@ -102,15 +108,18 @@ local mayReap = leaseHead ~= nil and leaseHead <= now
 -- With it, whether the partition has schedules (only then are claimed records looked at for ticks)
 -- and its stalled ones; an idle call reads those only when the caller asks (ARGV[7]), so that a
 -- sleeping worker of a queue without schedules stays at four commands.
--- And the retention of completed jobs, for the caller's acks (lib.lua, "Retention").
-local paused, scheduled, stalled, known = false, false, false, false
+-- And whether the queue has rate or concurrency limits: then only a caller holding the limiter's
+-- tokens claims (ARGV[8]); its `limit` is the tokens it holds. And the retention of completed jobs,
+-- for the caller's acks (lib.lua, "Retention").
+local paused, scheduled, stalled, known, limited = false, false, false, false, false
 local keep = -1
 if mayClaim or mayReap then
-  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled', 'retain')
+  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled', 'limited', 'retain')
   paused = meta[1] == '1'
   if meta[2] then rotateDone(now, meta[2]) end
   scheduled, stalled, known = meta[3] and meta[3] ~= '0', meta[4], true
-  local retain = meta[5] and readRetain(meta[5])
+  limited = meta[5] == '1'
+  local retain = meta[6] and readRetain(meta[6])
   keep = retain and retain.cap or 0
 elseif ARGV[7] == '1' then
   local meta = rcall('HMGET', metaKey, 'scheduled', 'stalled')
@@ -178,11 +187,12 @@ end
 -- deadlines into `active` (one ZADD), and the reply joins what ZRANGEBYSCORE and HMGET answered.
 -- Per job, Lua only stores table entries and builds the lease string: no number is formatted
 -- (formatting a 13-digit number costs more than any of the commands per job).
-local out = { now, -1, 0, '', '', '', -1, -1, keep }
+local out = { now, -1, 0, '', '', '', -1, known and (limited and 1 or 0) or -1, keep }
 local claimed = 0
 -- Whether `due` changed since dueHead was read (its head then has to be read again below).
 local dueTaken = false
-if mayClaim and not paused then
+local refused = mayClaim and limited and not paused and ARGV[8] ~= '1'
+if mayClaim and not paused and not refused then
   dueTaken = true
   local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', nowDigits, 'WITHSCORES', 'LIMIT', '0', ARGV[2])
   local n = #due / 2
@@ -269,8 +279,9 @@ end
 if stalled then out[6] = out[6] == '' and stalled or out[6] .. '\n' .. stalled end
 out[7] = known and (scheduled and 1 or 0) or -1
 
--- 3. When to come back. A full batch means more may be due right now.
-if claimed > 0 and claimed == limit then
+-- 3. When to come back. A full batch means more may be due right now, and so does a claim refused
+-- for want of the limiter's tokens.
+if refused or (claimed > 0 and claimed == limit) then
   out[2] = now
 else
   -- What is left in `due` is not due yet (unless records were missing from a full batch).
