@@ -13,8 +13,8 @@
     payload      JSON text
   Returns: { now, status1, dueAt1, status2, dueAt2, ... } per job, in order:
     1 added, 0 exists (kept as it was), 2 replaced, 3 exists and is running (not replaced),
-    4 completed in the last 60 to 90 s (lib.lua), or completed and kept by the queue's retention
-      (lib.lua, "Retention"), not added: a keep-add writes nothing (most likely it is the add that
+    4 completed in the last 60 to 90 s (lib.lua), or completed and kept while the queue retains
+      completed jobs (lib.lua, "Retention"), not added: a keep-add writes nothing (most likely it is the add that
       created the job, resent after a lost reply); a replace-add adds the job anew (status 1),
       and the kept completed job is gone
     5 exists and is a schedule's tick (lib.lua, "Schedules"): a replace-add writes nothing (as a
@@ -29,9 +29,15 @@ local out = { now }
 local added, minDue = 0, nil
 local wheeled, minMove = 0, nil
 -- Most calls come when nothing completed lately and none is kept: then no id needs the `done` and
--- `results` look-ups (one EXISTS answers for both).
+-- `results` look-ups (one EXISTS answers for both). The `results` look-up is made only while the
+-- queue keeps completed jobs (`retain`, read with `donePeriod`: no command more than before).
 local anyDone = rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3], completedKey) > 0
-if anyDone then rotateDone(now) end
+local retaining = false
+if anyDone then
+  local meta = rcall('HMGET', metaKey, 'donePeriod', 'retain')
+  rotateDone(now, meta[1])
+  retaining = readRetain(meta[2]) ~= nil
+end
 -- Which ids `jobs` holds and which completed lately (`done`) or are kept completed (`kept`), one
 -- HMGET per key and 1,000 ids (a call per id costs more than the look-up). An id written earlier in
 -- this call (it appears twice) is looked up in `jobs` again; `done` and `kept` change only here (a
@@ -52,11 +58,13 @@ for c = 3, #ARGV, 6000 do
       local tokens = rcall('HMGET', doneKeys[b], unpack(ids))
       for j = 1, #ids do if tokens[j] then done[ids[j]] = true end end
     end
-    local results = rcall('HMGET', resultsKey, unpack(ids))
-    for j = 1, #ids do
-      if results[j] then
-        done[ids[j]] = true
-        kept[ids[j]] = true
+    if retaining then
+      local results = rcall('HMGET', resultsKey, unpack(ids))
+      for j = 1, #ids do
+        if results[j] then
+          done[ids[j]] = true
+          kept[ids[j]] = true
+        end
       end
     end
   end
