@@ -42,6 +42,11 @@ export interface ClaimSource {
   readonly limiter: QueueLimiter;
   /** The limiter refused this partition's last claim: a freed slot (its wake-up) makes it due again. */
   limitBlocked: boolean;
+  /**
+   * The queue's retention of completed jobs as the last claim that read it said: its maxResultBytes
+   * while it keeps them (acks carry results), 0 while it keeps none (acks as ever).
+   */
+  maxResultBytes: number;
 }
 
 /** What the loop claims for: the owner of the capacity and of the jobs. */
@@ -222,7 +227,7 @@ export class ClaimLoop {
 
   /** A slot of a full concurrency limit freed (or tokens came back): the partitions it refused try again. */
   #onSlotFreed(limiter: QueueLimiter): void {
-    limiter.blockedUntil = 0;
+    limiter.slotFreed();
     for (const source of this.sources) {
       if (source.limiter !== limiter || !source.limitBlocked) continue;
       source.limitBlocked = false;
@@ -445,6 +450,7 @@ export class ClaimLoop {
     if (result.jobs.length > 0) source.answeredClaimId = claimId;
     source.errorDelayMs = 0;
     if (result.scheduled !== undefined) source.askSchedules = result.scheduled;
+    if (result.maxResultBytes !== undefined) source.maxResultBytes = result.maxResultBytes;
     if (result.tend.length > 0) tendInBackground(source, result.tend, error => this.#host.reportError(error));
     source.lastFull = result.jobs.length === limit;
     // Under weights a claim is a queue's share of a round of #claimSize.
@@ -521,5 +527,5 @@ export class ClaimLoop {
 }
 
 function newSource(queue: string, store: PartitionStore, count: number, limiter: QueueLimiter): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false, lastEmpty: false };
+  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false, lastEmpty: false, maxResultBytes: 0 };
 }

@@ -45,6 +45,8 @@ export class QueueLimiter {
    * claims before, but after a freed slot's wake-up (`unblock`).
    */
   blockedUntil = 0;
+  /** Freed-slot wake-ups heard so far: one heard while a refused acquire travelled makes the refusal stale. */
+  #freedHeard = 0;
   readonly #reportError: (error: unknown) => void;
   #toFree: string[] = [];
   #freeScheduled = false;
@@ -82,7 +84,14 @@ export class QueueLimiter {
     }
   }
 
+  /** A slot freed (the limiter's wake-up): claims it refused may try again now. */
+  slotFreed(): void {
+    this.#freedHeard += 1;
+    this.blockedUntil = 0;
+  }
+
   async #claimWithTokens(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall): Promise<LimitedClaimResult> {
+    const heard = this.#freedHeard;
     const grant = await this.store.acquire(want, leaseMs, newClaimId());
     this.slots = grant.concurrency;
     this.limitedAt = grant.limitedAt;
@@ -93,9 +102,10 @@ export class QueueLimiter {
       return { ...result, limitedAt: this.limitedAt };
     }
     if (grant.count === 0) {
-      const blockedUntil = grant.retryAt === -1 ? grant.now + BLOCKED_RECHECK_MS : grant.retryAt;
+      // A slot freed while the refusal travelled: its message came before the refusal could wait for it.
+      const blockedUntil = this.#freedHeard !== heard ? grant.now : grant.retryAt === -1 ? grant.now + BLOCKED_RECHECK_MS : grant.retryAt;
       this.blockedUntil = blockedUntil;
-      return { now: grant.now, nextAt: blockedUntil, jobs: [], tend: [], scheduled: undefined, limited: true, limitedAt: this.limitedAt, blockedUntil, refused: true };
+      return { now: grant.now, nextAt: blockedUntil, jobs: [], tend: [], scheduled: undefined, limited: true, maxResultBytes: undefined, limitedAt: this.limitedAt, blockedUntil, refused: true };
     }
     // A failed claim keeps the tokens: the limit is under-used until they leave the window (or the
     // slots' lease runs out), never exceeded.

@@ -1,8 +1,10 @@
 // Model-based test: random sequences of operations run against the real queue on a real Redis and
 // against a plain in-memory model; after every step the states must agree and the storage
-// invariant must hold (every job in exactly one of due, active, dead or a wheel bucket, the wheel's
-// index in step with its buckets: test/chaos/checker.ts). The queue's wheel has 1 s buckets, so
-// that a job added or rescheduled for later waits in the wheel, and one retried later in `due`.
+// invariant must hold (every job in exactly one of due, active, dead, completed (kept by retention)
+// or a wheel bucket, the wheel's index in step with its buckets: test/chaos/checker.ts). The
+// queue's wheel has 1 s buckets, so that a job added or rescheduled for later waits in the wheel,
+// and one retried later in `due`. The model runs twice: without retention, and keeping every
+// completed job (`setRetention`), where a completed job stays visible as `completed`.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -30,6 +32,9 @@ interface Model {
   staleTokens: { id: string; token: string }[];
   /** Completed ids and the token that completed each (Redis remembers them longer than a run lasts). */
   completed: Map<string, string>;
+  /** The queue keeps completed jobs (then `completed` ids are kept, with their attempts here). */
+  retain: boolean;
+  kept: Map<string, number>;
 }
 interface Real {
   name: string;
@@ -113,9 +118,10 @@ const operations = [
       const [id, job] = active[index % active.length] as [string, ModelJob];
       const token = job.token as string;
       if (ok) {
-        assert.equal(await real.consumer.ack(id, token), 'acked');
+        assert.equal(await real.consumer.ack(id, token, { result: `${id}:${token}` }), 'acked');
         model.jobs.delete(id);
         model.completed.set(id, token);
+        if (model.retain) model.kept.set(id, job.attempts);
       } else {
         // A retry for later waits in `due` (only adds and reschedules go to the wheel).
         const { result } = await real.consumer.fail(id, token, { error: 'model says fail', retryDelayMs: later ? FAR : 0 });
@@ -191,41 +197,58 @@ async function assertAgrees(model: Model, real: Real): Promise<void> {
     assert.equal(info?.state, job.state, `state of ${id}`);
     assert.equal(info?.attempts, job.attempts, `attempts of ${id}`);
   }
-  for (const id of IDS) if (!model.jobs.has(id)) assert.equal(await real.queue.get(id), null, `${id} should not exist`);
-  assert.deepEqual(await real.queue.stats(), { ...counts, paused: false, limited: 0, completed: 0 });
+  for (const [id, attempts] of model.kept) {
+    const info = await real.queue.get(id);
+    assert.equal(info?.state, 'completed', `state of ${id}`);
+    assert.equal(info?.attempts, attempts, `attempts of ${id}`);
+    assert.equal(info?.result, `${id}:${model.completed.get(id)}`, `result of ${id}`);
+  }
+  for (const id of IDS) if (!model.jobs.has(id) && !model.kept.has(id)) assert.equal(await real.queue.get(id), null, `${id} should not exist`);
+  assert.deepEqual(await real.queue.stats(), { ...counts, paused: false, limited: 0, completed: model.kept.size });
   // The lists by state hold the same jobs (wheel jobs among the delayed ones).
   for (const state of ['delayed', 'ready', 'active', 'dead'] as const) {
     const listed = (await real.queue.list(state, { limit: 1_000 })).jobs.map(job => job.id).sort();
     assert.deepEqual(listed, [...model.jobs].filter(([, job]) => job.state === state).map(([id]) => id).sort(), `list('${state}')`);
   }
+  assert.deepEqual((await real.queue.list('completed', { limit: 1_000 })).jobs.map(job => job.id).sort(), [...model.kept.keys()].sort(), "list('completed')");
   // Storage invariant: every job in exactly one of due, active, dead, a wheel bucket; its record
   // where its state keeps it; the wheel's index in step with its buckets.
   const invariant = checkInvariant(await snapshot(redis.raw, real.name));
   assert.ok(invariant.ok, `storage invariant: ${JSON.stringify(invariant)}`);
 }
 
+/** Runs random command sequences against a fresh queue each, keeping completed jobs or not. */
+async function checkModel(retain: boolean, numRuns: number): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: 'large' }), async cmds => {
+      const name = uniqueQueue('model');
+      const real: Real = {
+        name,
+        queue: new Queue<string>(name, { connection: redis.url }),
+        consumer: new PullConsumer<string>(name, { connection: redis.url, maxAttempts: MAX_ATTEMPTS }),
+      };
+      const model: Model = { jobs: new Map(), staleTokens: [], completed: new Map(), retain, kept: new Map() };
+      // Before the first add: the wheel's width is read from meta by every script.
+      await redis.raw.hset(partitionKeys('sg', name, 0).meta, 'wheelSlotMs', WHEEL_SLOT_MS);
+      if (retain) await real.queue.setRetention({ completed: { count: 100 } });
+      try {
+        await fc.asyncModelRun(() => ({ model, real }), cmds);
+      } finally {
+        await real.consumer.close();
+        await real.queue.close();
+      }
+    }),
+    { numRuns },
+  );
+}
+
 describe('model-based', () => {
   it('random add / cancel / reschedule / claim / ack / fail / lease expiry / restart agree with a simple model', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: 'large' }), async cmds => {
-        const name = uniqueQueue('model');
-        const real: Real = {
-          name,
-          queue: new Queue<string>(name, { connection: redis.url }),
-          consumer: new PullConsumer<string>(name, { connection: redis.url, maxAttempts: MAX_ATTEMPTS }),
-        };
-        const model: Model = { jobs: new Map(), staleTokens: [], completed: new Map() };
-        // Before the first add: the wheel's width is read from meta by every script.
-        await redis.raw.hset(partitionKeys('sg', name, 0).meta, 'wheelSlotMs', WHEEL_SLOT_MS);
-        try {
-          await fc.asyncModelRun(() => ({ model, real }), cmds);
-        } finally {
-          await real.consumer.close();
-          await real.queue.close();
-        }
-      }),
-      { numRuns: 50 },
-    );
+    await checkModel(false, 50);
+  });
+
+  it('the same with completed jobs kept (setRetention): they stay visible as completed, and the model still agrees', async () => {
+    await checkModel(true, 25);
   });
 
   it('an old token of a job now waiting in the wheel is stale, not unknown (found by the model above)', async () => {

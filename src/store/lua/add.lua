@@ -13,9 +13,10 @@
     payload      JSON text
   Returns: { now, status1, dueAt1, status2, dueAt2, ... } per job, in order:
     1 added, 0 exists (kept as it was), 2 replaced, 3 exists and is running (not replaced),
-    4 completed in the last 60 to 90 s (lib.lua), not added: a keep-add writes nothing (most
-      likely it is the add that created the job, resent after a lost reply); a replace-add adds the
-      job anew (status 1)
+    4 completed in the last 60 to 90 s (lib.lua), or completed and kept while the queue retains
+      completed jobs (lib.lua, "Retention"), not added: a keep-add writes nothing (most likely it is the add that
+      created the job, resent after a lost reply); a replace-add adds the job anew (status 1),
+      and the kept completed job is gone
     5 exists and is a schedule's tick (lib.lua, "Schedules"): a replace-add writes nothing (as a
       plain job it would no longer start the schedule's next tick)
     An id in the wheel exists like any other waiting job; replacing it moves it where its new due
@@ -27,13 +28,21 @@ local now = nowMs()
 local out = { now }
 local added, minDue = 0, nil
 local wheeled, minMove = 0, nil
--- Most calls come when nothing completed lately: then no id needs the `done` look-up.
-local anyDone = rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3]) > 0
-if anyDone then rotateDone(now) end
--- Which ids `jobs` holds and which completed lately (`done`), one HMGET per key and 1,000 ids (a
--- call per id costs more than the look-up). An id written earlier in this call (it appears twice)
--- is looked up in `jobs` again; `done` changes only here (a replace-add's HDEL), tracked in `done`.
-local stored, done, written, ticks = {}, {}, {}, {}
+-- Most calls come when nothing completed lately and none is kept: then no id needs the `done` and
+-- `results` look-ups (one EXISTS answers for both). The `results` look-up is made only while the
+-- queue keeps completed jobs (`retain`, read with `donePeriod`: no command more than before).
+local anyDone = rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3], completedKey) > 0
+local retaining = false
+if anyDone then
+  local meta = rcall('HMGET', metaKey, 'donePeriod', 'retain')
+  rotateDone(now, meta[1])
+  retaining = readRetain(meta[2]) ~= nil
+end
+-- Which ids `jobs` holds and which completed lately (`done`) or are kept completed (`kept`), one
+-- HMGET per key and 1,000 ids (a call per id costs more than the look-up). An id written earlier in
+-- this call (it appears twice) is looked up in `jobs` again; `done` and `kept` change only here (a
+-- replace-add's HDEL), tracked in `done` and `kept`.
+local stored, done, kept, written, ticks = {}, {}, {}, {}, {}
 for c = 3, #ARGV, 6000 do
   local ids = {}
   for i = c, math.min(c + 5999, #ARGV), 6 do ids[#ids + 1] = ARGV[i] end
@@ -48,6 +57,15 @@ for c = 3, #ARGV, 6000 do
     for b = 1, 3 do
       local tokens = rcall('HMGET', doneKeys[b], unpack(ids))
       for j = 1, #ids do if tokens[j] then done[ids[j]] = true end end
+    end
+    if retaining then
+      local results = rcall('HMGET', resultsKey, unpack(ids))
+      for j = 1, #ids do
+        if results[j] then
+          done[ids[j]] = true
+          kept[ids[j]] = true
+        end
+      end
     end
   end
 end
@@ -186,9 +204,15 @@ for i = 3, #ARGV, 6 do
   end
   if status == 1 and done[id] then
     if replace then
-      -- A new job under this id: the earlier job's `done` entry must not answer its acks.
+      -- A new job under this id: the earlier job's `done` entry must not answer its acks, and its
+      -- kept record goes (an id has one place).
       for b = 1, 3 do rcall('HDEL', doneKeys[b], id) end
       done[id] = nil
+      if kept[id] then
+        rcall('ZREM', completedKey, id)
+        rcall('HDEL', resultsKey, id)
+        kept[id] = nil
+      end
     else
       status = 4
     end

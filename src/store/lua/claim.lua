@@ -2,19 +2,20 @@
 --[[
   claim: reap expired leases, then take up to `limit` due jobs under a lease. Worker's one call.
 
-  KEYS: the partition keys (lib.lua). Of `meta` it writes only `donePeriod` (lib.lua, rotateDone).
-  ARGV[2] limit               integer  jobs to claim at most (0 = only reap and report)
-  ARGV[3] leaseMs             ms       lease length
-  ARGV[4] reapLimit           integer  expired leases to take back at most in this call
-  ARGV[5] defaultMaxAttempts  integer  for jobs without their own maxAttempts (reaping counts as an attempt)
-  KEYS[14] memo               STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
+  KEYS: the partition keys (lib.lua), then two more. Of `meta` it writes only `donePeriod` (lib.lua,
+  rotateDone).
+  KEYS[#KEYS-1] memo          STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
                                        "<first token>\n<last token>\n<id>\n<id>..." of the jobs this
                                        call took (its tokens are that range), kept at most leaseMs:
                                        a resend of the call (after a lost reply) answers with them
                                        instead of leaving them to run out their lease
-  KEYS[15] answered           STRING   the memo of the caller's previous claim, whose reply arrived
-  ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[15] (that claim took jobs, so it left a memo);
-                                       one memo per caller lives, not one per call
+  KEYS[#KEYS] answered        STRING   the memo of the caller's previous claim, whose reply arrived
+  ARGV[2] limit               integer  jobs to claim at most (0 = only reap and report)
+  ARGV[3] leaseMs             ms       lease length
+  ARGV[4] reapLimit           integer  expired leases to take back at most in this call
+  ARGV[5] defaultMaxAttempts  integer  for jobs without their own maxAttempts (reaping counts as an attempt)
+  ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[#KEYS] (that claim took jobs, so it left a
+                                       memo); one memo per caller lives, not one per call
   ARGV[7] askSchedules        '1'|'0'  '1': an idle call also reads whether the partition has schedules
                                        and which are stalled (a call that finds work always does)
   ARGV[8] granted             '1'|'0'  '1': the caller holds `limit` tokens of the queue's limiter
@@ -23,7 +24,7 @@
                                        and answers limited = 1 and nextAt = now: claim again through
                                        the limiter
 
-  Returns: { now, nextAt, firstToken, dueList, records, tend, scheduled, limited } or, answering a resend,
+  Returns: { now, nextAt, firstToken, dueList, records, tend, scheduled, limited, keep } or, answering a resend,
            { now, nextAt, 0, dueList, records, token1, token2, ... }
     now         the server time (ms) the call used
     nextAt      when the caller should call again: `now` when more may be due at once, the earliest
@@ -39,6 +40,9 @@
     scheduled   whether the partition has schedules: 1 or 0, -1 when the call did not read `meta`
     limited     whether the queue has rate or concurrency limits: 1 or 0, -1 when the call did not
                 read `meta` (an idle call)
+    keep        the queue's retention of completed jobs (lib.lua, "Retention"): its maxResultBytes
+                (> 0) while it keeps them, so the caller sends results with its acks; 0 when it
+                keeps none; -1 when the call did not read `meta` (an idle call)
     Two strings whatever the batch size: Lua joins the replies of ZRANGEBYSCORE and HMGET as they
     came (table.concat) instead of building a reply entry per job.
   Errors: none.
@@ -47,7 +51,7 @@ local limit = tonumber(ARGV[2])
 local leaseMs = tonumber(ARGV[3])
 local reapLimit = tonumber(ARGV[4])
 local defaultMaxAttempts = tonumber(ARGV[5])
-local memoKey, answeredKey = KEYS[14], KEYS[15]
+local memoKey, answeredKey = KEYS[#KEYS - 1], KEYS[#KEYS]
 local forgetAnswered = ARGV[6] == '1'
 local now, nowDigits = nowMsWithDigits()
 if forgetAnswered then rcall('DEL', answeredKey) end
@@ -105,14 +109,18 @@ local mayReap = leaseHead ~= nil and leaseHead <= now
 -- and its stalled ones; an idle call reads those only when the caller asks (ARGV[7]), so that a
 -- sleeping worker of a queue without schedules stays at four commands.
 -- And whether the queue has rate or concurrency limits: then only a caller holding the limiter's
--- tokens claims (ARGV[8]); its `limit` is the tokens it holds.
+-- tokens claims (ARGV[8]); its `limit` is the tokens it holds. And the retention of completed jobs,
+-- for the caller's acks (lib.lua, "Retention").
 local paused, scheduled, stalled, known, limited = false, false, false, false, false
+local keep = -1
 if mayClaim or mayReap then
-  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled', 'limited')
+  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled', 'limited', 'retain')
   paused = meta[1] == '1'
   if meta[2] then rotateDone(now, meta[2]) end
   scheduled, stalled, known = meta[3] and meta[3] ~= '0', meta[4], true
   limited = meta[5] == '1'
+  local retain = meta[6] and readRetain(meta[6])
+  keep = retain and retain.cap or 0
 elseif ARGV[7] == '1' then
   local meta = rcall('HMGET', metaKey, 'scheduled', 'stalled')
   scheduled, stalled, known = meta[1] and meta[1] ~= '0', meta[2], true
@@ -179,7 +187,7 @@ end
 -- deadlines into `active` (one ZADD), and the reply joins what ZRANGEBYSCORE and HMGET answered.
 -- Per job, Lua only stores table entries and builds the lease string: no number is formatted
 -- (formatting a 13-digit number costs more than any of the commands per job).
-local out = { now, -1, 0, '', '', '', -1, known and (limited and 1 or 0) or -1 }
+local out = { now, -1, 0, '', '', '', -1, known and (limited and 1 or 0) or -1, keep }
 local claimed = 0
 -- Whether `due` changed since dueHead was read (its head then has to be read again below).
 local dueTaken = false

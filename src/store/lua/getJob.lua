@@ -6,16 +6,28 @@
   ARGV[2] id
   Returns: nil when absent, else { state, record, score, lastError | '' }
     record as stored; of an active job with its lease in the header (attempts counting the delivery
-           under way, its token and due time), as its claim delivered it
-    state  'delayed' | 'ready' | 'active' | 'dead'
-    score  due time (delayed, ready), lease deadline (active) or dead-lettered at (dead), ms
+           under way, its token and due time), as its claim delivered it; of a completed one its
+           `results` value, "<result JSON>\n<record>"
+    state  'delayed' | 'ready' | 'active' | 'dead' | 'completed'
+    score  due time (delayed, ready), lease deadline (active), dead-lettered at (dead) or finished
+           at (completed), ms
+    A kept completed job is shown while the queue retains completed jobs and it is not older than
+    the retention's age (lib.lua, "Retention"), trimmed or not.
   Errors: none.
 ]]
 local id = ARGV[2]
 local rec = rcall('HGET', jobsKey, id)
 if not rec then
   local found = wheelFind(id)
-  if not found then return nil end
+  if not found then
+    local finishedAt = rcall('ZSCORE', completedKey, id)
+    if not finishedAt then return nil end
+    local now = nowMs()
+    local retain = readRetain(rcall('HGET', metaKey, 'retain'))
+    if not retain or (retain.age and tonumber(finishedAt) < now - retain.age) then return nil end
+    local kept = rcall('HGET', resultsKey, id)
+    return kept and { 'completed', kept, finishedAt, '' } or nil
+  end
   local err = rcall('HGET', errorsKey, id) or ''
   return { found.dueAt <= nowMs() and 'ready' or 'delayed', found.record, int(found.dueAt), err }
 end

@@ -106,8 +106,10 @@ if op == 'acquire' then
     local room = concurrency - rcall('ZCARD', slotsKey)
     if room < free then
       free = math.max(room, 0)
+      -- The first slot's lease ends, or a second from now: a freed slot's message is the wake-up, and
+      -- this bounds the wait should one be missed.
       local first = rcall('ZRANGE', slotsKey, '0', '0', 'WITHSCORES')[2]
-      local at = first and tonumber(first) or now
+      local at = math.min(first and tonumber(first) or now, now + 1000)
       if retryAt == -1 or at > retryAt then retryAt = at end
     end
   end
