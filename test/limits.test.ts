@@ -135,6 +135,26 @@ describe('rate', () => {
     const stats = await q.stats();
     assert.ok(stats.limited > 0 && stats.limited <= stats.ready, `limited ${stats.limited}, ready ${stats.ready}`);
   });
+
+  it('job.heldByLimit tells the jobs that waited on the limit from those that did not', async () => {
+    const q = queue(uniqueQueue('held'));
+    await q.setLimits({ rate: { max: 5, per: 500 } });
+    const held: boolean[] = [];
+    worker(q.name, job => void held.push(job.heldByLimit === true));
+    await q.add('alone'); // nothing else due: the limit holds nothing back
+    await waitFor(() => held.length === 1);
+    await sleep(600);
+    await fill(q, 15); // 15 due at once at 5 per 500 ms: most wait on the limit
+    await waitFor(() => held.length === 16, 10_000);
+    assert.equal(held[0], false, 'a job the limit did not hold back');
+    assert.ok(held.slice(1).filter(Boolean).length >= 8, `held: ${held.join(',')}`);
+    const plain = queue(uniqueQueue('held-none'));
+    const unlimited: boolean[] = [];
+    worker(plain.name, job => void unlimited.push(job.heldByLimit === true));
+    await fill(plain, 20);
+    await waitFor(() => unlimited.length === 20);
+    assert.ok(unlimited.every(value => !value));
+  });
 });
 
 describe('concurrency', () => {
