@@ -4,11 +4,12 @@
 
   KEYS: the partition keys (lib.lua); a job in the wheel is found through its index (O(bucket)).
   ARGV[2] id
-  Returns: nil when absent, else { state, record, score, lastError | '' }
+  Returns: nil when absent, else { state, record, score, lastError | '', expiry | '' }
     record as stored; of an active job with its lease in the header (attempts counting the delivery
            under way, its token and due time), as its claim delivered it
     state  'delayed' | 'ready' | 'active' | 'dead'
     score  due time (delayed, ready), lease deadline (active) or dead-lettered at (dead), ms
+    expiry a waiting job's `expiry` entry, "<expireAfterMs>[d]" (lib.lua, "Deadlines"), or ''
   Errors: none.
 ]]
 local id = ARGV[2]
@@ -17,7 +18,7 @@ if not rec then
   local found = wheelFind(id)
   if not found then return nil end
   local err = rcall('HGET', errorsKey, id) or ''
-  return { found.dueAt <= nowMs() and 'ready' or 'delayed', found.record, int(found.dueAt), err }
+  return { found.dueAt <= nowMs() and 'ready' or 'delayed', found.record, int(found.dueAt), err, rcall('HGET', expiryKey, id) or '' }
 end
 local err = rcall('HGET', errorsKey, id) or ''
 local score = rcall('ZSCORE', activeKey, id)
@@ -30,6 +31,6 @@ score = rcall('ZSCORE', deadKey, id)
 if score then return { 'dead', rec, score, err } end
 score = rcall('ZSCORE', dueKey, id)
 if score then
-  return { tonumber(score) <= nowMs() and 'ready' or 'delayed', rec, score, err }
+  return { tonumber(score) <= nowMs() and 'ready' or 'delayed', rec, score, err, rcall('HGET', expiryKey, id) or '' }
 end
 return nil

@@ -18,8 +18,9 @@
                             of this file: its buckets and index shards are keys built here, under
                             the same hash tag)
     KEYS[13] schedules HASH schedule key -> schedule record (recurring schedules, "Schedules" below)
-  and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[14] and KEYS[15], the
-  memo keys of this call and of the caller's previous one.)
+    KEYS[14] expiry   HASH  id -> "<expireAfterMs>[d]", the deadline of a waiting job ("Deadlines" below)
+  and ARGV[1] is always the partition's wake channel. (claim also gets two more keys after these,
+  the memo keys of this call and of the caller's previous one: KEYS[#KEYS - 1] and KEYS[#KEYS].)
 
   A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>[,<tickAt>]\n<payload JSON>" (a
   schedule's tick job has the 6th field, its tick time; the scripts that rewrite a record carry it
@@ -35,7 +36,20 @@
   told). Its deadline is the job's `active` score; the attempt under way is the record's attempts + 1.
 
   Invariant: a job exists iff `jobs` has its id or the wheel's index has it (below), and then exactly
-  one of due/active/dead/a wheel bucket holds it; `leases` has an entry iff the job is in `active`.
+  one of due/active/dead/a wheel bucket holds it; `leases` has an entry iff the job is in `active`;
+  `expiry` has an entry only for a waiting job (in `due` or a wheel bucket).
+
+  Deadlines. A job added with `expireAfter` (or under the queue's default, `meta` field
+  `expireAfter`, ms) has an `expiry` entry "<expireAfterMs>", with a 'd' suffix for
+  `onExpire: 'drop'`. Its deadline is its due score + expireAfterMs, so a reschedule moves the
+  deadline with the due time. It holds until the job's first start: the claim that takes the job
+  removes the entry, and either starts it (from then on its retry policy rules: a retry, a reaped
+  or released lease is never expired) or, when the deadline passed on the server's clock, does not
+  deliver it: it goes to `dead` (its record's attempts stay 0, and only an expired job is dead with
+  attempts 0: that is how getJob and listJobs tell reason 'expired' from 'failed') or, with 'd', is
+  deleted. Both count in counters `expired`. `meta` field `expiring` = '1' (sticky, set by the add
+  that first writes an entry) tells claim to look at `expiry` at all: a queue that never used a
+  deadline pays nothing for it. Schedule ticks have no deadline.
 
   A completed job is remembered in the `done` bucket of its period (period = floor(now / 30 s);
   bucket = period % 3; `meta` field `donePeriod` = the period last written). When a new period
@@ -50,7 +64,7 @@ local rcall = redis.call
 local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local doneKeys = { KEYS[8], KEYS[9], KEYS[10] }
-local leasesKey, wheelKey, schedulesKey = KEYS[11], KEYS[12], KEYS[13]
+local leasesKey, wheelKey, schedulesKey, expiryKey = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
 local wakeChannel = ARGV[1]
 
 -- One period of the `done` buckets (ms): a completed job is remembered 2 to 3 periods, the window in

@@ -9,11 +9,12 @@
   ARGV[3] afterScore   integer score of the last job of the previous page, or '' for the first page
   ARGV[4] afterId      id of that job ('' for the first page)
   ARGV[5] limit        integer (bounded by the caller)
-  Returns: { now, id1, record1, score1, lastError1, ... } in the state's order, which is the order
+  Returns: { now, id1, record1, score1, lastError1, expiry1, ... } in the state's order, which is the order
     of (score, id) with ids compared as bytes, as Redis orders a sorted set:
     delayed and ready: soonest due first, score = due time; active: soonest lease end first,
     score = lease deadline; dead: most recent first, score = dead-lettered at (reverse order).
-    A job in the reply whose record is missing has record ''.
+    A job in the reply whose record is missing has record ''. `expiry` is a waiting job's
+    `expiry` entry (lib.lua, "Deadlines"), else ''.
     Delayed and ready include the jobs in the wheel, merged in that same exact order (a wheel job
     is 'ready' once its due time passed and no claim has moved its bucket yet). The wheel's part
     of a page is read by whole slots (every sub-bucket of one bucket start) from the cursor's
@@ -157,5 +158,6 @@ for i = 1, math.min(#rows, limit) do
   out[#out + 1] = lease and leasedRecord(rec, lease) or rec or ''
   out[#out + 1] = int(rows[i][2])
   out[#out + 1] = rcall('HGET', errorsKey, id) or ''
+  out[#out + 1] = (state == 'ready' or state == 'delayed') and rcall('HGET', expiryKey, id) or ''
 end
 return out
