@@ -148,6 +148,15 @@ if (state == 'ready' or state == 'delayed') and rcall('EXISTS', wheelKey) == 1 t
   end
 end
 
+-- Deadlines of waiting jobs (lib.lua, "Deadlines"): one HMGET for the page, none when the
+-- partition has no `expiry` entry.
+local expiries = {}
+if (state == 'ready' or state == 'delayed') and rcall('EXISTS', expiryKey) == 1 then
+  local ids = {}
+  for i = 1, math.min(#rows, limit) do ids[i] = rows[i][1] end
+  expiries = hmgetMany(expiryKey, ids)
+end
+
 local out = { now }
 for i = 1, math.min(#rows, limit) do
   local id = rows[i][1]
@@ -158,6 +167,6 @@ for i = 1, math.min(#rows, limit) do
   out[#out + 1] = lease and leasedRecord(rec, lease) or rec or ''
   out[#out + 1] = int(rows[i][2])
   out[#out + 1] = rcall('HGET', errorsKey, id) or ''
-  out[#out + 1] = (state == 'ready' or state == 'delayed') and rcall('HGET', expiryKey, id) or ''
+  out[#out + 1] = expiries[i] or ''
 end
 return out
