@@ -101,7 +101,7 @@ test('a worker process killed with SIGKILL mid-job: its jobs are delivered again
 
     assert.deepEqual(ofKind(survivorEntries, 'error'), []);
     assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
-    assert.deepEqual(await queue.counters(), { added: 30, claimed: 40, completed: 30, retried: 0, dead: 0, reaped: 10, stale: 0, ticks: 0, ticksSkipped: 0 });
+    assert.deepEqual(await queue.counters(), { added: 30, claimed: 40, completed: 30, retried: 0, dead: 0, reaped: 10, stale: 0, ticks: 0, ticksSkipped: 0, expired: 0 });
   } finally {
     await killAll(workers);
     await queue.close();
@@ -153,7 +153,7 @@ test('a worker frozen with SIGSTOP past its lease, then continued: its acks are 
     t.diagnostic(`${refusedWhileRunning.length} of 10 stale acks were refused while the redelivery was still running`);
 
     assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
-    assert.deepEqual(await queue.counters(), { added: 10, claimed: 20, completed: 10, retried: 0, dead: 0, reaped: 10, stale: 10, ticks: 0, ticksSkipped: 0 });
+    assert.deepEqual(await queue.counters(), { added: 10, claimed: 20, completed: 10, retried: 0, dead: 0, reaped: 10, stale: 10, ticks: 0, ticksSkipped: 0, expired: 0 });
   } finally {
     await killAll(workers);
     await queue.close();
@@ -196,7 +196,7 @@ test('a worker that gets back a job it is still running (after losing the lease)
     assert.deepEqual(outcome('start'), ['start attempt 1', 'start attempt 3']);
     assert.deepEqual(outcome('stale'), ['stale attempt 1'], 'only the first run, whose lease was lost, is refused');
     assert.deepEqual(outcome('done'), ['done attempt 3'], 'the second run, whose lease A renewed, completes the job');
-    assert.deepEqual(await queue.counters(), { added: 1, claimed: 3, completed: 1, retried: 0, dead: 0, reaped: 2, stale: 1, ticks: 0, ticksSkipped: 0 });
+    assert.deepEqual(await queue.counters(), { added: 1, claimed: 3, completed: 1, retried: 0, dead: 0, reaped: 2, stale: 1, ticks: 0, ticksSkipped: 0, expired: 0 });
   } finally {
     await killAll(workers);
     await queue.close();

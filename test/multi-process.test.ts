@@ -54,7 +54,7 @@ test('4 worker processes x 20 deliver 20,000 delayed jobs exactly once, none bef
       assert.ok(entries.some(entry => entry.source === ledger && entry.kind === 'start'), `every process took part (${ledger} ran nothing)`);
     }
     assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
-    assert.deepEqual(await queue.counters(), { added: total, claimed: total, completed: total, retried: 0, dead: 0, reaped: 0, stale: 0, ticks: 0, ticksSkipped: 0 });
+    assert.deepEqual(await queue.counters(), { added: total, claimed: total, completed: total, retried: 0, dead: 0, reaped: 0, stale: 0, ticks: 0, ticksSkipped: 0, expired: 0 });
 
     const lateness = entries.filter(entry => entry.kind === 'start').map(entry => entry.at - entry.dueAt).sort((a, b) => a - b);
     t.diagnostic(`lateness ms: p50 ${percentile(lateness, 50)}, p99 ${percentile(lateness, 99)}, max ${lateness.at(-1)}`);

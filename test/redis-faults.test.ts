@@ -68,7 +68,7 @@ test('SCRIPT FLUSH again and again under load loses nothing: every job completes
     assert.deepEqual(ids.filter(id => dones.get(id) !== 1), [], 'every job completed exactly once');
     assert.equal(starts.size, total, 'nothing else ran');
     assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
-    assert.deepEqual(await queue.counters(), { added: total, claimed: total, completed: total, retried: 0, dead: 0, reaped: 0, stale: 0, ticks: 0, ticksSkipped: 0 });
+    assert.deepEqual(await queue.counters(), { added: total, claimed: total, completed: total, retried: 0, dead: 0, reaped: 0, stale: 0, ticks: 0, ticksSkipped: 0, expired: 0 });
   } finally {
     flushing = false;
     await flusher.catch(() => undefined);
