@@ -2,6 +2,7 @@ import type { ConnectionLease } from './connection.js';
 import { ConflictError } from './errors.js';
 import { newClaimId } from './ids.js';
 import { canClaim, newGroup, splitRound, type QueueGroup, type QueuePriority } from './queue-priority.js';
+import { QueueLimiter } from './queue-limiter.js';
 import type { PartitionStore } from './store/partition-store.js';
 import { QueuePartitions } from './store/partitions.js';
 import { tendInBackground } from './schedules.js';
@@ -35,6 +36,10 @@ export interface ClaimSource {
   errorDelayMs: number;
   /** Whether idle claims should ask about the partition's schedules: until a claim says it has none. */
   askSchedules: boolean;
+  /** The queue's limits, shared by its partitions (a claim of a limited queue goes through it). */
+  readonly limiter: QueueLimiter;
+  /** The limiter refused this partition's last claim: a freed slot (its wake-up) makes it due again. */
+  limitBlocked: boolean;
 }
 
 /** What the loop claims for: the owner of the capacity and of the jobs. */
@@ -43,8 +48,17 @@ export interface ClaimHost {
   room(): number;
   /** Whether a handler slot is free with no claimed job waiting for it: a claim is needed now. */
   hungry(): boolean;
-  /** Claimed jobs, never more than `room()` allowed; their leases began after `leaseFrom` (local ms). */
-  deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number): void;
+  /**
+   * Jobs the free handler slots can start now, beyond the claimed ones waiting. A queue with limits
+   * claims no more than that: a token is a start, so a limited queue has no prefetch.
+   */
+  idle(): number;
+  /**
+   * Claimed jobs, never more than `room()` allowed; their leases began after `leaseFrom` (local ms).
+   * `limitedAt`: the last time the queue's limit held claims back (server ms, -1 never): a job due
+   * before it waited on the limit.
+   */
+  deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number, limitedAt: number): void;
   reportError(error: unknown): void;
 }
 
@@ -139,6 +153,7 @@ export class ClaimLoop {
    */
   async start(names: readonly string[], prefix: string, partitions: number | undefined): Promise<void> {
     const { priority } = this.#options;
+    const limiters: QueueLimiter[] = [];
     for (const [index, queue] of names.entries()) {
       const start = this.sources.length;
       const layout = new QueuePartitions(this.#connection.client, prefix, queue, partitions);
@@ -146,7 +161,9 @@ export class ClaimLoop {
         if (this.#stopped) return;
         try {
           const stores = await layout.all({ create: true });
-          for (const store of stores) this.sources.push(newSource(queue, store, stores.length));
+          const limiter = new QueueLimiter(stores[0] as PartitionStore, error => this.#host.reportError(error));
+          limiters.push(limiter);
+          for (const store of stores) this.sources.push(newSource(queue, store, stores.length, limiter));
           break;
         } catch (error) {
           this.#host.reportError(error);
@@ -159,6 +176,9 @@ export class ClaimLoop {
     this.#all = newGroup(0, this.sources.length, 1);
     for (const source of this.sources) {
       this.#unlisteners.push(this.#connection.waker.listen(source.store.keys.wakeChannel, dueAt => this.#onWake(source, dueAt)));
+    }
+    for (const limiter of limiters) {
+      this.#unlisteners.push(this.#connection.waker.listen(limiter.store.wakeChannel, () => this.#onSlotFreed(limiter)));
     }
     this.pump();
     await Promise.all(this.#unlisteners);
@@ -196,6 +216,33 @@ export class ClaimLoop {
     if (free >= size) return true;
     if (this.#reservingClaims > 0) return false;
     return free >= this.#options.capacity - size || this.#host.hungry();
+  }
+
+  /** A slot of a full concurrency limit freed (or tokens came back): the partitions it refused try again. */
+  #onSlotFreed(limiter: QueueLimiter): void {
+    limiter.blockedUntil = 0;
+    for (const source of this.sources) {
+      if (source.limiter !== limiter || !source.limitBlocked) continue;
+      source.limitBlocked = false;
+      source.nextAt = Math.min(source.nextAt, source.heardAt, 0);
+    }
+    this.pump();
+  }
+
+  /**
+   * Whether the queue's limits hold a claim of the source back now: a limited queue claims one call
+   * at a time and only for free handler slots (the finished job or the claim's reply pumps again),
+   * and none of its partitions before the limiter has a token (the timer wakes for it, see #armTimer).
+   */
+  #limitHolds(source: ClaimSource, now = this.serverNow()): boolean {
+    const { limiter } = source;
+    return limiter.active && (limiter.busy || this.#host.idle() <= 0 || now < limiter.blockedUntil);
+  }
+
+  /** When the source may claim next: its due time, or later while the queue's limiter has no token. */
+  #claimableAt(source: ClaimSource): number {
+    const { limiter } = source;
+    return limiter.active ? Math.max(source.nextAt, limiter.blockedUntil) : source.nextAt;
   }
 
   #onWake(source: ClaimSource, dueAt: number): void {
@@ -240,7 +287,7 @@ export class ClaimLoop {
         const source = this.sources[start + ((group.cursor + k) % count)] as ClaimSource;
         const free = this.#freeJobs();
         if (!this.#claimable(free)) break;
-        if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1)) continue;
+        if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1) || this.#limitHolds(source, now)) continue;
         void this.#claim(source, Math.min(free, perClaim));
         sent = true;
       }
@@ -298,14 +345,18 @@ export class ClaimLoop {
   #isDue(group: QueueGroup, now: number): boolean {
     for (let i = group.start; i < group.end; i++) {
       const source = this.sources[i] as ClaimSource;
-      if (source.nextAt <= now && source.waitedOut === 0) return true;
+      if (source.nextAt <= now && source.waitedOut === 0 && !this.#limitHolds(source, now)) return true;
     }
     return false;
   }
 
   #hasClaimable(group: QueueGroup, now: number): boolean {
-    for (let i = group.start; i < group.end; i++) if (canClaim(this.sources[i] as ClaimSource, now)) return true;
+    for (let i = group.start; i < group.end; i++) if (this.#canClaim(this.sources[i] as ClaimSource, now)) return true;
     return false;
+  }
+
+  #canClaim(source: ClaimSource, now: number): boolean {
+    return canClaim(source, now) && !this.#limitHolds(source, now);
   }
 
   /** The group's next partition (in turn) that a claim may be sent to now. */
@@ -313,7 +364,7 @@ export class ClaimLoop {
     const count = group.end - group.start;
     for (let k = 1; k <= count; k++) {
       const source = this.sources[group.start + ((group.cursor + k) % count)] as ClaimSource;
-      if (!canClaim(source, now)) continue;
+      if (!this.#canClaim(source, now)) continue;
       group.cursor = (group.cursor + k) % count;
       return source;
     }
@@ -353,7 +404,12 @@ export class ClaimLoop {
       // Hand the last answered claim's memo over for deletion, once (if this call fails, it expires).
       const answeredClaimId = source.answeredClaimId;
       source.answeredClaimId = undefined;
-      result = await source.store.claim(limit, leaseMs, REAP_LIMIT, maxAttempts, { claimId, answeredClaimId }, source.askSchedules);
+      const { store, askSchedules } = source;
+      // A limited queue starts no more than its free handlers can (no prefetch: a token is a start).
+      const want = source.limiter.active ? Math.max(1, Math.min(limit, this.#host.idle())) : limit;
+      result = await source.limiter.claim(store, want, leaseMs, (n, granted) =>
+        store.claim(n, leaseMs, REAP_LIMIT, maxAttempts, { claimId, answeredClaimId }, askSchedules, granted),
+      );
     } catch (error) {
       this.#host.reportError(error);
       source.unanswered = { claimId, firstSentAt: leaseFrom };
@@ -391,6 +447,9 @@ export class ClaimLoop {
     const later = result.now + this.#options.safetyIntervalMs;
     const reported = result.nextAt === -1 ? later : Math.min(later, Math.max(result.nextAt, result.jobs.length > 0 ? result.nextAt : result.now + 1));
     source.nextAt = Math.min(reported, source.heardAt);
+    // Refused by the limit: due again when a token is (a freed slot wakes it sooner); a job added
+    // meanwhile cannot be claimed before that either.
+    source.limitBlocked = result.blockedUntil !== undefined && result.jobs.length === 0;
     let jobs = result.jobs;
     if (this.#stopped) {
       // Claimed while the worker began closing: hand them straight back.
@@ -406,7 +465,7 @@ export class ClaimLoop {
       jobs = jobs.slice(0, fits);
     }
     // The lease began on the server after `leaseFrom`: counting from it errs on the early side.
-    if (jobs.length > 0) this.#host.deliver(source, jobs, leaseFrom);
+    if (jobs.length > 0) this.#host.deliver(source, jobs, leaseFrom, result.limitedAt);
     this.pump();
   }
 
@@ -433,7 +492,11 @@ export class ClaimLoop {
     // (weights, strictPriority): that claim's reply looks again, a timer would spin until then.
     if (this.#claimable(this.#freeJobs())) {
       const heldBackUntil = this.#options.priority !== undefined && this.#anyInFlight() ? now : Number.NEGATIVE_INFINITY;
-      for (const source of this.sources) if (source.inFlight === 0 && source.nextAt > heldBackUntil) next = Math.min(next, source.nextAt);
+      for (const source of this.sources) {
+        if (source.inFlight > 0 || (source.limiter.active && (source.limiter.busy || this.#host.idle() <= 0))) continue;
+        const at = this.#claimableAt(source);
+        if (at > heldBackUntil) next = Math.min(next, at);
+      }
     }
     const delayMs = Math.max(0, Math.ceil(next - now));
     const fireAt = this.#options.clock() + delayMs;
@@ -448,6 +511,6 @@ export class ClaimLoop {
   }
 }
 
-function newSource(queue: string, store: PartitionStore, count: number): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true };
+function newSource(queue: string, store: PartitionStore, count: number, limiter: QueueLimiter): ClaimSource {
+  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false };
 }

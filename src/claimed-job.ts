@@ -15,10 +15,12 @@ export class ClaimedJob<T> implements Job<T> {
   readonly attempt: number;
   readonly maxAttempts: number;
   readonly #tickAt: number | undefined;
+  readonly #limitedAt: number;
   #controller: AbortController | undefined;
   #abortReason: unknown;
 
-  constructor(id: string, queue: string, payload: T, dueAt: number, attempt: number, maxAttempts: number, tickAt: number | undefined) {
+  /** `limitedAt`: the last time the queue's limit held claims back (server ms), -1 never. */
+  constructor(id: string, queue: string, payload: T, dueAt: number, attempt: number, maxAttempts: number, tickAt: number | undefined, limitedAt = -1) {
     this.id = id;
     this.queue = queue;
     this.payload = payload;
@@ -26,6 +28,7 @@ export class ClaimedJob<T> implements Job<T> {
     this.attempt = attempt;
     this.maxAttempts = maxAttempts;
     this.#tickAt = tickAt;
+    this.#limitedAt = limitedAt;
     this.#controller = undefined;
     this.#abortReason = undefined;
   }
@@ -33,6 +36,10 @@ export class ClaimedJob<T> implements Job<T> {
   /** The schedule tick this job is, if it is one (made when asked for: most jobs are not ticks). */
   get schedule(): JobSchedule | undefined {
     return this.#tickAt === undefined ? undefined : tickOfJob(this.id, this.#tickAt);
+  }
+
+  get heldByLimit(): boolean {
+    return this.dueAt <= this.#limitedAt;
   }
 
   get signal(): AbortSignal {

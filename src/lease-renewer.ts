@@ -21,13 +21,16 @@ export class LeaseRenewer<E extends HeldLease> {
   readonly #clock: () => number;
   readonly #onLost: (entry: E) => void;
   readonly #onError: (error: unknown) => void;
+  readonly #onRenewed: ((store: PartitionStore, renewed: E[]) => void) | undefined;
   readonly #timer: NodeJS.Timeout;
 
-  constructor(leaseMs: number, clock: () => number, onLost: (entry: E) => void, onError: (error: unknown) => void) {
+  /** `onRenewed`: the entries of one partition whose leases were renewed (a queue's concurrency slots follow them). */
+  constructor(leaseMs: number, clock: () => number, onLost: (entry: E) => void, onError: (error: unknown) => void, onRenewed?: (store: PartitionStore, renewed: E[]) => void) {
     this.#leaseMs = leaseMs;
     this.#clock = clock;
     this.#onLost = onLost;
     this.#onError = onError;
+    this.#onRenewed = onRenewed;
     this.#timer = setInterval(() => void this.renew(), Math.floor(leaseMs / 3));
     this.#timer.unref();
   }
@@ -78,6 +81,7 @@ export class LeaseRenewer<E extends HeldLease> {
         if (lost.has(index)) this.#onLost(entry);
         else entry.leaseUntilLocal = sentAt + this.#leaseMs;
       }
+      this.#onRenewed?.(store, lost.size === 0 ? entries : entries.filter((_, index) => !lost.has(index)));
     } catch (error) {
       this.#onError(error);
     } finally {

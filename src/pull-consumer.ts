@@ -5,6 +5,7 @@ import { ClosedError, NotFoundError, ValidationError } from './errors.js';
 import { resolvePullConsumerOptions, type PullConsumerOptions } from './pull-consumer-options.js';
 import type { ClaimResult, PartitionStore } from './store/partition-store.js';
 import { QueuePartitions } from './store/partitions.js';
+import { QueueLimiter } from './queue-limiter.js';
 import { claimedJobFields } from './store/record.js';
 import { tendInBackground } from './schedules.js';
 import type { BackoffOption, Job, Logger } from './types.js';
@@ -44,6 +45,8 @@ export class PullConsumer<T = unknown> {
   readonly #backoff: BackoffOption;
   readonly #logger: Logger;
   readonly #sleepers = new Set<() => void>();
+  /** The queue's limits (made with the first claim: it needs partition 0's store). */
+  #limiter: QueueLimiter | undefined;
   #listening: Promise<(() => Promise<void>)[]> | undefined;
   #closed = false;
 
@@ -98,7 +101,9 @@ export class PullConsumer<T = unknown> {
   async ack(id: string, token: string): Promise<'acked' | 'stale'> {
     this.#assertOpen();
     assertLease(id, token);
-    const { stale, notFound } = await (await this.#partitions.storeFor(id, SETTLE)).ack([{ id, token }]);
+    const store = await this.#partitions.storeFor(id, SETTLE);
+    const { stale, notFound } = await store.ack([{ id, token }]);
+    this.#limiter?.release(store, token);
     if (notFound.length > 0) throw new NotFoundError(`No job ${id} in queue ${this.queue} to ack: it does not exist, and none with this id completed in the last minute`);
     return stale.length > 0 ? 'stale' : 'acked';
   }
@@ -125,6 +130,7 @@ export class PullConsumer<T = unknown> {
       : -1;
     const message = (options.error ?? 'failed by the consumer').slice(0, 4_096);
     const { now, stale } = await store.fail([{ id, token, retryDelayMs, message }]);
+    this.#limiter?.release(store, token);
     if (stale.length > 0) return { result: 'stale' };
     return retryDelayMs === -1 ? { result: 'dead' } : { result: 'retried', retryAt: now + retryDelayMs };
   }
@@ -137,7 +143,9 @@ export class PullConsumer<T = unknown> {
     this.#assertOpen();
     assertLease(id, token);
     assertInteger('leaseMs', leaseMs, 200, 86_400_000);
-    const { now, lost } = await (await this.#partitions.storeFor(id, SETTLE)).extendAt(leaseMs, [{ id, token }]);
+    const store = await this.#partitions.storeFor(id, SETTLE);
+    const { now, lost } = await store.extendAt(leaseMs, [{ id, token }]);
+    if (lost.length === 0) this.#limiter?.renew(store, [token], leaseMs);
     return lost.length > 0 ? { result: 'stale' } : { result: 'extended', leaseUntilAt: now + leaseMs };
   }
 
@@ -156,6 +164,7 @@ export class PullConsumer<T = unknown> {
    * answers with that claim, or with an empty one whose `nextAt` is the earliest of all.
    */
   async #claimAny(stores: readonly PartitionStore[], max: number, leaseMs: number): Promise<ClaimResult> {
+    const limiter = (this.#limiter ??= new QueueLimiter(stores[0] as PartitionStore, error => this.#logger.error(`sandglass: the limiter of ${this.queue}: ${(error as Error).message}`)));
     let earliest: ClaimResult | undefined;
     for (let k = 0; k < stores.length; k++) {
       this.#cursor = (this.#cursor + 1) % stores.length;
@@ -163,12 +172,15 @@ export class PullConsumer<T = unknown> {
       const claimId = newClaimId();
       const answeredClaimId = this.#answered.get(store);
       this.#answered.delete(store);
-      const result = await store.claim(max, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId }, !this.#withoutSchedules.has(store));
+      const askSchedules = !this.#withoutSchedules.has(store);
+      const result = await limiter.claim(store, max, leaseMs, (n, granted) => store.claim(n, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId }, askSchedules, granted));
       if (result.scheduled === false) this.#withoutSchedules.add(store);
       else if (result.scheduled === true) this.#withoutSchedules.delete(store);
       if (result.tend.length > 0) tendInBackground({ store, count: stores.length }, result.tend, error => this.#logger.error(`sandglass: creating the next tick of a schedule of ${this.queue} failed (a later claim or upsert retries): ${(error as Error).message}`));
       if (result.jobs.length > 0) this.#answered.set(store, claimId);
       if (result.jobs.length > 0) return result;
+      // Refused by the queue's limit: so would the other partitions be, until `nextAt`.
+      if (result.blockedUntil !== undefined) return result;
       if (!earliest || (result.nextAt !== -1 && (earliest.nextAt === -1 || result.nextAt < earliest.nextAt))) earliest = result;
     }
     return earliest as ClaimResult;
@@ -183,7 +195,10 @@ export class PullConsumer<T = unknown> {
     const wakeAll = () => {
       for (const wake of this.#sleepers) wake();
     };
-    this.#listening = Promise.all(stores.map(store => this.#connection.waker.listen(store.keys.wakeChannel, wakeAll)));
+    const channels = stores.map(store => store.keys.wakeChannel);
+    // A freed slot of a full concurrency limit wakes long polls too.
+    if (this.#limiter) channels.push(this.#limiter.store.wakeChannel);
+    this.#listening = Promise.all(channels.map(channel => this.#connection.waker.listen(channel, wakeAll)));
     await this.#listening;
     return true;
   }

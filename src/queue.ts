@@ -8,6 +8,9 @@ import { resolveSharedOptions } from './role-options.js';
 import type { EncodedJob, JobSnapshot, PartitionStorage } from './store/partition-storage.js';
 import { isQueueRegistered, listQueueNames, registerQueue } from './store/registry.js';
 import { QueuePartitions, partitionOf } from './store/partitions.js';
+import { LimiterStore, writeLimits } from './store/limiter-store.js';
+import type { PartitionStore } from './store/partition-store.js';
+import { mergeLimits } from './limits.js';
 import { tickOfJob } from './store/schedule-record.js';
 import { assertScheduleKey, resolveScheduleSpec } from './schedule-spec.js';
 import { getSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, upsertSchedule, type SchedulePlace } from './schedules.js';
@@ -41,6 +44,11 @@ const BULK_CHUNK = 500;
 const BULK_IN_FLIGHT = 4;
 /** Reads never create a queue (no key is written by a GET of an unknown name); adds and pauses do. */
 const READ = { create: false } as const;
+/**
+ * How recently the queue's limiter must have refused a claim for `stats().limited` to count the
+ * ready jobs as held back by the limit (a refused worker asks again within this when work waits).
+ */
+const LIMITED_RECENTLY_MS = 1_000;
 const CREATE = { create: true } as const;
 /** Dead letters moved or deleted per script call. */
 const DEAD_BATCH = 1_000;
@@ -226,14 +234,18 @@ export class Queue<T = unknown> {
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
     const all = await this.#eachPartition(store => store.stats());
-    // TODO(issue 10): `limited` (limits) and `completed` (retention) are filled in by their own changes.
+    // TODO(issue 10): `completed` (retention) is filled in by its own change.
     const total = { delayed: 0, ready: 0, active: 0, dead: 0, paused: all.some(part => part.paused), limited: 0, completed: 0 };
+    let heldBack = false;
     for (const part of all) {
       total.delayed += part.delayed;
       total.ready += part.ready;
       total.active += part.active;
       total.dead += part.dead;
+      if (part.limitedAt !== -1 && part.limitedAt > part.now - LIMITED_RECENTLY_MS) heldBack = true;
     }
+    // Ready jobs of a queue whose limit refused a claim just now wait on the limit, not on a worker.
+    if (heldBack) total.limited = total.ready;
     return total;
   }
 
@@ -438,13 +450,32 @@ export class Queue<T = unknown> {
     return removeSchedule(await this.#schedulePlace(key, READ), key);
   }
 
-  // TODO(issue 10): implemented by the limits and retention changes of this session.
-  async setLimits(_input: LimitsInput): Promise<QueueLimits> {
-    throw new Error('setLimits: not implemented yet');
+  /**
+   * Sets the queue's limits, stored with the queue: every Worker, PullConsumer and webhook binding
+   * of every process obeys them from its next claim, across all partitions. A limit left out is
+   * kept; `null` clears it. `rate`: at most `max` job starts in any sliding window of `per`;
+   * `concurrency`: at most this many jobs running at once; `expireAfter`: the deadline of jobs
+   * added without their own. See README, "Flow control".
+   * @returns the limits now in force.
+   * @throws {ValidationError} a bad limit; nothing is written.
+   * @example
+   * await queue.setLimits({ rate: { max: 100, per: '1s' }, concurrency: 5 });
+   */
+  async setLimits(input: LimitsInput): Promise<QueueLimits> {
+    this.#assertOpen();
+    mergeLimits({}, input); // refused before anything is written
+    await this.#register();
+    const stores = await this.#partitions.all(CREATE);
+    const next = mergeLimits(await new LimiterStore(stores[0] as PartitionStore).read(), input);
+    await writeLimits(stores, next);
+    return next;
   }
 
+  /** The queue's limits as stored (`{}` when it has none). */
   async getLimits(): Promise<QueueLimits> {
-    throw new Error('getLimits: not implemented yet');
+    this.#assertOpen();
+    const stores = await this.#partitions.all(READ);
+    return new LimiterStore(stores[0] as PartitionStore).read();
   }
 
   async setRetention(_input: RetentionInput): Promise<Retention> {

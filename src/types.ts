@@ -235,6 +235,11 @@ export interface Job<T> {
   readonly signal: AbortSignal;
   /** Set when the job is a tick of a recurring schedule: the schedule's key and the tick's time. */
   readonly schedule?: JobSchedule;
+  /**
+   * True when the job fell due while the queue's `rate` or `concurrency` limit was holding claims
+   * back: its lateness (start minus `dueAt`) is the limit's doing, not sandglass's.
+   */
+  readonly heldByLimit?: boolean;
 }
 
 /** The answer of `queue.cancel`. */

@@ -109,7 +109,7 @@ export function toDelayMs(delay: unknown, name: string): number {
 }
 
 /**
- * The deadline of a job (`expireAfter`): milliseconds or a duration text, from 1 ms to
+ * A deadline (`expireAfter`, of a job or the queue's default in `setLimits`): milliseconds or a duration text, from 1 ms to
  * {@link MAX_DELAY_MS}; a fraction is rounded up (a deadline is never shorter than asked).
  */
 export function toExpireAfterMs(value: unknown, name = 'expireAfter'): number {

@@ -103,11 +103,15 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
     this.#connection = acquireConnection(resolved.connection, this.#logger);
     this.#settler = new Settler(reportError, this.#clock);
-    this.#renewer = new LeaseRenewer<HeldJob<T>>(this.#leaseMs, this.#clock, held => this.#leaseLost(held), reportError);
+    this.#renewer = new LeaseRenewer<HeldJob<T>>(this.#leaseMs, this.#clock, held => this.#leaseLost(held), reportError, (store, renewed) => {
+      const limiter = renewed[0]?.source.limiter;
+      if (limiter?.slots) limiter.renew(store, renewed.map(held => held.stored.token), this.#leaseMs);
+    });
     const host: ClaimHost = {
       room: () => this.#capacity - this.#renewer.size,
       hungry: () => this.#waiting.length === 0 && this.#busySlots < this.#concurrency,
-      deliver: (source, jobs, leaseFrom) => this.#deliver(source, jobs, leaseFrom),
+      idle: () => (this.#concurrency - this.#busySlots - this.#waiting.length) * (this.#batchSize ?? 1),
+      deliver: (source, jobs, leaseFrom, limitedAt) => this.#deliver(source, jobs, leaseFrom, limitedAt),
       reportError,
     };
     this.#loop = new ClaimLoop(this.#connection, host, {
@@ -150,10 +154,10 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    * them, even if a handler finishes at once and claims more), then starts what free slots there
    * are; the rest waits (the prefetch).
    */
-  #deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number): void {
+  #deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number, limitedAt: number): void {
     const leaseUntil = leaseFrom + this.#leaseMs;
     const hold = (stored: StoredJob): HeldJob<T> => {
-      const held = new HeldJob<T>(source, stored, this.#maxAttempts, leaseUntil, this.#ackListener);
+      const held = new HeldJob<T>(source, stored, this.#maxAttempts, leaseUntil, this.#ackListener, limitedAt);
       this.#renewer.hold(held);
       return held;
     };
@@ -227,7 +231,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#busySlots -= 1;
     if (Array.isArray(unit)) {
       this.#runningJobs -= unit.length;
-      for (const held of unit) this.#renewer.drop(held);
+      for (const held of unit) this.#finished(held);
       this.#startWaiting();
       for (const held of unit) {
         if (ok) this.#complete(held, outcome);
@@ -235,12 +239,22 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       }
     } else {
       this.#runningJobs -= 1;
-      this.#renewer.drop(unit);
+      this.#finished(unit);
       this.#startWaiting();
       if (ok) this.#complete(unit, outcome);
       else this.#fail(unit, outcome);
     }
     this.#afterRun();
+  }
+
+  /**
+   * A job's handler is done (or it will not run here): its lease is no longer renewed, and its
+   * concurrency slot, if the queue has that limit, frees now: the limit counts running handlers,
+   * not acks in flight.
+   */
+  #finished(held: HeldJob<T>): void {
+    this.#renewer.drop(held);
+    held.source.limiter.release(held.store, held.stored.token);
   }
 
   #afterRun(): void {
@@ -321,7 +335,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (held.length === 0) return;
     for (const entry of held) {
       entry.released = true;
-      this.#renewer.drop(entry);
+      this.#finished(entry);
       entry.job.abort(new LeaseLostError(`Job ${entry.stored.id} ${why}; it was handed back`));
     }
     await Promise.all([...byStore(held)].map(([store, leases]) => store.release(leases).catch(error => this.#reportError(error))));

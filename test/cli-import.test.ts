@@ -51,7 +51,7 @@ describe('sandglass import', { concurrency: 3 }, () => {
     assert.match(run.stderr, /^line 8: Expected a job id/m);
     assert.ok(!run.stderr.includes('\u0001'), 'control characters are not printed');
     const queue = openQueue(name);
-    assert.deepEqual(await queue.stats(), { delayed: 3, ready: 1, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.stats(), { delayed: 3, ready: 1, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     assert.equal((await queue.get('o2'))?.dueAt, Date.parse('2030-01-31T12:00:00Z'));
     assert.equal((await queue.get('o2'))?.maxAttempts, 3);
     assert.equal((await queue.get('o6'))?.payload, null);
@@ -76,7 +76,7 @@ describe('sandglass import', { concurrency: 3 }, () => {
     assert.deepEqual([JSON.parse(first.stdout).imported, JSON.parse(first.stdout).skipped], [30, 0]);
     const again = await cli(['import', name], lines);
     assert.equal(again.code, 0, again.stderr);
-    assert.deepEqual(await openQueue(name).stats(), { delayed: 30, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await openQueue(name).stats(), { delayed: 30, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
   });
 
   it('imports bare payloads with --bare and a default --delay', async () => {

@@ -98,12 +98,12 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     await cli(['add', name, '2']);
     const one = await json(['stats', name]);
     assert.equal(one.code, 0, one.stderr);
-    assert.deepEqual(one.body.stats, { delayed: 1, ready: 1, active: 0, dead: 0, paused: false });
+    assert.deepEqual(one.body.stats, { delayed: 1, ready: 1, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     assert.equal((one.body.counters as { added: number }).added, 2);
     assert.equal(typeof one.body.nextDueAt, 'number');
     const all = await json(['stats']);
     const entry = (all.body.queues as { name: string; stats: unknown }[]).find(queue => queue.name === name);
-    assert.deepEqual(entry?.stats, { delayed: 1, ready: 1, active: 0, dead: 0, paused: false });
+    assert.deepEqual(entry?.stats, { delayed: 1, ready: 1, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     const table = await cli(['stats']);
     assert.match(table.stdout, /^QUEUE\s+DELAYED\s+READY\s+ACTIVE\s+DEAD\s+PAUSED$/m);
     assert.match(table.stdout, new RegExp(`^${name}\\s+1\\s+1\\s+0\\s+0\\s+no$`, 'm'));
@@ -179,7 +179,7 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     assert.equal((await json(['dead', 'retry', name, 'd1'])).code, 3, 'no longer dead');
     assert.equal((await cli(['dead', 'purge', name])).code, 2, 'purge needs --yes');
     assert.deepEqual((await json(['dead', 'purge', name, '--yes'])).body, { deleted: 1 });
-    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 1, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 1, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
   });
 
   it('answers 4 when the job is running: cancel, reschedule, add --replace', async () => {

@@ -216,7 +216,7 @@ async function underLoad(name: string, connection: Cluster, moves: (context: Mov
     assert.ok(unknown <= failedAdds, 'a job nobody saw acknowledged can only come from a failed add that was applied');
     assert.ok(duplicates <= reaped, `${duplicates} duplicates but only ${reaped} lease expiries`);
     assert.equal(early, 0, 'no job ran before its due time');
-    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
 
     // The partition's keys are on the master that owns the slot now, and nowhere else.
     const owner = await cluster.ownerOf(slot);

@@ -92,7 +92,7 @@ describe('Redis faults', () => {
     await redis.server.restart();
     await waitFor(() => done.size === 20, 15_000, 'the jobs added before the crash');
     assert.deepEqual([...done].sort(), [...ids].sort());
-    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
   });
 });
 

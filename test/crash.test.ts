@@ -100,7 +100,7 @@ test('a worker process killed with SIGKILL mid-job: its jobs are delivered again
     t.diagnostic(`redelivered ${Math.min(...delays)}-${Math.max(...delays)} ms after the kill (lease ${LEASE_MS} ms)`);
 
     assert.deepEqual(ofKind(survivorEntries, 'error'), []);
-    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     assert.deepEqual(await queue.counters(), { added: 30, claimed: 40, completed: 30, retried: 0, dead: 0, reaped: 10, stale: 0, ticks: 0, ticksSkipped: 0, expired: 0 });
   } finally {
     await killAll(workers);
@@ -152,7 +152,7 @@ test('a worker frozen with SIGSTOP past its lease, then continued: its acks are 
     });
     t.diagnostic(`${refusedWhileRunning.length} of 10 stale acks were refused while the redelivery was still running`);
 
-    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     assert.deepEqual(await queue.counters(), { added: 10, claimed: 20, completed: 10, retried: 0, dead: 0, reaped: 10, stale: 10, ticks: 0, ticksSkipped: 0, expired: 0 });
   } finally {
     await killAll(workers);

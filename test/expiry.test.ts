@@ -160,6 +160,8 @@ describe('deadlines (expireAfter)', () => {
       [{ onExpire: 'delete' }, /`onExpire`/],
       [{ expireAfter: 100, onExpire: null }, /`onExpire`/],
     ];
+    // The queue's default follows the same rule.
+    await assert.rejects(q.setLimits({ expireAfter: 0 }), (error: unknown) => error instanceof ValidationError && /`expireAfter`/.test(error.message));
     for (const [options, message] of bad) {
       await assert.rejects(q.add(1, options as never), (error: unknown) => error instanceof ValidationError && message.test(error.message), JSON.stringify(options));
     }
@@ -177,12 +179,12 @@ describe('deadlines (expireAfter)', () => {
     assert.deepEqual(ok.map(id => entries[id]), ['1', String(MAX_DELAY_MS), '5400000d', '1']);
   });
 
-  it('a queue default (meta expireAfter, set through the store) applies to jobs added without their own', async () => {
+  it("the queue's default (setLimits({ expireAfter })) applies to jobs added without their own, on every partition", async () => {
     const name = uniqueQueue('expiry');
     const q = queue<string>(name, 2);
-    await q.add('first', { id: 'create' }); // creates the partitions
-    const stores = [0, 1].map(p => new PartitionStore(redis.raw, 'sg', name, p));
-    await Promise.all(stores.map(store => store.setExpireAfterDefault(200)));
+    await q.add('first', { id: 'create' });
+    assert.deepEqual(await q.setLimits({ expireAfter: '200ms' }), { expireAfter: 200 });
+    for (const p of [0, 1]) assert.equal(await redis.raw.hget(partitionKeys('sg', name, p).meta, 'expireAfter'), '200');
     const ids = ['a', 'b', 'c', 'd', 'e', 'f'];
     const [byDefault, dropByDefault, own] = await Promise.all([
       q.addBulk(ids.map(id => ({ payload: 'default', id: `default:${id}` }))),
@@ -193,10 +195,10 @@ describe('deadlines (expireAfter)', () => {
     assert.equal(info?.expiresAt, (info?.dueAt ?? 0) + 200);
     assert.equal((await q.get(own[0] as string))?.expiresAt, ((await q.get(own[0] as string))?.dueAt ?? 0) + 3_600_000);
     // Cleared: later jobs have no deadline; earlier ones keep theirs.
-    await Promise.all(stores.map(store => store.setExpireAfterDefault(null)));
+    assert.deepEqual(await q.setLimits({ expireAfter: null }), {});
     const after = await q.add('after');
     assert.equal((await q.get(after))?.expiresAt, undefined);
-    assert.equal(await redis.raw.hexists(partitionKeys('sg', name, 0).meta, 'expireAfter'), 0);
+    for (const p of [0, 1]) assert.equal(await redis.raw.hexists(partitionKeys('sg', name, p).meta, 'expireAfter'), 0);
     await sleep(600);
     const { started } = worker<string>(name, { partitions: 2 });
     await waitFor(async () => (await q.counters()).expired === 12, 10_000, '12 expired');

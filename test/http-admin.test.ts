@@ -65,10 +65,10 @@ describe('HTTP admin', () => {
     await addJobs(queue, [{ payload: 1 }, { payload: 2, delay: '1h' }, { payload: 3, delay: '1h' }]);
     const list = await api.call('GET', '/v1/queues');
     const entry = list.body.queues.find((q: { name: string }) => q.name === queue);
-    assert.deepEqual(entry, { name: queue, stats: { delayed: 2, ready: 1, active: 0, dead: 0, paused: false } });
+    assert.deepEqual(entry, { name: queue, stats: { delayed: 2, ready: 1, active: 0, dead: 0, paused: false, limited: 0, completed: 0 } });
     const one = await api.call('GET', `/v1/queues/${queue}`);
     assert.equal(one.body.counters.added, 3);
-    assert.deepEqual(Object.keys(one.body.counters).sort(), ['added', 'claimed', 'completed', 'dead', 'reaped', 'retried', 'stale', 'ticks', 'ticksSkipped']);
+    assert.deepEqual(Object.keys(one.body.counters).sort(), ['added', 'claimed', 'completed', 'dead', 'expired', 'reaped', 'retried', 'stale', 'ticks', 'ticksSkipped']);
   });
 
   it('lists jobs by state, paged', async () => {

@@ -53,7 +53,7 @@ test('4 worker processes x 20 deliver 20,000 delayed jobs exactly once, none bef
     for (const ledger of ledgers) {
       assert.ok(entries.some(entry => entry.source === ledger && entry.kind === 'start'), `every process took part (${ledger} ran nothing)`);
     }
-    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     assert.deepEqual(await queue.counters(), { added: total, claimed: total, completed: total, retried: 0, dead: 0, reaped: 0, stale: 0, ticks: 0, ticksSkipped: 0, expired: 0 });
 
     const lateness = entries.filter(entry => entry.kind === 'start').map(entry => entry.at - entry.dueAt).sort((a, b) => a - b);
@@ -131,7 +131,7 @@ test('10,000 jobs due in the same millisecond are claimed at most 1,000 per call
     assert.ok(claimCalls.every(([, , , args]) => limitOf(args) <= bound), `every claim asked for at most ${bound} jobs`);
 
     assert.deepEqual(errors, []);
-    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     const counters = await queue.counters();
     assert.equal(counters.claimed, total);
     assert.equal(counters.completed, total);

@@ -40,7 +40,7 @@ describe('partitions on one Redis', () => {
     await waitFor(() => seen.size === 2_000, 10_000, 'all jobs');
     assert.ok([...seen.values()].every(count => count === 1));
     assert.ok(Math.min(...lateness) >= 0, 'never early');
-    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
   });
 
   it('a pull consumer claims from every partition and settles by id', async () => {

@@ -23,7 +23,7 @@ describe('Queue', () => {
     assert.deepEqual(job.payload, { orderId: 42 });
     assert.equal(job.attempts, 0);
     assert.ok(job.dueAt >= before + 30 * 60_000 - 50 && job.dueAt <= Date.now() + 30 * 60_000 + 50, `dueAt ${job.dueAt}`);
-    assert.deepEqual(await q.stats(), { delayed: 1, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await q.stats(), { delayed: 1, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
   });
 
   it('accepts `at` as a Date or epoch ms, and a past `at` is ready at once', async () => {
@@ -35,7 +35,7 @@ describe('Queue', () => {
     assert.equal((await q.get(a))?.dueAt, at);
     assert.equal((await q.get(b))?.dueAt, at + 1);
     assert.equal((await q.get(c))?.state, 'ready');
-    assert.deepEqual(await q.stats(), { delayed: 2, ready: 1, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await q.stats(), { delayed: 2, ready: 1, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
   });
 
   it('does not duplicate a job added twice with the same id, and keeps the first payload', async () => {

@@ -67,7 +67,7 @@ test('SCRIPT FLUSH again and again under load loses nothing: every job completes
     assert.deepEqual(ids.filter(id => starts.get(id) !== 1), [], 'every job started exactly once');
     assert.deepEqual(ids.filter(id => dones.get(id) !== 1), [], 'every job completed exactly once');
     assert.equal(starts.size, total, 'nothing else ran');
-    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     assert.deepEqual(await queue.counters(), { added: total, claimed: total, completed: total, retried: 0, dead: 0, reaped: 0, stale: 0, ticks: 0, ticksSkipped: 0, expired: 0 });
   } finally {
     flushing = false;
@@ -141,7 +141,7 @@ test('a Redis crash (SIGKILL, AOF on) and restart mid-load loses no acknowledged
     assert.deepEqual(missing(), [], 'every job whose add resolved ran to the end of its handler');
     assert.ok(survivedInRedis.length > 0, 'some acknowledged jobs were waiting in Redis across the crash (the AOF brought them back)');
     assert.deepEqual([...acknowledged.keys()].filter(id => !dones.has(id) && !stale.has(id)), [], 'every acknowledged job was acked (done, or stale when the first ack landed but its reply was lost)');
-    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false }, 'nothing left behind, nothing dead-lettered');
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 }, 'nothing left behind, nothing dead-lettered');
     for (const worker of workers) {
       const resumed = entries.filter(e => e.source === worker.ledger && e.kind === 'done' && e.at > restartedAt);
       assert.ok(resumed.length > 0, `worker ${worker.pid} completed jobs after the restart without being touched`);

@@ -35,7 +35,7 @@ async function roundTrip(connection: RedisOptions | Redis, count: number): Promi
     await sleep(200); // a second delivery would show up here
     assert.equal(early, 0, 'never early');
     assert.ok([...runs.values()].every(n => n === 1), 'exactly once');
-    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
   } finally {
     await worker.close();
     await queue.close();

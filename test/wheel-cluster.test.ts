@@ -57,7 +57,7 @@ describe('the wheel on a Redis Cluster', () => {
       assert.ok([...seen.values()].every(count => count === 1), 'exactly once');
       assert.equal(seen.has(0), false, 'the cancelled job did not run');
       assert.ok(Math.min(...lateness) >= 0, `a job ran ${-Math.min(...lateness)} ms early`);
-      assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+      assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     } finally {
       await worker.close();
       await queue.close();

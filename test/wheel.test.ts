@@ -167,7 +167,7 @@ describe('the wheel', () => {
     await waitFor(() => lateness.length === 300, 15_000, 'all jobs');
     assertNeverEarlyAndOnTime(lateness);
     assert.equal((await checkWheel(redis.raw, name, keys)).size, 0);
-    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
   });
 
   it('get, cancel and reschedule find a wheel job, also after a reschedule into and out of the wheel', async () => {

@@ -77,7 +77,7 @@ describe('Worker prefetch', () => {
     running.open();
     await closed;
     assert.equal(startsA, 1, 'no prefetched job started in the closing worker');
-    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
   });
 
   it("renews prefetched jobs' leases while they wait, so none is reaped or delivered twice", async () => {

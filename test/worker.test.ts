@@ -78,7 +78,7 @@ describe('Worker', () => {
     assert.match(dead?.lastError ?? '', /boom on attempt 3/);
     const { jobs: listed } = await q.listDead();
     assert.deepEqual(listed.map(job => job.id), [id]);
-    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 1, paused: false });
+    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 1, paused: false, limited: 0, completed: 0 });
   });
 
   it('sends an UnrecoverableError straight to the dead letters', async () => {
@@ -130,7 +130,7 @@ describe('Worker', () => {
     await q.addBulk([{ payload: 5 }, { payload: 6 }]);
     await waitFor(async () => (await q.stats()).dead === 2, 5_000, 'two dead letters');
     assert.equal(await q.purgeDead(), 2);
-    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false });
+    assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     assert.equal(await redis.raw.hlen(`sg:{${name}:0}:jobs`), 0);
   });
 

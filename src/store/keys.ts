@@ -98,6 +98,17 @@ export function wheelIndexKey(prefix: string, queue: string, partition: number, 
   return `${prefix}:{${queue}:${partition}}:wheel:idx:${shard}`;
 }
 
+/**
+ * The limiter of a queue with `rate` or `concurrency` limits (lua/limiter.lua): in partition 0's
+ * slot, one for all partitions. `starts`: ZSET of the starts of the last window (a sliding-window
+ * log); `slots`: ZSET of the jobs holding a concurrency slot, member -> deadline; `wakeChannel`:
+ * published when a slot frees while the limit was full.
+ */
+export function limiterKeys(prefix: string, queue: string): { starts: string; slots: string; wakeChannel: string } {
+  const tag = `${prefix}:{${queue}:0}`;
+  return { starts: `${tag}:limiter:starts`, slots: `${tag}:limiter:slots`, wakeChannel: `${tag}:limiter:wake` };
+}
+
 /** SET of queue names that have been used under this prefix (for admin tools). */
 export function queueRegistryKey(prefix: string): string {
   return `${prefix}:queues`;

@@ -63,6 +63,11 @@ export interface ClaimResult {
   readonly tend: string[];
   /** Whether the partition has schedules; undefined when the call did not read it (an idle one not asked). */
   readonly scheduled: boolean | undefined;
+  /**
+   * Whether the queue has rate or concurrency limits; undefined when the call did not read it (an
+   * idle one). A call without the limiter's tokens to a limited queue claims nothing (lua/claim.lua).
+   */
+  readonly limited: boolean | undefined;
 }
 
 /** One job and its state at the moment it was read. */
@@ -108,6 +113,8 @@ export interface PartitionStats {
   readonly active: number;
   readonly dead: number;
   readonly paused: boolean;
+  /** When the queue's limiter last granted less than a claim asked for (partition 0 only), ms; -1: never. */
+  readonly limitedAt: number;
   /** Running totals (added, claimed, completed, ...) by name. */
   readonly counters: Record<string, number>;
 }
@@ -171,6 +178,7 @@ export interface PartitionStorage {
     defaultMaxAttempts: number,
     ids: { claimId: string; answeredClaimId: string | undefined },
     askSchedules?: boolean,
+    granted?: boolean,
   ): Promise<ClaimResult>;
   /** Completes jobs; the positions refused as stale (another lease) and as not found. */
   ack(leases: readonly LeaseRef[]): Promise<{ stale: number[]; notFound: number[] }>;
@@ -196,11 +204,6 @@ export interface PartitionStorage {
   /** Deletes up to `limit` dead jobs; how many were deleted. */
   purgeDead(limit: number): Promise<number>;
   setPaused(paused: boolean): Promise<void>;
-  /**
-   * Sets (ms) or clears (null) the deadline applied to jobs added without their own `expireAfter`
-   * (`queue.setLimits({ expireAfter })` sets it on every partition). Jobs added before keep theirs.
-   */
-  setExpireAfterDefault(ms: number | null): Promise<void>;
   /** One schedule (by key) or all of the partition's, with the server's now. */
   readSchedules(key?: string): Promise<{ now: number; schedules: StoredSchedule[] }>;
   writeSchedule(write: ScheduleWrite): Promise<ScheduleWriteResult>;

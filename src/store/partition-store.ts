@@ -109,12 +109,13 @@ export class PartitionStore implements PartitionStorage {
     defaultMaxAttempts: number,
     ids: { claimId: string; answeredClaimId: string | undefined },
     askSchedules = true,
+    granted = false,
   ): Promise<ClaimResult> {
     const memoKey = claimMemoKey(this.prefix, this.queue, this.partition, ids.claimId);
     // The memo of a claim whose reply already arrived is no longer needed: drop it now.
     const answeredKey = claimMemoKey(this.prefix, this.queue, this.partition, ids.answeredClaimId ?? '-');
     const forget = ids.answeredClaimId === undefined ? '0' : '1';
-    const args = [limit, leaseMs, reapLimit, defaultMaxAttempts, forget, askSchedules ? '1' : '0'];
+    const args = [limit, leaseMs, reapLimit, defaultMaxAttempts, forget, askSchedules ? '1' : '0', granted ? '1' : '0'];
     const reply = (await runScript(this.redis, 'claim', this.keys, args, [memoKey, answeredKey])) as [number, number, number, string, string, ...(string | number)[]];
     // A fresh claim's tokens run on from the first; the answer to a resend lists them (claim.lua).
     // firstToken 0: no job, or the answer to a resend (its tokens follow; it names no schedules).
@@ -122,7 +123,8 @@ export class PartitionStore implements PartitionStorage {
     const jobs = decodeClaimed(reply[3], reply[4], reply[2], resent ? (reply.slice(5) as string[]) : undefined);
     const tend = resent || !reply[5] ? NO_KEYS : (reply[5] as string).split('\n');
     const scheduled = resent || reply[6] === -1 ? undefined : reply[6] === 1;
-    return { now: reply[0], nextAt: reply[1], jobs, tend, scheduled };
+    const limited = resent || reply[7] === -1 ? undefined : reply[7] === 1;
+    return { now: reply[0], nextAt: reply[1], jobs, tend, scheduled, limited };
   }
 
   /**
@@ -180,9 +182,9 @@ export class PartitionStore implements PartitionStorage {
   }
 
   async stats(): Promise<PartitionStats> {
-    const reply = (await this.#run('stats', [])) as [number, number, number, number, number, number, ...string[]];
+    const reply = (await this.#run('stats', [])) as [number, number, number, number, number, number, number, ...string[]];
     const counters: Record<string, number> = {};
-    for (let i = 6; i < reply.length; i += 2) counters[reply[i] as string] = Number(reply[i + 1]);
+    for (let i = 7; i < reply.length; i += 2) counters[reply[i] as string] = Number(reply[i + 1]);
     // stats.lua counts all waiting jobs and the ready ones among them.
     return {
       now: reply[0],
@@ -191,6 +193,7 @@ export class PartitionStore implements PartitionStorage {
       active: reply[3],
       dead: reply[4],
       paused: reply[5] === 1,
+      limitedAt: reply[6],
       counters,
     };
   }
@@ -227,12 +230,6 @@ export class PartitionStore implements PartitionStorage {
 
   async setPaused(paused: boolean): Promise<void> {
     await this.#run('setPaused', [paused ? '1' : '0']);
-  }
-
-  async setExpireAfterDefault(ms: number | null): Promise<void> {
-    // One field of `meta`, read by add.lua once per call (lua/lib.lua, "Deadlines").
-    if (ms === null) await this.redis.hdel(this.keys.meta, 'expireAfter');
-    else await this.redis.hset(this.keys.meta, 'expireAfter', String(ms));
   }
 
   async readSchedules(key?: string): Promise<{ now: number; schedules: StoredSchedule[] }> {

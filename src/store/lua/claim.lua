@@ -19,8 +19,13 @@
                                        one memo per caller lives, not one per call
   ARGV[7] askSchedules        '1'|'0'  '1': an idle call also reads whether the partition has schedules
                                        and which are stalled (a call that finds work always does)
+  ARGV[8] granted             '1'|'0'  '1': the caller holds `limit` tokens of the queue's limiter
+                                       (limiter.lua). Without, a call to a queue with rate or
+                                       concurrency limits (`meta` `limited`) claims nothing, only reaps,
+                                       and answers limited = 1 and nextAt = now: claim again through
+                                       the limiter
 
-  Returns: { now, nextAt, firstToken, dueList, records, tend, scheduled } or, answering a resend,
+  Returns: { now, nextAt, firstToken, dueList, records, tend, scheduled, limited } or, answering a resend,
            { now, nextAt, 0, dueList, records, token1, token2, ... }
     now         the server time (ms) the call used
     nextAt      when the caller should call again: `now` when more may be due at once, the earliest
@@ -33,6 +38,9 @@
                 Ids, records and scores hold no raw tab (JSON escapes it), so '\t' splits them.
     tend        "<key>\n<key>..." schedules whose next tick the caller should create or whose list of
                 next ticks it should refill (lib.lua, "Schedules"); '' mostly
+    scheduled   whether the partition has schedules: 1 or 0, -1 when the call did not read `meta`
+    limited     whether the queue has rate or concurrency limits: 1 or 0, -1 when the call did not
+                read `meta` (an idle call)
     Two strings whatever the batch size: Lua joins the replies of ZRANGEBYSCORE and HMGET as they
     came (table.concat) instead of building a reply entry per job.
   Errors: none.
@@ -98,14 +106,17 @@ local mayReap = leaseHead ~= nil and leaseHead <= now
 -- With it, whether the partition has schedules (only then are claimed records looked at for ticks)
 -- and its stalled ones; an idle call reads those only when the caller asks (ARGV[7]), so that a
 -- sleeping worker of a queue without schedules stays at four commands.
--- And whether jobs with a deadline were ever added (lib.lua, "Deadlines": only then is `expiry` read).
-local paused, scheduled, stalled, known, expiring = false, false, false, false, false
+-- And whether the queue has rate or concurrency limits: then only a caller holding the limiter's
+-- tokens claims (ARGV[8]); its `limit` is the tokens it holds. And whether jobs with a deadline
+-- were ever added (lib.lua, "Deadlines": only then is `expiry` read).
+local paused, scheduled, stalled, known, limited, expiring = false, false, false, false, false, false
 if mayClaim or mayReap then
-  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled', 'expiring')
+  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled', 'limited', 'expiring')
   paused = meta[1] == '1'
   if meta[2] then rotateDone(now, meta[2]) end
   scheduled, stalled, known = meta[3] and meta[3] ~= '0', meta[4], true
-  expiring = meta[5] == '1'
+  limited = meta[5] == '1'
+  expiring = meta[6] == '1'
 elseif ARGV[7] == '1' then
   local meta = rcall('HMGET', metaKey, 'scheduled', 'stalled')
   scheduled, stalled, known = meta[1] and meta[1] ~= '0', meta[2], true
@@ -226,13 +237,14 @@ end
 -- deadlines into `active` (one ZADD), and the reply joins what ZRANGEBYSCORE and HMGET answered.
 -- Per job, Lua only stores table entries and builds the lease string: no number is formatted
 -- (formatting a 13-digit number costs more than any of the commands per job).
-local out = { now, -1, 0, '', '', '', -1 }
+local out = { now, -1, 0, '', '', '', -1, known and (limited and 1 or 0) or -1 }
 local claimed = 0
 -- Due jobs taken out of `due` (delivered, or dropped from the batch).
 local taken = 0
 -- Whether `due` changed since dueHead was read (its head then has to be read again below).
 local dueTaken = false
-if mayClaim and not paused then
+local refused = mayClaim and limited and not paused and ARGV[8] ~= '1'
+if mayClaim and not paused and not refused then
   dueTaken = true
   local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', nowDigits, 'WITHSCORES', 'LIMIT', '0', ARGV[2])
   local n = #due / 2
@@ -323,8 +335,9 @@ if stalled then out[6] = out[6] == '' and stalled or out[6] .. '\n' .. stalled e
 out[7] = known and (scheduled and 1 or 0) or -1
 
 -- 3. When to come back. A full batch means more may be due right now (also when some of it was
--- dropped: a backlog of expired jobs drains at the claim's pace).
-if taken > 0 and taken == limit then
+-- dropped: a backlog of expired jobs drains at the claim's pace), and so does a claim refused for
+-- want of the limiter's tokens.
+if refused or (taken > 0 and taken == limit) then
   out[2] = now
 else
   -- What is left in `due` is not due yet (unless records were missing from a full batch).

@@ -1,0 +1,138 @@
+import { newClaimId } from './ids.js';
+import { LimiterStore, type Grant } from './store/limiter-store.js';
+import type { ClaimResult } from './store/partition-storage.js';
+import type { PartitionStore } from './store/partition-store.js';
+
+/** A claim of one partition, given how many jobs it may take and whether the limiter granted them. */
+export type ClaimCall = (limit: number, granted: boolean) => Promise<ClaimResult>;
+
+/** A claim through the limiter: the claim's result, and whether the limit held jobs back. */
+export interface LimitedClaimResult extends ClaimResult {
+  /**
+   * The last time (server ms) the limiter granted less than a claim asked for: a job that fell due
+   * before it waited on the limit, so its lateness is the limit's, not sandglass's. -1: never.
+   */
+  readonly limitedAt: number;
+  /** Set when the limiter granted nothing: when a token may be free (server ms). */
+  readonly blockedUntil?: number;
+}
+
+/** When a refused claim looks again if the limiter cannot say (a concurrency slot frees by a wake-up). */
+const BLOCKED_RECHECK_MS = 1_000;
+
+/**
+ * One consumer's view of a queue's `rate` and `concurrency` limits (queue.setLimits), which live in
+ * Redis (lua/limiter.lua) and hold over every process and partition. A consumer (Worker, PullConsumer)
+ * claims through `claim`: while the queue has no limits that is the partition's claim alone; once a
+ * claim answers that the queue is limited, claims first take tokens from the limiter, claim at most
+ * that many jobs and give back the unused ones. Jobs claimed under a `concurrency` limit hold a
+ * slot until they settle (`release`) or their lease runs out; renewals move it along (`renew`).
+ */
+export class QueueLimiter {
+  readonly store: LimiterStore;
+  /** Whether the queue's claims go through the limiter: learned from every claim's answer. */
+  active = false;
+  /** Whether claimed jobs hold concurrency slots (freed when they settle). */
+  slots = false;
+  /** A claim through the limiter is in flight: one at a time, so grants never exceed free handlers. */
+  busy = false;
+  /** The last time the limiter fell short of a claim (server ms), -1 never. */
+  limitedAt = -1;
+  /**
+   * Until when (server ms) the limiter has no token for this consumer: no partition of the queue
+   * claims before, but after a freed slot's wake-up (`unblock`).
+   */
+  blockedUntil = 0;
+  readonly #reportError: (error: unknown) => void;
+  #toFree: string[] = [];
+  #freeScheduled = false;
+
+  constructor(partition0: PartitionStore, reportError: (error: unknown) => void) {
+    this.store = new LimiterStore(partition0);
+    this.#reportError = reportError;
+  }
+
+  /**
+   * Claims up to `want` jobs of partition `store`: through the limiter while the queue is limited.
+   * A claim without tokens to a queue that became limited claims nothing and says so (claim.lua);
+   * it is sent again at once, through the limiter.
+   */
+  async claim(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall): Promise<LimitedClaimResult> {
+    if (!this.active) {
+      const result = await call(want, false);
+      if (result.limited !== true) return { ...result, limitedAt: this.limitedAt };
+      // The queue is limited (now): this claim took nothing; claim again, through the limiter.
+      this.active = true;
+      if (result.jobs.length > 0) return { ...result, limitedAt: this.limitedAt };
+    }
+    this.busy = true;
+    try {
+      return await this.#claimWithTokens(store, want, leaseMs, call);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async #claimWithTokens(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall): Promise<LimitedClaimResult> {
+    const grant = await this.store.acquire(want, leaseMs, newClaimId());
+    this.slots = grant.concurrency;
+    this.limitedAt = grant.limitedAt;
+    if (!grant.rate && !grant.concurrency) {
+      // The limits were cleared: this claim's partition says so too, and the next one goes direct.
+      this.active = false;
+      const result = await call(want, true);
+      return { ...result, limitedAt: this.limitedAt };
+    }
+    if (grant.count === 0) {
+      const blockedUntil = grant.retryAt === -1 ? grant.now + BLOCKED_RECHECK_MS : grant.retryAt;
+      this.blockedUntil = blockedUntil;
+      return { now: grant.now, nextAt: blockedUntil, jobs: [], tend: [], scheduled: undefined, limited: true, limitedAt: this.limitedAt, blockedUntil };
+    }
+    // A failed claim keeps the tokens: the limit is under-used until they leave the window (or the
+    // slots' lease runs out), never exceeded.
+    const result = await call(grant.count, true);
+    if (result.limited === false) this.active = false;
+    if (result.jobs.length < grant.count || grant.concurrency) {
+      const members = grant.concurrency ? result.jobs.map(job => slotOf(store, job.token)) : [];
+      // Before the jobs start: a job that settles at once frees the slot this names.
+      await this.#settle(grant, members, result.now + leaseMs);
+    }
+    const blocked = grant.count < want && grant.retryAt !== -1 ? { blockedUntil: grant.retryAt } : {};
+    this.blockedUntil = blocked.blockedUntil ?? 0;
+    return { ...result, limitedAt: this.limitedAt, ...blocked };
+  }
+
+  async #settle(grant: Grant, members: string[], deadline: number): Promise<void> {
+    try {
+      await this.store.settle(grant, members, deadline);
+    } catch (error) {
+      // The grant's slots run out with the lease: the limit is under-used until then.
+      this.#reportError(error);
+    }
+  }
+
+  /** The job (claimed from `store` under `token`) settled or was handed back: its slot frees. Batched per event-loop turn. */
+  release(store: PartitionStore, token: string): void {
+    if (!this.slots) return;
+    this.#toFree.push(slotOf(store, token));
+    if (this.#freeScheduled) return;
+    this.#freeScheduled = true;
+    setImmediate(() => {
+      this.#freeScheduled = false;
+      const members = this.#toFree;
+      this.#toFree = [];
+      this.store.free(members).catch(this.#reportError);
+    });
+  }
+
+  /** Leases of these jobs were renewed for `leaseMs`: so are their slots. */
+  renew(store: PartitionStore, tokens: readonly string[], leaseMs: number): void {
+    if (!this.slots || tokens.length === 0) return;
+    this.store.renew(leaseMs, tokens.map(token => slotOf(store, token))).catch(this.#reportError);
+  }
+}
+
+/** A claimed job's concurrency slot: its partition and its token (unique in the partition). */
+function slotOf(store: PartitionStore, token: string): string {
+  return `${store.partition}:${token}`;
+}

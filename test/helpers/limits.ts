@@ -1,0 +1,29 @@
+// Measures of how work started: the busiest window of starts, the most handlers at once.
+
+/** The most starts any window of `windowMs` holds (windows start at each start: the worst ones). */
+export function busiestWindow(starts: readonly number[], windowMs: number): number {
+  const sorted = [...starts].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (j < sorted.length && (sorted[j] as number) < (sorted[i] as number) + windowMs) j++;
+    most = Math.max(most, j - i);
+  }
+  return most;
+}
+
+/** The most handlers running at once, from [start, end] intervals. */
+export function mostOverlapping(intervals: readonly (readonly [number, number])[]): number {
+  const events = intervals.flatMap(([start, end]) => [
+    [start, 1],
+    [end, -1],
+  ]);
+  // An end and a start at the same ms: the end first (the slot was free).
+  events.sort((a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number));
+  let now = 0;
+  let most = 0;
+  for (const [, step] of events) {
+    now += step as number;
+    most = Math.max(most, now);
+  }
+  return most;
+}
