@@ -17,7 +17,7 @@ function queue<T = unknown>(name = uniqueQueue('expiry'), partitions?: number): 
 }
 
 /** A worker that records the payloads it ran, with local start time and due time. */
-function worker<T>(name: string, options: { partitions?: number; fail?: (payload: T, attempt: number) => boolean } = {}) {
+function worker<T>(name: string, options: { partitions?: number; backoffMs?: number; fail?: (payload: T, attempt: number) => boolean } = {}) {
   const started: { payload: T; at: number; dueAt: number; attempt: number }[] = [];
   const w = redis.track(
     new Worker<T>(
@@ -26,7 +26,7 @@ function worker<T>(name: string, options: { partitions?: number; fail?: (payload
         started.push({ payload: job.payload, at: Date.now(), dueAt: job.dueAt, attempt: job.attempt });
         if (options.fail?.(job.payload, job.attempt)) throw new Error(`fails on attempt ${job.attempt}`);
       },
-      { connection: redis.url, concurrency: 10, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 1_000 }, ...(options.partitions ? { partitions: options.partitions } : {}) },
+      { connection: redis.url, concurrency: 10, maxAttempts: 3, backoff: { type: 'fixed', delayMs: options.backoffMs ?? 1_000 }, ...(options.partitions ? { partitions: options.partitions } : {}) },
     ),
   );
   w.on('error', () => undefined);
@@ -121,9 +121,10 @@ describe('deadlines (expireAfter)', () => {
   it("a failing job's retry is not expired by its first due time's deadline (it applies until the first start)", async () => {
     const name = uniqueQueue('expiry');
     const q = queue<string>(name);
-    // The retry falls due 1 s after the failure, long after due + 300 ms.
-    const { started } = worker<string>(name, { fail: (_payload, attempt) => attempt === 1 });
-    const id = await q.add('flaky', { expireAfter: 300 });
+    // The retry falls due 3 s after the failure, long after due + 1.5 s.
+    const { worker: w, started } = worker<string>(name, { backoffMs: 3_000, fail: (_payload, attempt) => attempt === 1 });
+    await w.waitUntilReady();
+    const id = await q.add('flaky', { expireAfter: 1_500 });
     await waitFor(() => started.length === 2, 10_000, 'the retry');
     assert.deepEqual(started.map(run => run.attempt), [1, 2]);
     await waitFor(async () => (await q.get(id)) === null, 10_000, 'completion');
