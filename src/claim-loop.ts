@@ -25,6 +25,8 @@ export interface ClaimSource {
   waitedOut: number;
   /** Whether the last claim came back with all it asked for (more is likely due). */
   lastFull: boolean;
+  /** Whether the last claim found nothing due (a limited queue then looks before it takes tokens). */
+  lastEmpty: boolean;
   /** The last claim whose reply arrived: its resend memo can go. */
   answeredClaimId: string | undefined;
   /**
@@ -382,6 +384,8 @@ export class ClaimLoop {
     const sentAt = clock();
     // Leases are counted from the first send: the first run may have taken the jobs then.
     const leaseFrom = resent?.firstSentAt ?? sentAt;
+    // Whether a job fell due since the last claim found nothing: a limited queue then takes tokens at once.
+    const woken = source.heardAt !== Number.POSITIVE_INFINITY;
     source.heardAt = Number.POSITIVE_INFINITY;
     source.inFlight += 1;
     // A partition whose last claim failed (its node away, or failing over) sends probes that hold no
@@ -407,8 +411,12 @@ export class ClaimLoop {
       const { store, askSchedules } = source;
       // A limited queue starts no more than its free handlers can (no prefetch: a token is a start).
       const want = source.limiter.active ? Math.max(1, Math.min(limit, this.#host.idle())) : limit;
-      result = await source.limiter.claim(store, want, leaseMs, (n, granted) =>
-        store.claim(n, leaseMs, REAP_LIMIT, maxAttempts, { claimId, answeredClaimId }, askSchedules, granted),
+      result = await source.limiter.claim(
+        store,
+        want,
+        leaseMs,
+        (n, granted) => store.claim(n, leaseMs, REAP_LIMIT, maxAttempts, { claimId, answeredClaimId }, askSchedules, granted),
+        source.lastEmpty && !woken,
       );
     } catch (error) {
       this.#host.reportError(error);
@@ -449,7 +457,8 @@ export class ClaimLoop {
     source.nextAt = Math.min(reported, source.heardAt);
     // Refused by the limit: due again when a token is (a freed slot wakes it sooner); a job added
     // meanwhile cannot be claimed before that either.
-    source.limitBlocked = result.blockedUntil !== undefined && result.jobs.length === 0;
+    source.limitBlocked = result.refused === true;
+    source.lastEmpty = result.jobs.length === 0 && result.refused === undefined && (result.nextAt === -1 || result.nextAt > result.now);
     let jobs = result.jobs;
     if (this.#stopped) {
       // Claimed while the worker began closing: hand them straight back.
@@ -512,5 +521,5 @@ export class ClaimLoop {
 }
 
 function newSource(queue: string, store: PartitionStore, count: number, limiter: QueueLimiter): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false };
+  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false, lastEmpty: false };
 }

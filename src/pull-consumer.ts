@@ -180,7 +180,7 @@ export class PullConsumer<T = unknown> {
       if (result.jobs.length > 0) this.#answered.set(store, claimId);
       if (result.jobs.length > 0) return result;
       // Refused by the queue's limit: so would the other partitions be, until `nextAt`.
-      if (result.blockedUntil !== undefined) return result;
+      if (result.refused) return result;
       if (!earliest || (result.nextAt !== -1 && (earliest.nextAt === -1 || result.nextAt < earliest.nextAt))) earliest = result;
     }
     return earliest as ClaimResult;

@@ -13,8 +13,10 @@ export interface LimitedClaimResult extends ClaimResult {
    * before it waited on the limit, so its lateness is the limit's, not sandglass's. -1: never.
    */
   readonly limitedAt: number;
-  /** Set when the limiter granted nothing: when a token may be free (server ms). */
+  /** Set when the limiter granted fewer tokens than asked: when one may be free again (server ms). */
   readonly blockedUntil?: number;
+  /** Set when the limiter granted nothing: no claim was sent (a freed slot's wake-up may let it try again). */
+  readonly refused?: true;
 }
 
 /** When a refused claim looks again if the limiter cannot say (a concurrency slot frees by a wake-up). */
@@ -55,9 +57,16 @@ export class QueueLimiter {
   /**
    * Claims up to `want` jobs of partition `store`: through the limiter while the queue is limited.
    * A claim without tokens to a queue that became limited claims nothing and says so (claim.lua);
-   * it is sent again at once, through the limiter.
+   * it is sent again at once, through the limiter. `probe`: the partition had nothing due at its
+   * last claim, so a limited claim first looks (a claim of 0 jobs, one call) before it takes tokens:
+   * an idle worker of a limited queue makes one call per safety interval, as an unlimited one does.
    */
-  async claim(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall): Promise<LimitedClaimResult> {
+  async claim(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall, probe = false): Promise<LimitedClaimResult> {
+    if (this.active && probe) {
+      const look = await call(0, false);
+      if (look.limited === false) this.active = false;
+      if (look.nextAt === -1 || look.nextAt > look.now) return { ...look, limitedAt: this.limitedAt };
+    }
     if (!this.active) {
       const result = await call(want, false);
       if (result.limited !== true) return { ...result, limitedAt: this.limitedAt };
@@ -86,7 +95,7 @@ export class QueueLimiter {
     if (grant.count === 0) {
       const blockedUntil = grant.retryAt === -1 ? grant.now + BLOCKED_RECHECK_MS : grant.retryAt;
       this.blockedUntil = blockedUntil;
-      return { now: grant.now, nextAt: blockedUntil, jobs: [], tend: [], scheduled: undefined, limited: true, limitedAt: this.limitedAt, blockedUntil };
+      return { now: grant.now, nextAt: blockedUntil, jobs: [], tend: [], scheduled: undefined, limited: true, limitedAt: this.limitedAt, blockedUntil, refused: true };
     }
     // A failed claim keeps the tokens: the limit is under-used until they leave the window (or the
     // slots' lease runs out), never exceeded.
