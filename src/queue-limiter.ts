@@ -101,19 +101,20 @@ export class QueueLimiter {
     // slots' lease runs out), never exceeded.
     const result = await call(grant.count, true);
     if (result.limited === false) this.active = false;
-    if (result.jobs.length < grant.count || grant.concurrency) {
+    const used = result.jobs.length;
+    if (used < grant.count || grant.concurrency || grant.count < want) {
       const members = grant.concurrency ? result.jobs.map(job => slotOf(store, job.token)) : [];
       // Before the jobs start: a job that settles at once frees the slot this names.
-      await this.#settle(grant, members, result.now + leaseMs);
+      await this.#settle(grant, used, want, members, result.now + leaseMs);
     }
     const blocked = grant.count < want && grant.retryAt !== -1 ? { blockedUntil: grant.retryAt } : {};
     this.blockedUntil = blocked.blockedUntil ?? 0;
     return { ...result, limitedAt: this.limitedAt, ...blocked };
   }
 
-  async #settle(grant: Grant, members: string[], deadline: number): Promise<void> {
+  async #settle(grant: Grant, used: number, wanted: number, members: string[], deadline: number): Promise<void> {
     try {
-      await this.store.settle(grant, members, deadline);
+      await this.store.settle(grant, used, wanted, members, deadline);
     } catch (error) {
       // The grant's slots run out with the lease: the limit is under-used until then.
       this.#reportError(error);
