@@ -35,7 +35,7 @@ import type {
   UnscheduleResult,
   When,
 } from './types.js';
-import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertOptions, serializePayload, toDue } from './validate.js';
+import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertOnExpire, assertOptions, serializePayload, toDue, toExpireAfterMs } from './validate.js';
 
 export type { QueueOptions } from './queue-options.js';
 
@@ -54,8 +54,8 @@ const CREATE = { create: true } as const;
 /** Dead letters moved or deleted per script call. */
 const DEAD_BATCH = 1_000;
 /** Option names, refused when unknown: a misspelled `dealy` must not add a job due at once. */
-const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff'];
-const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff'];
+const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire'];
+const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire'];
 const LIST_OPTIONS = ['limit', 'cursor'];
 const STATES: readonly JobState[] = ['delayed', 'ready', 'active', 'dead', 'completed'];
 /** Kept completed jobs removed per script call when `setRetention` trims to a new retention. */
@@ -539,12 +539,15 @@ export class Queue<T = unknown> {
     if (job.id !== undefined) assertJobId(job.id);
     if (job.maxAttempts !== undefined) assertInteger('maxAttempts', job.maxAttempts, 1, 1_000_000);
     if (job.backoff !== undefined) assertBackoff(job.backoff);
+    if (job.onExpire !== undefined) assertOnExpire(job.onExpire);
     return {
       id: job.id ?? newJobId(),
       due: toDue(job, Date.now()),
       maxAttempts: job.maxAttempts === undefined ? '' : String(job.maxAttempts),
       backoff: encodeBackoff(job.backoff),
       payloadJson: serializePayload(job.payload, this.#maxPayloadBytes),
+      expireAfterMs: job.expireAfter === undefined ? undefined : toExpireAfterMs(job.expireAfter),
+      dropOnExpire: job.onExpire === 'drop',
     };
   }
 
@@ -584,10 +587,12 @@ async function repeatUntilZero(step: () => Promise<number>): Promise<number> {
 }
 
 /** A job as `get` and `list` show it. */
-function toJobInfo<T>({ job, state, dueAt, leaseUntil, deadAt, finishedAt, resultJson, lastError }: JobSnapshot): JobInfo<T> {
+function toJobInfo<T>({ job, state, dueAt, leaseUntil, deadAt, reason, expiresAt, finishedAt, resultJson, lastError }: JobSnapshot): JobInfo<T> {
   const info: JobInfo<T> = { id: job.id, payload: JSON.parse(job.payloadJson) as T, state, dueAt, attempts: job.attempts };
   if (leaseUntil !== undefined) info.leaseUntilAt = leaseUntil;
   if (deadAt !== undefined) info.deadAt = deadAt;
+  if (reason !== undefined) info.reason = reason;
+  if (expiresAt !== undefined) info.expiresAt = expiresAt;
   if (finishedAt !== undefined) info.finishedAt = finishedAt;
   if (resultJson) info.result = JSON.parse(resultJson);
   if (job.maxAttempts !== undefined) info.maxAttempts = job.maxAttempts;

@@ -11,7 +11,7 @@ import fc from 'fast-check';
 import { NotFoundError, PullConsumer, Queue, type PulledJob } from '../src/index.js';
 import { partitionKeys } from '../src/store/keys.js';
 import { checkInvariant, snapshot } from './chaos/checker.js';
-import { uniqueQueue, useRedis } from './helpers/redis.js';
+import { sleep, uniqueQueue, useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: true });
 const MAX_ATTEMPTS = 2;
@@ -25,6 +25,13 @@ interface ModelJob {
   token?: string;
   /** The lease was forced to run out: reaped by the next claim. */
   expired?: boolean;
+  /**
+   * While waiting, its deadline (lib.lua, "Deadlines"): 'live' (an hour: never reached here),
+   * 'passed' or 'drop' (1 ms after a due time in the past: the claim that takes it expires it).
+   */
+  deadline?: 'live' | 'passed' | 'drop';
+  /** Dead because its deadline passed (reason 'expired'). */
+  expiredDead?: boolean;
 }
 interface Model {
   jobs: Map<string, ModelJob>;
@@ -59,14 +66,19 @@ function reap(model: Model): void {
 }
 
 const operations = [
-  fc.record({ id: fc.constantFrom(...IDS), due: fc.boolean() }).map(({ id, due }) => ({
+  fc.record({ id: fc.constantFrom(...IDS), due: fc.boolean(), deadline: fc.constantFrom(undefined, undefined, 'live', 'passed', 'drop') }).map(({ id, due, deadline }) => ({
     check: () => true,
     async run(model: Model, real: Real) {
-      await real.queue.add(id, { id, delay: due ? 0 : FAR });
+      // A deadline that passed: due at epoch ms 1, to start within 1 ms of that.
+      const passed = deadline === 'passed' || deadline === 'drop';
+      const expiry = deadline === undefined ? {} : deadline === 'live' ? { expireAfter: '1h' as const } : { expireAfter: 1, onExpire: passed && deadline === 'drop' ? ('drop' as const) : ('dead' as const) };
+      await real.queue.add(id, { id, ...(passed ? { at: 1 } : { delay: due ? 0 : FAR }), ...expiry });
       // A completed id is not added again (the add is taken for a resend of the first one).
-      if (!model.jobs.has(id) && !model.completed.has(id)) model.jobs.set(id, { state: due ? 'ready' : 'delayed', attempts: 0 });
+      if (!model.jobs.has(id) && !model.completed.has(id)) {
+        model.jobs.set(id, { state: due || passed ? 'ready' : 'delayed', attempts: 0, ...(deadline ? { deadline } : {}) });
+      }
     },
-    toString: () => `add(${id}, ${due ? 'now' : 'later'})`,
+    toString: () => `add(${id}, ${deadline === 'passed' || deadline === 'drop' ? 'at 1' : due ? 'now' : 'later'}${deadline ? `, deadline ${deadline}` : ''})`,
   })),
   fc.constantFrom(...IDS).map(id => ({
     check: () => true,
@@ -87,8 +99,14 @@ const operations = [
       const expected = !job ? 'not_found' : job.state === 'active' ? 'running' : 'rescheduled';
       assert.equal(answer, expected, `reschedule(${id})`);
       if (job && expected === 'rescheduled') {
-        if (job.state === 'dead') job.attempts = 0;
+        if (job.state === 'dead') {
+          // Revived with a fresh set of attempts and no deadline.
+          job.attempts = 0;
+          delete job.expiredDead;
+        }
         job.state = due ? 'ready' : 'delayed';
+        // A deadline moves with the due time: 1 ms after now must have passed before the next claim.
+        if (job.deadline !== undefined && job.deadline !== 'live') await sleep(5);
       }
     },
     toString: () => `reschedule(${id}, ${due ? 'now' : 'later'})`,
@@ -99,10 +117,31 @@ const operations = [
       reap(model);
       const ready = [...model.jobs].filter(([, job]) => job.state === 'ready').map(([id]) => id);
       const claimed: PulledJob<string>[] = await real.consumer.claim({ max, leaseMs: 60_000 });
-      assert.equal(claimed.length, Math.min(max, ready.length), `claim(${max}) with ready ${ready}`);
+      // The jobs taken whose deadline passed were not delivered: dead-lettered or dropped.
+      let expired = 0;
+      for (const id of ready) {
+        const job = model.jobs.get(id) as ModelJob;
+        if (job.deadline !== 'passed' && job.deadline !== 'drop') continue;
+        const info = await real.queue.get(id);
+        if (info?.state === 'ready') continue; // not taken by this claim
+        expired += 1;
+        if (job.deadline === 'drop') {
+          assert.equal(info, null, `${id} dropped on expiry`);
+          model.jobs.delete(id);
+        } else {
+          assert.equal(info?.state, 'dead', `${id} dead on expiry`);
+          job.state = 'dead';
+          job.expiredDead = true;
+          delete job.deadline;
+        }
+      }
+      assert.equal(claimed.length + expired, Math.min(max, ready.length), `claim(${max}) with ready ${ready}`);
       for (const job of claimed) {
         const modelJob = model.jobs.get(job.id);
         assert.ok(modelJob && modelJob.state === 'ready', `claimed ${job.id}, which the model has as ${modelJob?.state}`);
+        assert.ok(modelJob.deadline === undefined || modelJob.deadline === 'live', `claimed ${job.id}, whose deadline passed`);
+        // Its first start: the deadline no longer applies.
+        delete modelJob.deadline;
         modelJob.state = 'active';
         modelJob.attempts += 1;
         modelJob.token = job.token;
@@ -196,6 +235,9 @@ async function assertAgrees(model: Model, real: Real): Promise<void> {
     const info = await real.queue.get(id);
     assert.equal(info?.state, job.state, `state of ${id}`);
     assert.equal(info?.attempts, job.attempts, `attempts of ${id}`);
+    const waiting = job.state === 'delayed' || job.state === 'ready';
+    assert.equal(info?.expiresAt !== undefined, waiting && job.deadline !== undefined, `deadline of ${id}`);
+    assert.equal(info?.reason, job.state === 'dead' ? (job.expiredDead ? 'expired' : 'failed') : undefined, `reason of ${id}`);
   }
   for (const [id, attempts] of model.kept) {
     const info = await real.queue.get(id);

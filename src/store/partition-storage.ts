@@ -18,6 +18,10 @@ export interface EncodedJob {
   /** '' for the worker's default, else `backoff.ts` encoding. */
   readonly backoff: string;
   readonly payloadJson: string;
+  /** The job's own deadline (`expireAfter`, ms after its due time); undefined for the queue's default, if any. */
+  readonly expireAfterMs?: number | undefined;
+  /** `onExpire: 'drop'`: an expired job is deleted rather than dead-lettered (also under the queue's default deadline). */
+  readonly dropOnExpire?: boolean;
 }
 
 /**
@@ -78,6 +82,10 @@ export interface JobSnapshot {
   readonly job: StoredJob;
   /** When the job falls (or fell) due, ms. */
   readonly dueAt: number;
+  /** The deadline by which it must start, ms: only for a waiting job with one (`expireAfter`). */
+  readonly expiresAt?: number;
+  /** Why it is dead: only for `dead`. */
+  readonly reason?: 'failed' | 'expired';
   /** End of the current lease, ms: only for `active`. */
   readonly leaseUntil?: number;
   /** When it was dead-lettered, ms: only for `dead`. */

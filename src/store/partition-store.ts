@@ -34,7 +34,7 @@ const ADD_STATUSES: readonly AddStatus[] = ['kept', 'added', 'replaced', 'runnin
  * the due time (delayed, ready), the lease end (active), when it was dead-lettered (dead) or when
  * it completed (completed, whose `record` is "<result JSON>\n<record>").
  */
-function snapshot(state: JobState, id: string, record: string, score: number, lastError: string): JobSnapshot {
+function snapshot(state: JobState, id: string, record: string, score: number, lastError: string, expiry: string): JobSnapshot {
   const error = lastError === '' ? undefined : lastError;
   if (state === 'completed') {
     const { job, resultJson } = decodeKept(id, record);
@@ -42,9 +42,15 @@ function snapshot(state: JobState, id: string, record: string, score: number, la
   }
   const job = decodeRecord(id, record);
   // A waiting job's due time is its score; an active or dead one's is in its record.
-  if (state === 'delayed' || state === 'ready') return { state, job, dueAt: score, lastError: error };
+  if (state === 'delayed' || state === 'ready') {
+    // Its deadline, if it has one: the due time + the `expiry` entry's ms (lua/lib.lua, "Deadlines").
+    const expireAfterMs = expiry === '' ? Number.NaN : Number.parseInt(expiry, 10);
+    return Number.isNaN(expireAfterMs) ? { state, job, dueAt: score, lastError: error } : { state, job, dueAt: score, expiresAt: score + expireAfterMs, lastError: error };
+  }
   const dueAt = job.dueAt ?? score;
-  return state === 'active' ? { state, job, dueAt, leaseUntil: score, lastError: error } : { state, job, dueAt, deadAt: score, lastError: error };
+  if (state === 'active') return { state, job, dueAt, leaseUntil: score, lastError: error };
+  // Only an expired job is dead without a delivery that ended (lua/lib.lua, "Deadlines").
+  return { state, job, dueAt, deadAt: score, reason: job.attempts === 0 ? 'expired' : 'failed', lastError: error };
 }
 
 /**
@@ -80,7 +86,7 @@ export class PartitionStore implements PartitionStorage {
     for (const job of jobs) {
       const delay = 'delayMs' in job.due ? job.due.delayMs : '';
       const at = 'atMs' in job.due ? job.due.atMs : '';
-      args.push(job.id, delay, at, job.maxAttempts, job.backoff, job.payloadJson);
+      args.push(job.id, delay, at, job.maxAttempts, job.backoff, job.payloadJson, encodeExpiry(job));
     }
     let reply: number[];
     let acknowledged: number | undefined;
@@ -179,10 +185,10 @@ export class PartitionStore implements PartitionStorage {
   }
 
   async get(id: string): Promise<JobSnapshot | null> {
-    const reply = (await this.#run('getJob', [id])) as [JobState, string, string, string] | null;
+    const reply = (await this.#run('getJob', [id])) as [JobState, string, string, string, string] | null;
     if (!reply) return null;
-    const [state, record, score, lastError] = reply;
-    return snapshot(state, id, record, Number(score), lastError);
+    const [state, record, score, lastError, expiry] = reply;
+    return snapshot(state, id, record, Number(score), lastError, expiry);
   }
 
   async stats(): Promise<PartitionStats> {
@@ -210,12 +216,12 @@ export class PartitionStore implements PartitionStorage {
   async listJobs(state: JobState, after: ListPosition | undefined, limit: number): Promise<ListResult> {
     const reply = (await this.#run('listJobs', [state, after?.at ?? '', after?.id ?? '', limit])) as [number, ...string[]];
     const entries: JobSnapshot[] = [];
-    for (let i = 1; i < reply.length; i += 4) {
+    for (let i = 1; i < reply.length; i += 5) {
       const record = reply[i + 1] as string;
       if (record === '') continue;
-      entries.push(snapshot(state, reply[i] as string, record, Number(reply[i + 2]), reply[i + 3] as string));
+      entries.push(snapshot(state, reply[i] as string, record, Number(reply[i + 2]), reply[i + 3] as string, reply[i + 4] as string));
     }
-    return { now: reply[0], count: (reply.length - 1) / 4, entries };
+    return { now: reply[0], count: (reply.length - 1) / 5, entries };
   }
 
   /** Counts of waiting jobs: ready, then one per window ending at each bound (ms from now), then the rest. */
@@ -300,6 +306,15 @@ function encodeResults(results: readonly string[]): string {
   let body = '';
   for (let i = 0; i < results.length; i++) body += (results[i] as string) + '\n';
   return body;
+}
+
+/**
+ * A job's deadline as add.lua reads it: "<expireAfterMs>" or "<expireAfterMs>d" (drop), the form
+ * of its `expiry` entry (lua/lib.lua, "Deadlines"); '' or 'd' for the queue's default deadline.
+ */
+function encodeExpiry(job: EncodedJob): string {
+  const drop = job.dropOnExpire ? 'd' : '';
+  return job.expireAfterMs === undefined ? drop : String(job.expireAfterMs) + drop;
 }
 
 function addStatus(code: number): AddStatus {

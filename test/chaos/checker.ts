@@ -30,6 +30,8 @@ export interface RedisSnapshot {
   /** Completed jobs kept by retention: `completed` (ZSET) and `results` (HASH) ids (lib.lua, "Retention"). */
   readonly completed: ReadonlySet<string>;
   readonly results: ReadonlySet<string>;
+  /** Ids with a deadline entry in `expiry` (lib.lua, "Deadlines": waiting jobs only). */
+  readonly expiry: ReadonlySet<string>;
   /** The far-future tier (lib.lua, "time wheel"). */
   readonly wheel: WheelSnapshot;
 }
@@ -70,6 +72,8 @@ export interface InvariantReport {
   readonly leases: string[];
   /** A kept completed job that also exists as a job (in `jobs` or a wheel bucket), or that is in only one of `completed` and `results`. */
   readonly completed: string[];
+  /** A deadline entry (`expiry`) of a job that is not waiting (in `due` or a wheel bucket). */
+  readonly expiry: string[];
 }
 
 /**
@@ -113,13 +117,13 @@ local meta = redis.call('HMGET', KEYS[7], 'idxLevel', 'idxSplit')
 return { redis.call('HKEYS', KEYS[1]), redis.call('ZRANGE', KEYS[2], 0, -1), redis.call('ZRANGE', KEYS[3], 0, -1),
   redis.call('ZRANGE', KEYS[4], 0, -1), redis.call('HKEYS', KEYS[5]), listed, bucketKeys, entries, index,
   { meta[1] or '0', meta[2] or '0', redis.call('HGET', KEYS[8], 'wheeled') or '0' }, redis.call('HKEYS', KEYS[9]),
-  redis.call('ZRANGE', KEYS[10], 0, -1), redis.call('HKEYS', KEYS[11]) }`;
+  redis.call('ZRANGE', KEYS[10], 0, -1), redis.call('HKEYS', KEYS[11]), redis.call('HKEYS', KEYS[12]) }`;
 
 export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promise<RedisSnapshot> {
   const keys = partitionKeys(prefix, queue, 0);
-  const replies = (await raw.eval(SNAPSHOT_SCRIPT, 11, keys.jobs, keys.due, keys.active, keys.dead, keys.errors, keys.wheel, keys.meta, keys.counters, keys.leases, keys.completed, keys.results)) as string[][];
+  const replies = (await raw.eval(SNAPSHOT_SCRIPT, 12, keys.jobs, keys.due, keys.active, keys.dead, keys.errors, keys.wheel, keys.meta, keys.counters, keys.leases, keys.completed, keys.results, keys.expiry)) as string[][];
   const [jobs, due, active, dead, errors] = replies.slice(0, 5).map(list => new Set(list)) as [Set<string>, Set<string>, Set<string>, Set<string>, Set<string>];
-  const [listed, bucketKeys, entries, index, state, leased, completed, results] = replies.slice(5) as [string[], string[], string[], string[], [string, string, string], string[], string[], string[]];
+  const [listed, bucketKeys, entries, index, state, leased, completed, results, expiring] = replies.slice(5) as [string[], string[], string[], string[], [string, string, string], string[], string[], string[], string[]];
   const buckets = new Map<string, string[]>();
   for (let i = 0; i < entries.length; i += 2) {
     const id = entries[i + 1] as string;
@@ -141,6 +145,7 @@ export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promis
     leases: new Set(leased),
     completed: new Set(completed),
     results: new Set(results),
+    expiry: new Set(expiring),
     wheel: {
       buckets,
       index: indexed,
@@ -164,7 +169,8 @@ export function wheelShardOf(id: string, idxLevel: number, idxSplit: number): nu
 /**
  * Every job in exactly one state: a job exists iff the jobs hash or a wheel bucket has it, and then
  * exactly one of due, active, dead and one wheel bucket entry holds it; every wheel index entry
- * names the bucket holding its id, from the shard its id hashes to, and every bucket entry has one.
+ * names the bucket holding its id, from the shard its id hashes to, and every bucket entry has one;
+ * a lease only for an active job, a deadline (`expiry` entry) only for a waiting one.
  * A completed job kept by retention is in `completed` and `results` and nowhere else, so every id
  * is in exactly one of due, active, dead, completed and a wheel bucket.
  */
@@ -203,8 +209,9 @@ export function checkInvariant(snap: RedisSnapshot): InvariantReport {
     ...[...snap.completed].filter(id => !snap.results.has(id)).map(id => `${id}: in completed without its results entry`),
     ...[...snap.results].filter(id => !snap.completed.has(id)).map(id => `${id}: a results entry but not in completed`),
   ];
+  const expiry = [...snap.expiry].filter(id => !snap.due.has(id) && !buckets.has(id)).map(id => `${id}: a deadline but not waiting`);
   return {
-    ok: stateless.length + overlapping.length + orphans.length + strayErrors.length + wheel.length + leases.length + completed.length === 0,
+    ok: stateless.length + overlapping.length + orphans.length + strayErrors.length + wheel.length + leases.length + completed.length + expiry.length === 0,
     jobs: new Set([...snap.jobs, ...buckets.keys()]).size,
     stateless,
     orphans,
@@ -213,6 +220,7 @@ export function checkInvariant(snap: RedisSnapshot): InvariantReport {
     wheel,
     leases,
     completed,
+    expiry,
   };
 }
 

@@ -18,9 +18,10 @@
                             of this file: its buckets and index shards are keys built here, under
                             the same hash tag)
     KEYS[13] schedules HASH schedule key -> schedule record (recurring schedules, "Schedules" below)
-    KEYS[14] completed ZSET id -> finishedAt (epoch ms): completed jobs kept by the queue's
+    KEYS[14] expiry   HASH  id -> "<expireAfterMs>[d]", the deadline of a waiting job ("Deadlines" below)
+    KEYS[15] completed ZSET id -> finishedAt (epoch ms): completed jobs kept by the queue's
                             retention ("Retention" below)
-    KEYS[15] results  HASH  id -> "<result JSON>\n<record>" of each job in `completed`
+    KEYS[16] results  HASH  id -> "<result JSON>\n<record>" of each job in `completed`
   and ARGV[1] is always the partition's wake channel. (claim also gets two more keys after these,
   the memo keys of this call and of the caller's previous one: KEYS[#KEYS - 1] and KEYS[#KEYS].)
 
@@ -42,6 +43,19 @@
   A completed job kept by retention is in `completed` and `results` (both or neither) and nowhere
   else: an id is in at most one of `jobs`/the wheel's index and `completed`, so exactly one of
   due/active/dead/completed/a wheel bucket holds any id that has a place at all.
+  `expiry` has an entry only for a waiting job (in `due` or a wheel bucket).
+
+  Deadlines. A job added with `expireAfter` (or under the queue's default, `meta` field
+  `expireAfter`, ms) has an `expiry` entry "<expireAfterMs>", with a 'd' suffix for
+  `onExpire: 'drop'`. Its deadline is its due score + expireAfterMs, so a reschedule moves the
+  deadline with the due time. It holds until the job's first start: the claim that takes the job
+  removes the entry, and either starts it (from then on its retry policy rules: a retry, a reaped
+  or released lease is never expired) or, when the deadline passed on the server's clock, does not
+  deliver it: it goes to `dead` (its record's attempts stay 0, and only an expired job is dead with
+  attempts 0: that is how getJob and listJobs tell reason 'expired' from 'failed') or, with 'd', is
+  deleted. Both count in counters `expired`. `meta` field `expiring` = '1' (sticky, set by the add
+  that first writes an entry) tells claim to look at `expiry` at all: a queue that never used a
+  deadline pays nothing for it. Schedule ticks have no deadline.
 
   A completed job is remembered in the `done` bucket of its period (period = floor(now / 30 s);
   bucket = period % 3; `meta` field `donePeriod` = the period last written). When a new period
@@ -56,8 +70,8 @@ local rcall = redis.call
 local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local doneKeys = { KEYS[8], KEYS[9], KEYS[10] }
-local leasesKey, wheelKey, schedulesKey = KEYS[11], KEYS[12], KEYS[13]
-local completedKey, resultsKey = KEYS[14], KEYS[15]
+local leasesKey, wheelKey, schedulesKey, expiryKey = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+local completedKey, resultsKey = KEYS[15], KEYS[16]
 local wakeChannel = ARGV[1]
 
 -- One period of the `done` buckets (ms): a completed job is remembered 2 to 3 periods, the window in

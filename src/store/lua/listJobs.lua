@@ -9,14 +9,15 @@
   ARGV[3] afterScore   integer score of the last job of the previous page, or '' for the first page
   ARGV[4] afterId      id of that job ('' for the first page)
   ARGV[5] limit        integer (bounded by the caller)
-  Returns: { now, id1, record1, score1, lastError1, ... } in the state's order, which is the order
+  Returns: { now, id1, record1, score1, lastError1, expiry1, ... } in the state's order, which is the order
     of (score, id) with ids compared as bytes, as Redis orders a sorted set:
     delayed and ready: soonest due first, score = due time; active: soonest lease end first,
     score = lease deadline; dead: most recent first, score = dead-lettered at (reverse order);
     completed: most recent first, score = finished at, record = its `results` value
     "<result JSON>\n<record>", only while the queue retains completed jobs and only those not older
     than the retention's age (lib.lua, "Retention").
-    A job in the reply whose record is missing has record ''.
+    A job in the reply whose record is missing has record ''. `expiry` is a waiting job's
+    `expiry` entry (lib.lua, "Deadlines"), else ''.
     Delayed and ready include the jobs in the wheel, merged in that same exact order (a wheel job
     is 'ready' once its due time passed and no claim has moved its bucket yet). The wheel's part
     of a page is read by whole slots (every sub-bucket of one bucket start) from the cursor's
@@ -161,6 +162,15 @@ if (state == 'ready' or state == 'delayed') and rcall('EXISTS', wheelKey) == 1 t
   end
 end
 
+-- Deadlines of waiting jobs (lib.lua, "Deadlines"): one HMGET for the page, none when the
+-- partition has no `expiry` entry.
+local expiries = {}
+if (state == 'ready' or state == 'delayed') and rcall('EXISTS', expiryKey) == 1 then
+  local ids = {}
+  for i = 1, math.min(#rows, limit) do ids[i] = rows[i][1] end
+  expiries = hmgetMany(expiryKey, ids)
+end
+
 local out = { now }
 for i = 1, math.min(#rows, limit) do
   local id = rows[i][1]
@@ -171,5 +181,6 @@ for i = 1, math.min(#rows, limit) do
   out[#out + 1] = lease and leasedRecord(rec, lease) or rec or ''
   out[#out + 1] = int(rows[i][2])
   out[#out + 1] = rcall('HGET', errorsKey, id) or ''
+  out[#out + 1] = expiries[i] or ''
 end
 return out
