@@ -25,6 +25,8 @@ export interface ClaimSource {
   waitedOut: number;
   /** Whether the last claim came back with all it asked for (more is likely due). */
   lastFull: boolean;
+  /** Whether the last claim found nothing due (a limited queue then looks before it takes tokens). */
+  lastEmpty: boolean;
   /** The last claim whose reply arrived: its resend memo can go. */
   answeredClaimId: string | undefined;
   /**
@@ -40,6 +42,11 @@ export interface ClaimSource {
   readonly limiter: QueueLimiter;
   /** The limiter refused this partition's last claim: a freed slot (its wake-up) makes it due again. */
   limitBlocked: boolean;
+  /**
+   * The queue's retention of completed jobs as the last claim that read it said: its maxResultBytes
+   * while it keeps them (acks carry results), 0 while it keeps none (acks as ever).
+   */
+  maxResultBytes: number;
 }
 
 /** What the loop claims for: the owner of the capacity and of the jobs. */
@@ -220,7 +227,7 @@ export class ClaimLoop {
 
   /** A slot of a full concurrency limit freed (or tokens came back): the partitions it refused try again. */
   #onSlotFreed(limiter: QueueLimiter): void {
-    limiter.blockedUntil = 0;
+    limiter.slotFreed();
     for (const source of this.sources) {
       if (source.limiter !== limiter || !source.limitBlocked) continue;
       source.limitBlocked = false;
@@ -382,6 +389,8 @@ export class ClaimLoop {
     const sentAt = clock();
     // Leases are counted from the first send: the first run may have taken the jobs then.
     const leaseFrom = resent?.firstSentAt ?? sentAt;
+    // Whether a job fell due since the last claim found nothing: a limited queue then takes tokens at once.
+    const woken = source.heardAt !== Number.POSITIVE_INFINITY;
     source.heardAt = Number.POSITIVE_INFINITY;
     source.inFlight += 1;
     // A partition whose last claim failed (its node away, or failing over) sends probes that hold no
@@ -407,8 +416,12 @@ export class ClaimLoop {
       const { store, askSchedules } = source;
       // A limited queue starts no more than its free handlers can (no prefetch: a token is a start).
       const want = source.limiter.active ? Math.max(1, Math.min(limit, this.#host.idle())) : limit;
-      result = await source.limiter.claim(store, want, leaseMs, (n, granted) =>
-        store.claim(n, leaseMs, REAP_LIMIT, maxAttempts, { claimId, answeredClaimId }, askSchedules, granted),
+      result = await source.limiter.claim(
+        store,
+        want,
+        leaseMs,
+        (n, granted) => store.claim(n, leaseMs, REAP_LIMIT, maxAttempts, { claimId, answeredClaimId }, askSchedules, granted),
+        source.lastEmpty && !woken,
       );
     } catch (error) {
       this.#host.reportError(error);
@@ -437,6 +450,7 @@ export class ClaimLoop {
     if (result.jobs.length > 0) source.answeredClaimId = claimId;
     source.errorDelayMs = 0;
     if (result.scheduled !== undefined) source.askSchedules = result.scheduled;
+    if (result.maxResultBytes !== undefined) source.maxResultBytes = result.maxResultBytes;
     if (result.tend.length > 0) tendInBackground(source, result.tend, error => this.#host.reportError(error));
     source.lastFull = result.jobs.length === limit;
     // Under weights a claim is a queue's share of a round of #claimSize.
@@ -449,7 +463,8 @@ export class ClaimLoop {
     source.nextAt = Math.min(reported, source.heardAt);
     // Refused by the limit: due again when a token is (a freed slot wakes it sooner); a job added
     // meanwhile cannot be claimed before that either.
-    source.limitBlocked = result.blockedUntil !== undefined && result.jobs.length === 0;
+    source.limitBlocked = result.refused === true;
+    source.lastEmpty = result.jobs.length === 0 && result.refused === undefined && (result.nextAt === -1 || result.nextAt > result.now);
     let jobs = result.jobs;
     if (this.#stopped) {
       // Claimed while the worker began closing: hand them straight back.
@@ -512,5 +527,5 @@ export class ClaimLoop {
 }
 
 function newSource(queue: string, store: PartitionStore, count: number, limiter: QueueLimiter): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false };
+  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false, lastEmpty: false, maxResultBytes: 0 };
 }

@@ -1,7 +1,7 @@
 import type { ClaimSource } from './claim-loop.js';
 import { ClaimedJob } from './claimed-job.js';
 import type { HeldLease } from './lease-renewer.js';
-import type { SettleOutcome, Settlement } from './settler.js';
+import type { KeptSettlement, SettleOutcome } from './settler.js';
 import type { LeaseRef, PartitionStore } from './store/partition-store.js';
 import type { StoredJob } from './store/record.js';
 
@@ -16,7 +16,7 @@ export interface AckListener<T> {
  * the settler need (it is their `HeldLease` and `Settlement`), so a job costs no Map key, no Promise
  * and no closure of its own on the way.
  */
-export class HeldJob<T> implements HeldLease, Settlement<LeaseRef> {
+export class HeldJob<T> implements HeldLease, KeptSettlement {
   readonly source: ClaimSource;
   readonly stored: StoredJob;
   readonly job: ClaimedJob<T>;
@@ -27,6 +27,8 @@ export class HeldJob<T> implements HeldLease, Settlement<LeaseRef> {
   released = false;
   /** What the handler returned, for the 'completed' event once the ack landed. */
   result: unknown = undefined;
+  /** The JSON of the result to keep, when the queue keeps completed jobs ('' for none). */
+  keptResult = '';
   readonly #listener: AckListener<T>;
 
   constructor(source: ClaimSource, stored: StoredJob, defaultMaxAttempts: number, leaseUntilLocal: number, listener: AckListener<T>, limitedAt = -1) {

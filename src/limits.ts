@@ -4,7 +4,7 @@
  */
 import { ValidationError } from './errors.js';
 import type { LimitsInput, QueueLimits } from './types.js';
-import { assertInteger, assertOptions, describe, toDelayMs } from './validate.js';
+import { assertInteger, assertOptions, describe, toDelayMs, toExpireAfterMs } from './validate.js';
 
 /**
  * The most starts a `rate` window may hold: the limiter keeps one entry per start of the window
@@ -35,7 +35,7 @@ export function mergeLimits(current: QueueLimits, input: LimitsInput): QueueLimi
     next.concurrency = concurrency;
   }
   if (expireAfter === null) delete next.expireAfter;
-  else if (expireAfter !== undefined) next.expireAfter = resolveExpireAfter(expireAfter);
+  else if (expireAfter !== undefined) next.expireAfter = toExpireAfterMs(expireAfter);
   return next;
 }
 
@@ -52,13 +52,6 @@ function resolveRate(rate: unknown): { max: number; per: number } {
     throw new ValidationError(`Expected \`rate.per\` to be from 1 ms to 1 day (${MAX_RATE_WINDOW_MS} ms), got ${describe(per)}`);
   }
   return { max, per: perMs };
-}
-
-/** A deadline (`expireAfter`, of a job or a queue's default): 1 ms to 10 years. */
-export function resolveExpireAfter(value: unknown, name = 'expireAfter'): number {
-  const ms = toDelayMs(value, name);
-  if (ms < 1) throw new ValidationError(`Expected \`${name}\` to be at least 1 ms, got ${describe(value)}`);
-  return ms;
 }
 
 /** Whether the limits hold claims back (rate or concurrency): only then do claims go through the limiter. */

@@ -11,9 +11,9 @@ import { assertJobId } from './validate.js';
 
 export type { ListPosition } from './store/partition-storage.js';
 
-/** The time a listed job is ordered by in its state: lease end (active), dead-lettered at (dead), else due time. */
+/** The time a listed job is ordered by in its state: lease end (active), dead-lettered at (dead), finished at (completed), else due time. */
 export function orderTime(entry: JobSnapshot): number {
-  return entry.leaseUntil ?? entry.deadAt ?? entry.dueAt;
+  return entry.leaseUntil ?? entry.deadAt ?? entry.finishedAt ?? entry.dueAt;
 }
 
 const CURSOR = /^[A-Za-z0-9_-]{1,400}$/;
@@ -40,11 +40,11 @@ export function decodeCursor(cursor: unknown): ListPosition {
 
 /**
  * Merges the partitions' pages in the state's order (time, then id as bytes, as Redis orders a
- * sorted set; reversed for `dead`) and cuts the page. `more` says whether any partition had more
+ * sorted set; reversed for `dead` and `completed`, most recent first) and cuts the page. `more` says whether any partition had more
  * than the page: then the page ends with a cursor.
  */
 export function mergePages(state: JobState, pages: readonly (readonly JobSnapshot[])[], limit: number, more: boolean): { entries: JobSnapshot[]; next: ListPosition | null } {
-  const sign = state === 'dead' ? -1 : 1;
+  const sign = state === 'dead' || state === 'completed' ? -1 : 1;
   const merged = pages.flat().sort((a, b) => sign * (orderTime(a) - orderTime(b) || Buffer.compare(Buffer.from(a.job.id), Buffer.from(b.job.id))));
   const entries = merged.slice(0, limit);
   const last = entries.at(-1);

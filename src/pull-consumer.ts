@@ -7,6 +7,7 @@ import type { ClaimResult, PartitionStore } from './store/partition-store.js';
 import { QueuePartitions } from './store/partitions.js';
 import { QueueLimiter } from './queue-limiter.js';
 import { claimedJobFields } from './store/record.js';
+import { keptResultJson, MAX_RESULT_BYTES } from './retention.js';
 import { tendInBackground } from './schedules.js';
 import type { BackoffOption, Job, Logger } from './types.js';
 import { MAX_DELAY_MS, assertInteger, assertJobId, assertOptions } from './validate.js';
@@ -41,6 +42,8 @@ export class PullConsumer<T = unknown> {
   readonly #answered = new Map<PartitionStore, string>();
   /** Partitions a claim said have no schedules: their idle claims need not ask (lua/claim.lua ARGV[7]). */
   readonly #withoutSchedules = new Set<PartitionStore>();
+  /** Per partition, the queue's retention as the last claim that read it said (ClaimResult.maxResultBytes). */
+  readonly #maxResultBytes = new Map<PartitionStore, number>();
   readonly #maxAttempts: number;
   readonly #backoff: BackoffOption;
   readonly #logger: Logger;
@@ -95,14 +98,22 @@ export class PullConsumer<T = unknown> {
    * after a lost reply, within a minute). `'stale'` when the token does not hold the job: the lease ran
    * out and another claim holds it or completed it (nothing changed).
    *
+   * `result`: kept as the job's `result` while the queue keeps completed jobs (`queue.setRetention`),
+   * as JSON; over the queue's `maxResultBytes` the marker `{ resultTooLarge: true, bytes }` is kept
+   * instead, and a value JSON cannot hold (a BigInt, a cycle) keeps none. The job completes either way.
+   *
    * @throws {NotFoundError} no such job, and none with this id completed in the last minute (a
    *   wrong queue or id, or a job cancelled or purged).
    */
-  async ack(id: string, token: string): Promise<'acked' | 'stale'> {
+  async ack(id: string, token: string, options: { result?: unknown } = {}): Promise<'acked' | 'stale'> {
     this.#assertOpen();
     assertLease(id, token);
+    assertOptions('consumer.ack', options, ['result']);
     const store = await this.#partitions.storeFor(id, SETTLE);
-    const { stale, notFound } = await store.ack([{ id, token }]);
+    // Sent unless a claim said the queue keeps nothing; the script applies the cap the consumer may not know.
+    const maxResultBytes = this.#maxResultBytes.get(store);
+    const results = options.result === undefined || maxResultBytes === 0 ? undefined : [keptResultJson(options.result, maxResultBytes ?? MAX_RESULT_BYTES).json];
+    const { stale, notFound } = await store.ack([{ id, token }], results);
     this.#limiter?.release(store, token);
     if (notFound.length > 0) throw new NotFoundError(`No job ${id} in queue ${this.queue} to ack: it does not exist, and none with this id completed in the last minute`);
     return stale.length > 0 ? 'stale' : 'acked';
@@ -174,13 +185,14 @@ export class PullConsumer<T = unknown> {
       this.#answered.delete(store);
       const askSchedules = !this.#withoutSchedules.has(store);
       const result = await limiter.claim(store, max, leaseMs, (n, granted) => store.claim(n, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId }, askSchedules, granted));
+      if (result.maxResultBytes !== undefined) this.#maxResultBytes.set(store, result.maxResultBytes);
       if (result.scheduled === false) this.#withoutSchedules.add(store);
       else if (result.scheduled === true) this.#withoutSchedules.delete(store);
       if (result.tend.length > 0) tendInBackground({ store, count: stores.length }, result.tend, error => this.#logger.error(`sandglass: creating the next tick of a schedule of ${this.queue} failed (a later claim or upsert retries): ${(error as Error).message}`));
       if (result.jobs.length > 0) this.#answered.set(store, claimId);
       if (result.jobs.length > 0) return result;
       // Refused by the queue's limit: so would the other partitions be, until `nextAt`.
-      if (result.blockedUntil !== undefined) return result;
+      if (result.refused) return result;
       if (!earliest || (result.nextAt !== -1 && (earliest.nextAt === -1 || result.nextAt < earliest.nextAt))) earliest = result;
     }
     return earliest as ClaimResult;

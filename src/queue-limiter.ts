@@ -13,8 +13,10 @@ export interface LimitedClaimResult extends ClaimResult {
    * before it waited on the limit, so its lateness is the limit's, not sandglass's. -1: never.
    */
   readonly limitedAt: number;
-  /** Set when the limiter granted nothing: when a token may be free (server ms). */
+  /** Set when the limiter granted fewer tokens than asked: when one may be free again (server ms). */
   readonly blockedUntil?: number;
+  /** Set when the limiter granted nothing: no claim was sent (a freed slot's wake-up may let it try again). */
+  readonly refused?: true;
 }
 
 /** When a refused claim looks again if the limiter cannot say (a concurrency slot frees by a wake-up). */
@@ -43,6 +45,8 @@ export class QueueLimiter {
    * claims before, but after a freed slot's wake-up (`unblock`).
    */
   blockedUntil = 0;
+  /** Freed-slot wake-ups heard so far: one heard while a refused acquire travelled makes the refusal stale. */
+  #freedHeard = 0;
   readonly #reportError: (error: unknown) => void;
   #toFree: string[] = [];
   #freeScheduled = false;
@@ -55,9 +59,16 @@ export class QueueLimiter {
   /**
    * Claims up to `want` jobs of partition `store`: through the limiter while the queue is limited.
    * A claim without tokens to a queue that became limited claims nothing and says so (claim.lua);
-   * it is sent again at once, through the limiter.
+   * it is sent again at once, through the limiter. `probe`: the partition had nothing due at its
+   * last claim, so a limited claim first looks (a claim of 0 jobs, one call) before it takes tokens:
+   * an idle worker of a limited queue makes one call per safety interval, as an unlimited one does.
    */
-  async claim(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall): Promise<LimitedClaimResult> {
+  async claim(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall, probe = false): Promise<LimitedClaimResult> {
+    if (this.active && probe) {
+      const look = await call(0, false);
+      if (look.limited === false) this.active = false;
+      if (look.nextAt === -1 || look.nextAt > look.now) return { ...look, limitedAt: this.limitedAt };
+    }
     if (!this.active) {
       const result = await call(want, false);
       if (result.limited !== true) return { ...result, limitedAt: this.limitedAt };
@@ -73,7 +84,14 @@ export class QueueLimiter {
     }
   }
 
+  /** A slot freed (the limiter's wake-up): claims it refused may try again now. */
+  slotFreed(): void {
+    this.#freedHeard += 1;
+    this.blockedUntil = 0;
+  }
+
   async #claimWithTokens(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall): Promise<LimitedClaimResult> {
+    const heard = this.#freedHeard;
     const grant = await this.store.acquire(want, leaseMs, newClaimId());
     this.slots = grant.concurrency;
     this.limitedAt = grant.limitedAt;
@@ -84,27 +102,29 @@ export class QueueLimiter {
       return { ...result, limitedAt: this.limitedAt };
     }
     if (grant.count === 0) {
-      const blockedUntil = grant.retryAt === -1 ? grant.now + BLOCKED_RECHECK_MS : grant.retryAt;
+      // A slot freed while the refusal travelled: its message came before the refusal could wait for it.
+      const blockedUntil = this.#freedHeard !== heard ? grant.now : grant.retryAt === -1 ? grant.now + BLOCKED_RECHECK_MS : grant.retryAt;
       this.blockedUntil = blockedUntil;
-      return { now: grant.now, nextAt: blockedUntil, jobs: [], tend: [], scheduled: undefined, limited: true, limitedAt: this.limitedAt, blockedUntil };
+      return { now: grant.now, nextAt: blockedUntil, jobs: [], tend: [], scheduled: undefined, limited: true, maxResultBytes: undefined, limitedAt: this.limitedAt, blockedUntil, refused: true };
     }
     // A failed claim keeps the tokens: the limit is under-used until they leave the window (or the
     // slots' lease runs out), never exceeded.
     const result = await call(grant.count, true);
     if (result.limited === false) this.active = false;
-    if (result.jobs.length < grant.count || grant.concurrency) {
+    const used = result.jobs.length;
+    if (used < grant.count || grant.concurrency || grant.count < want) {
       const members = grant.concurrency ? result.jobs.map(job => slotOf(store, job.token)) : [];
       // Before the jobs start: a job that settles at once frees the slot this names.
-      await this.#settle(grant, members, result.now + leaseMs);
+      await this.#settle(grant, used, want, members, result.now + leaseMs);
     }
     const blocked = grant.count < want && grant.retryAt !== -1 ? { blockedUntil: grant.retryAt } : {};
     this.blockedUntil = blocked.blockedUntil ?? 0;
     return { ...result, limitedAt: this.limitedAt, ...blocked };
   }
 
-  async #settle(grant: Grant, members: string[], deadline: number): Promise<void> {
+  async #settle(grant: Grant, used: number, wanted: number, members: string[], deadline: number): Promise<void> {
     try {
-      await this.store.settle(grant, members, deadline);
+      await this.store.settle(grant, used, wanted, members, deadline);
     } catch (error) {
       // The grant's slots run out with the lease: the limit is under-used until then.
       this.#reportError(error);

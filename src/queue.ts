@@ -4,6 +4,7 @@ import { ClosedError, ConflictError, NotFoundError, NotReplicatedError, Validati
 import { newJobId } from './ids.js';
 import { decodeCursor, encodeCursor, mergePages } from './list-page.js';
 import { resolveQueueOptions, type QueueOptions } from './queue-options.js';
+import { decodeRetention, encodeRetention, mergeRetention } from './retention.js';
 import { resolveSharedOptions } from './role-options.js';
 import type { EncodedJob, JobSnapshot, PartitionStorage } from './store/partition-storage.js';
 import { isQueueRegistered, listQueueNames, registerQueue } from './store/registry.js';
@@ -34,7 +35,7 @@ import type {
   UnscheduleResult,
   When,
 } from './types.js';
-import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertOptions, serializePayload, toDue } from './validate.js';
+import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertOnExpire, assertOptions, serializePayload, toDue, toExpireAfterMs } from './validate.js';
 
 export type { QueueOptions } from './queue-options.js';
 
@@ -53,10 +54,12 @@ const CREATE = { create: true } as const;
 /** Dead letters moved or deleted per script call. */
 const DEAD_BATCH = 1_000;
 /** Option names, refused when unknown: a misspelled `dealy` must not add a job due at once. */
-const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff'];
-const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff'];
+const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire'];
+const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire'];
 const LIST_OPTIONS = ['limit', 'cursor'];
-const STATES: readonly JobState[] = ['delayed', 'ready', 'active', 'dead'];
+const STATES: readonly JobState[] = ['delayed', 'ready', 'active', 'dead', 'completed'];
+/** Kept completed jobs removed per script call when `setRetention` trims to a new retention. */
+const TRIM_BATCH = 1_000;
 
 /** A page of `queue.list`: the jobs, and the cursor of the next page (null on the last page). */
 export interface JobPage<T> {
@@ -196,7 +199,11 @@ export class Queue<T = unknown> {
     return ids;
   }
 
-  /** The job with this id, or null when it does not exist (never added, completed or cancelled). */
+  /**
+   * The job with this id, or null when it does not exist (never added, cancelled, or completed and
+   * not kept). A completed job kept by `setRetention` has state `'completed'`, `finishedAt` and
+   * `result` (absent when the handler returned nothing, or nothing JSON can hold).
+   */
   async get(id: string): Promise<JobInfo<T> | null> {
     this.#assertOpen();
     assertJobId(id);
@@ -207,7 +214,7 @@ export class Queue<T = unknown> {
   /**
    * Cancels a waiting (or dead) job.
    * @returns `'cancelled'`; `'running'` when a worker holds it (it is not interrupted);
-   *   `'not_found'` when there is no such job.
+   *   `'not_found'` when there is no such job, or it completed (a kept completed job stays kept).
    */
   async cancel(id: string): Promise<CancelResult> {
     this.#assertOpen();
@@ -218,7 +225,7 @@ export class Queue<T = unknown> {
   /**
    * Moves a waiting job to a new due time in one atomic step. A dead job is revived at that time
    * with a fresh set of attempts.
-   * @returns `'rescheduled'`, `'running'` (unchanged) or `'not_found'`.
+   * @returns `'rescheduled'`, `'running'` (unchanged) or `'not_found'` (also for a completed job, kept or not).
    */
   async reschedule(id: string, when: When): Promise<RescheduleResult> {
     this.#assertOpen();
@@ -234,7 +241,6 @@ export class Queue<T = unknown> {
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
     const all = await this.#eachPartition(store => store.stats());
-    // TODO(issue 10): `completed` (retention) is filled in by its own change.
     const total = { delayed: 0, ready: 0, active: 0, dead: 0, paused: all.some(part => part.paused), limited: 0, completed: 0 };
     let heldBack = false;
     for (const part of all) {
@@ -242,6 +248,7 @@ export class Queue<T = unknown> {
       total.ready += part.ready;
       total.active += part.active;
       total.dead += part.dead;
+      total.completed += part.completed;
       if (part.limitedAt !== -1 && part.limitedAt > part.now - LIMITED_RECENTLY_MS) heldBack = true;
     }
     // Ready jobs of a queue whose limit refused a claim just now wait on the limit, not on a worker.
@@ -302,8 +309,8 @@ export class Queue<T = unknown> {
 
   /**
    * A page of jobs in one state: `delayed` and `ready` soonest due first, `active` soonest lease
-   * end first (with `leaseUntilAt`), `dead` most recent first (with `deadAt`); jobs of equal time
-   * in id order. Page on with `cursor: nextCursor`; a page costs the same wherever it is, but for
+   * end first (with `leaseUntilAt`), `dead` most recent first (with `deadAt`), `completed` (kept by
+   * `setRetention`) most recent first (with `finishedAt` and `result`); jobs of equal time in id order. Page on with `cursor: nextCursor`; a page costs the same wherever it is, but for
    * jobs due far ahead: those wait in coarse time buckets, and a page reads the whole buckets it
    * spans. Jobs that move while you page may be missed or seen twice (a list is not a snapshot).
    *
@@ -315,7 +322,7 @@ export class Queue<T = unknown> {
    */
   async list(state: JobState, options: ListOptions = {}): Promise<JobPage<T>> {
     this.#assertOpen();
-    if (!STATES.includes(state)) throw new ValidationError(`Expected \`state\` to be 'delayed', 'ready', 'active' or 'dead', got ${String(state)}`);
+    if (!STATES.includes(state)) throw new ValidationError(`Expected \`state\` to be 'delayed', 'ready', 'active', 'dead' or 'completed', got ${String(state)}`);
     if (typeof options === 'object' && options !== null && Object.hasOwn(options, 'offset')) {
       throw new ValidationError('`offset` is not an option of queue.list: page with `cursor`, the `nextCursor` of the previous page');
     }
@@ -478,12 +485,41 @@ export class Queue<T = unknown> {
     return new LimiterStore(stores[0] as PartitionStore).read();
   }
 
-  async setRetention(_input: RetentionInput): Promise<Retention> {
-    throw new Error('setRetention: not implemented yet');
+  /**
+   * Sets which completed jobs the queue keeps, with the handler's return value as `result`:
+   * `completed: { count, age }` keeps the newest `count` and none older than `age` (a queue of P
+   * partitions keeps the newest ceil(count / P) of each partition: about `count` in all);
+   * `completed: null` keeps none again (the default), and deletes the kept ones. A field left out
+   * stays as it is. Stored with the queue: every worker and consumer obeys it at once, without
+   * configuration. Kept jobs beyond a lowered `count` or `age` are removed before this returns.
+   *
+   * @returns the retention now in force.
+   * @throws {ValidationError} a bad field, named; nothing is written.
+   * @example
+   * await queue.setRetention({ completed: { count: 1000, age: '1d' }, maxResultBytes: 16_384 });
+   */
+  async setRetention(input: RetentionInput): Promise<Retention> {
+    this.#assertOpen();
+    mergeRetention(decodeRetention(''), input); // refuses bad input before anything is read or written
+    const [stores] = await Promise.all([this.#partitions.all(CREATE), this.#register()]);
+    const current = decodeRetention((await (stores[0] as PartitionStorage).retention('', 0)).retain);
+    const next = mergeRetention(current, input);
+    const retain = encodeRetention(next, stores.length);
+    // Every partition stores it, then trims to it in bounded calls (a large backlog takes several).
+    await Promise.all(
+      stores.map(async store => {
+        const { removed } = await store.retention(retain, TRIM_BATCH);
+        if (removed === TRIM_BATCH) await repeatUntilZero(async () => (await store.retention('', TRIM_BATCH)).removed);
+      }),
+    );
+    return next;
   }
 
+  /** The queue's retention of completed jobs (`{ maxResultBytes: 65536 }`, no `completed`, when it keeps none). */
   async getRetention(): Promise<Retention> {
-    throw new Error('getRetention: not implemented yet');
+    this.#assertOpen();
+    const [store] = await this.#partitions.all(READ);
+    return decodeRetention((await (store as PartitionStorage).retention('', 0)).retain);
   }
 
   /** The partition a schedule lives in (that of its key), with the partition count its ticks' ids are placed by. */
@@ -503,12 +539,15 @@ export class Queue<T = unknown> {
     if (job.id !== undefined) assertJobId(job.id);
     if (job.maxAttempts !== undefined) assertInteger('maxAttempts', job.maxAttempts, 1, 1_000_000);
     if (job.backoff !== undefined) assertBackoff(job.backoff);
+    if (job.onExpire !== undefined) assertOnExpire(job.onExpire);
     return {
       id: job.id ?? newJobId(),
       due: toDue(job, Date.now()),
       maxAttempts: job.maxAttempts === undefined ? '' : String(job.maxAttempts),
       backoff: encodeBackoff(job.backoff),
       payloadJson: serializePayload(job.payload, this.#maxPayloadBytes),
+      expireAfterMs: job.expireAfter === undefined ? undefined : toExpireAfterMs(job.expireAfter),
+      dropOnExpire: job.onExpire === 'drop',
     };
   }
 
@@ -548,10 +587,14 @@ async function repeatUntilZero(step: () => Promise<number>): Promise<number> {
 }
 
 /** A job as `get` and `list` show it. */
-function toJobInfo<T>({ job, state, dueAt, leaseUntil, deadAt, lastError }: JobSnapshot): JobInfo<T> {
+function toJobInfo<T>({ job, state, dueAt, leaseUntil, deadAt, reason, expiresAt, finishedAt, resultJson, lastError }: JobSnapshot): JobInfo<T> {
   const info: JobInfo<T> = { id: job.id, payload: JSON.parse(job.payloadJson) as T, state, dueAt, attempts: job.attempts };
   if (leaseUntil !== undefined) info.leaseUntilAt = leaseUntil;
   if (deadAt !== undefined) info.deadAt = deadAt;
+  if (reason !== undefined) info.reason = reason;
+  if (expiresAt !== undefined) info.expiresAt = expiresAt;
+  if (finishedAt !== undefined) info.finishedAt = finishedAt;
+  if (resultJson) info.result = JSON.parse(resultJson);
   if (job.maxAttempts !== undefined) info.maxAttempts = job.maxAttempts;
   if (lastError !== undefined) info.lastError = lastError;
   if (job.tickAt !== undefined) info.schedule = tickOfJob(job.id, job.tickAt);

@@ -20,14 +20,22 @@ export interface Settlement<E extends LeaseRef> {
   settled(outcome: SettleOutcome): void;
 }
 
+/** An ack of a job of a queue that keeps completed jobs: it carries the result to keep. */
+export interface KeptSettlement extends Settlement<LeaseRef> {
+  /** The result's JSON to keep ('' for none): src/retention.ts keptResultJson. */
+  readonly keptResult: string;
+}
+
 interface StoreQueue {
   acks: Settlement<LeaseRef>[];
+  /** Acks with results (the queue keeps completed jobs): their own calls, so plain acks stay as they were. */
+  keeps: KeptSettlement[];
   fails: Settlement<FailEntry>[];
-  /** Ack and fail calls of this partition in flight (at most MAX_CALLS_IN_FLIGHT of each). */
+  /** Ack, keep and fail calls of this partition in flight (at most MAX_CALLS_IN_FLIGHT of each). */
   calls: Record<Kind, number>;
 }
 
-type Kind = 'acks' | 'fails';
+type Kind = 'acks' | 'keeps' | 'fails';
 /** One script call: the positions of its batch that were refused. */
 type Call<K extends Kind> = (batch: StoreQueue[K]) => Promise<{ stale: number[]; notFound: number[] }>;
 
@@ -75,6 +83,12 @@ export class Settler {
     this.#schedule();
   }
 
+  /** An ack that carries a result to keep (the partition's queue keeps completed jobs). */
+  keep(store: PartitionStore, settlement: KeptSettlement): void {
+    this.#queueOf(store).keeps.push(settlement);
+    this.#schedule();
+  }
+
   fail(store: PartitionStore, settlement: Settlement<FailEntry>): void {
     this.#queueOf(store).fails.push(settlement);
     this.#schedule();
@@ -83,7 +97,7 @@ export class Settler {
   /** Acks and fails not yet answered (waiting to be sent, or in a call in flight). */
   get pending(): number {
     let count = 0;
-    for (const queue of this.#queues.values()) count += queue.acks.length + queue.fails.length;
+    for (const queue of this.#queues.values()) count += queue.acks.length + queue.keeps.length + queue.fails.length;
     return count + this.#inFlight.size;
   }
 
@@ -99,7 +113,7 @@ export class Settler {
       await Promise.race([Promise.all(this.#inFlight), sleep(Math.max(1, Math.min(100, until - Date.now())))]);
     }
     for (const queue of this.#queues.values()) {
-      for (const pending of [...queue.acks, ...queue.fails]) pending.settled('gave-up');
+      for (const pending of [...queue.acks, ...queue.keeps, ...queue.fails]) pending.settled('gave-up');
     }
     this.#queues.clear();
   }
@@ -107,7 +121,7 @@ export class Settler {
   #queueOf(store: PartitionStore): StoreQueue {
     let queue = this.#queues.get(store);
     if (!queue) {
-      queue = { acks: [], fails: [], calls: { acks: 0, fails: 0 } };
+      queue = { acks: [], keeps: [], fails: [], calls: { acks: 0, keeps: 0, fails: 0 } };
       this.#queues.set(store, queue);
     }
     return queue;
@@ -126,6 +140,7 @@ export class Settler {
   #flush(): void {
     for (const [store, queue] of this.#queues) {
       this.#flushKind(queue, 'acks', acks => store.ack(acks.map(p => p.settleEntry)));
+      this.#flushKind(queue, 'keeps', keeps => store.ack(keeps.map(p => p.settleEntry), keeps.map(p => p.keptResult)));
       this.#flushKind(queue, 'fails', async fails => ({ stale: (await store.fail(fails.map(p => p.settleEntry))).stale, notFound: [] }));
     }
   }

@@ -108,6 +108,21 @@ export function toDelayMs(delay: unknown, name: string): number {
   return Math.ceil(ms);
 }
 
+/**
+ * A deadline (`expireAfter`, of a job or the queue's default in `setLimits`): milliseconds or a duration text, from 1 ms to
+ * {@link MAX_DELAY_MS}; a fraction is rounded up (a deadline is never shorter than asked).
+ */
+export function toExpireAfterMs(value: unknown, name = 'expireAfter'): number {
+  const ms = toDelayMs(value, name);
+  if (ms < 1) throw new ValidationError(`Expected \`${name}\` to be at least 1 ms, got ${describe(value)}`);
+  return ms;
+}
+
+/** What an expired job becomes (`onExpire`): dead-lettered or dropped. */
+export function assertOnExpire(value: unknown, name = 'onExpire'): asserts value is 'dead' | 'drop' {
+  if (value !== 'dead' && value !== 'drop') throw new ValidationError(`Expected \`${name}\` to be 'dead' or 'drop', got ${describe(value)}`);
+}
+
 /** Serializes a payload, refusing what JSON cannot carry and what is over the size limit. */
 export function serializePayload(payload: unknown, maxBytes: number): string {
   let json: string | undefined;

@@ -7,6 +7,7 @@ import { byStore, HeldJob, type AckListener } from './held-job.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import type { SettleOutcome } from './settler.js';
 import { Settler } from './settler.js';
+import { keptResultJson } from './retention.js';
 import type { StoredJob } from './store/record.js';
 import type { BackoffFunction, BackoffOption, Job, Logger } from './types.js';
 import { resolveWorkerOptions, type WorkerOptions } from './worker-options.js';
@@ -69,6 +70,8 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    */
   readonly #waiting: (HeldJob<T> | HeldJob<T>[])[] = [];
   readonly #idleWaiters: (() => void)[] = [];
+  /** "<queue>\n<problem>" of the results warned about already: one warning per queue and kind. */
+  readonly #resultWarnings = new Set<string>();
   /** Hears the settler's ack outcomes (HeldJob calls it): one object, not a closure per job. */
   readonly #ackListener: AckListener<T> = { acked: (held, outcome) => this.#acked(held, outcome) };
   readonly #ready: Promise<void>;
@@ -233,15 +236,18 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       this.#runningJobs -= unit.length;
       for (const held of unit) this.#finished(held);
       this.#startWaiting();
-      for (const held of unit) {
-        if (ok) this.#complete(held, outcome);
+      // A batch keeps per-job results only from an array of one result per job, in order.
+      const results = ok && Array.isArray(outcome) && outcome.length === unit.length ? (outcome as unknown[]) : undefined;
+      for (let i = 0; i < unit.length; i++) {
+        const held = unit[i] as HeldJob<T>;
+        if (ok) this.#complete(held, outcome, results?.[i]);
         else this.#fail(held, outcome);
       }
     } else {
       this.#runningJobs -= 1;
       this.#finished(unit);
       this.#startWaiting();
-      if (ok) this.#complete(unit, outcome);
+      if (ok) this.#complete(unit, outcome, outcome);
       else this.#fail(unit, outcome);
     }
     this.#afterRun();
@@ -262,10 +268,35 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     if (this.#runningJobs === 0 && this.#idleWaiters.length > 0) this.#idleWaiters.splice(0).forEach(wake => wake());
   }
 
-  #complete(held: HeldJob<T>, result: unknown): void {
+  /**
+   * Acks a job whose handler resolved with `result` (`kept`: the job's own part of it, in batch
+   * mode). Only while its queue keeps completed jobs does the result travel with the ack (and cost
+   * a JSON.stringify); otherwise the ack is the same as without retention.
+   */
+  #complete(held: HeldJob<T>, result: unknown, kept: unknown): void {
     if (held.released) return; // handed back by close(): the next delivery owns the outcome
     held.result = result;
-    this.#settler.ack(held.store, held);
+    const maxResultBytes = held.source.maxResultBytes;
+    if (maxResultBytes === 0) {
+      this.#settler.ack(held.store, held);
+      return;
+    }
+    const { json, tooLargeBytes, notJson } = keptResultJson(kept, maxResultBytes);
+    held.keptResult = json;
+    if (tooLargeBytes !== undefined) {
+      this.#warnResult(held, 'too large', `its result is ${tooLargeBytes} bytes of JSON, over the queue's maxResultBytes (${maxResultBytes}): kept as { resultTooLarge: true, bytes }`);
+    } else if (notJson !== undefined) {
+      this.#warnResult(held, 'not JSON', `its result cannot be written as JSON (${notJson}): kept without a result`);
+    }
+    this.#settler.keep(held.store, held);
+  }
+
+  /** A kept result that could not be kept as it was: the job completes; the logger hears it once per queue and kind. */
+  #warnResult(held: HeldJob<T>, problem: string, what: string): void {
+    const key = `${held.source.queue}\n${problem}`;
+    if (this.#resultWarnings.has(key)) return;
+    this.#resultWarnings.add(key);
+    this.#logger.warn(`sandglass worker: job ${held.stored.id} of queue ${held.source.queue} completed, but ${what} (said once per worker and queue)`);
   }
 
   /**

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Cluster } from 'ioredis';
 import { Queue, Worker } from '../src/index.js';
 import { startLocalCluster, type LocalCluster } from './helpers/cluster.js';
+import { busiestWindow, mostOverlapping } from './helpers/limits.js';
 import { sleep, waitFor } from './helpers/redis.js';
 import { partitionKeys } from '../src/store/keys.js';
 import { partitionOf } from '../src/store/partitions.js';
@@ -59,6 +60,35 @@ describe('one queue across a Redis Cluster', () => {
       assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     } finally {
       await worker.close();
+      await queue.close();
+    }
+  });
+});
+
+describe('limits on a Redis Cluster', () => {
+  it('rate and concurrency hold over 4 partitions on 3 masters, two workers (the limiter lives in partition 0\'s slot)', async () => {
+    const name = 'limited';
+    const queue = new Queue<number>(name, { connection: client, partitions: 4 });
+    const starts: number[] = [];
+    const spans: [number, number][] = [];
+    const handler = async (): Promise<void> => {
+      const start = Date.now();
+      starts.push(start);
+      await sleep(20);
+      spans.push([start, Date.now()]);
+    };
+    const workers = [1, 2].map(() => new Worker<number>(name, handler, { connection: client, concurrency: 10, partitions: 4 }));
+    try {
+      await queue.setLimits({ rate: { max: 40, per: '1s' }, concurrency: 4 });
+      await Promise.all(workers.map(worker => worker.waitUntilReady()));
+      await queue.addBulk(Array.from({ length: 120 }, (_, i) => ({ payload: i })));
+      await waitFor(() => spans.length === 120, 20_000, 'all jobs');
+      const busiest = busiestWindow(starts, 1_000);
+      assert.ok(busiest <= 44, `busiest 1 s window: ${busiest} starts`);
+      assert.ok(mostOverlapping(spans) <= 4, `${mostOverlapping(spans)} at once`);
+      assert.ok(Math.max(...starts) - Math.min(...starts) >= 2_500, 'paced at the rate, not faster');
+    } finally {
+      await Promise.all(workers.map(worker => worker.close()));
       await queue.close();
     }
   });

@@ -22,6 +22,28 @@ async function fill(q: Queue, count: number): Promise<void> {
   await q.addBulk(Array.from({ length: count }, (_, n) => ({ payload: n })));
 }
 
+/** Script calls Redis ran so far (commandstats of EVALSHA and EVAL). */
+async function scriptCalls(): Promise<number> {
+  return [...(await redis.raw.info('commandstats')).matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+}
+
+// First in the file: no other worker runs yet, so the server's script calls are this worker's.
+describe('an idle worker of a limited queue', () => {
+  it('makes one call per safety interval, as on an unlimited queue', async () => {
+    const q = queue(uniqueQueue('limits-idle'));
+    await q.setLimits({ rate: { max: 100, per: '1s' }, concurrency: 5 });
+    await fill(q, 5);
+    let seen = 0;
+    worker(q.name, () => void (seen += 1));
+    await waitFor(() => seen === 5);
+    await sleep(1_200); // the drain's last claims and the slots' frees are over
+    const before = await scriptCalls();
+    await sleep(3_000);
+    const calls = (await scriptCalls()) - before;
+    assert.ok(calls <= 4, `${calls} script calls in 3 s of idle`);
+  });
+});
+
 describe('setLimits / getLimits', () => {
   it('stores the limits with the queue, merges a change, clears with null', async () => {
     const q = queue(uniqueQueue('limits'));
@@ -104,7 +126,6 @@ describe('rate', () => {
     const starts: number[] = [];
     worker(q.name, () => void starts.push(Date.now()));
     await waitFor(() => starts.length >= 2);
-    const scriptCalls = async () => [...(await redis.raw.info('commandstats')).matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
     const before = await scriptCalls();
     await sleep(1_500);
     const after = await scriptCalls();
@@ -113,6 +134,26 @@ describe('rate', () => {
     assert.ok(after - before < 40, `${after - before} script calls in 1.5 s while held by the limit`);
     const stats = await q.stats();
     assert.ok(stats.limited > 0 && stats.limited <= stats.ready, `limited ${stats.limited}, ready ${stats.ready}`);
+  });
+
+  it('job.heldByLimit tells the jobs that waited on the limit from those that did not', async () => {
+    const q = queue(uniqueQueue('held'));
+    await q.setLimits({ rate: { max: 5, per: 500 } });
+    const held: boolean[] = [];
+    worker(q.name, job => void held.push(job.heldByLimit === true));
+    await q.add('alone'); // nothing else due: the limit holds nothing back
+    await waitFor(() => held.length === 1);
+    await sleep(600);
+    await fill(q, 15); // 15 due at once at 5 per 500 ms: most wait on the limit
+    await waitFor(() => held.length === 16, 10_000);
+    assert.equal(held[0], false, 'a job the limit did not hold back');
+    assert.ok(held.slice(1).filter(Boolean).length >= 8, `held: ${held.join(',')}`);
+    const plain = queue(uniqueQueue('held-none'));
+    const unlimited: boolean[] = [];
+    worker(plain.name, job => void unlimited.push(job.heldByLimit === true));
+    await fill(plain, 20);
+    await waitFor(() => unlimited.length === 20);
+    assert.ok(unlimited.every(value => !value));
   });
 });
 

@@ -1,15 +1,17 @@
 // Model-based test: random sequences of operations run against the real queue on a real Redis and
 // against a plain in-memory model; after every step the states must agree and the storage
-// invariant must hold (every job in exactly one of due, active, dead or a wheel bucket, the wheel's
-// index in step with its buckets: test/chaos/checker.ts). The queue's wheel has 1 s buckets, so
-// that a job added or rescheduled for later waits in the wheel, and one retried later in `due`.
+// invariant must hold (every job in exactly one of due, active, dead, completed (kept by retention)
+// or a wheel bucket, the wheel's index in step with its buckets: test/chaos/checker.ts). The
+// queue's wheel has 1 s buckets, so that a job added or rescheduled for later waits in the wheel,
+// and one retried later in `due`. The model runs twice: without retention, and keeping every
+// completed job (`setRetention`), where a completed job stays visible as `completed`.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { NotFoundError, PullConsumer, Queue, type PulledJob } from '../src/index.js';
 import { partitionKeys } from '../src/store/keys.js';
 import { checkInvariant, snapshot } from './chaos/checker.js';
-import { uniqueQueue, useRedis } from './helpers/redis.js';
+import { sleep, uniqueQueue, useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: true });
 const MAX_ATTEMPTS = 2;
@@ -23,6 +25,13 @@ interface ModelJob {
   token?: string;
   /** The lease was forced to run out: reaped by the next claim. */
   expired?: boolean;
+  /**
+   * While waiting, its deadline (lib.lua, "Deadlines"): 'live' (an hour: never reached here),
+   * 'passed' or 'drop' (1 ms after a due time in the past: the claim that takes it expires it).
+   */
+  deadline?: 'live' | 'passed' | 'drop';
+  /** Dead because its deadline passed (reason 'expired'). */
+  expiredDead?: boolean;
 }
 interface Model {
   jobs: Map<string, ModelJob>;
@@ -30,6 +39,9 @@ interface Model {
   staleTokens: { id: string; token: string }[];
   /** Completed ids and the token that completed each (Redis remembers them longer than a run lasts). */
   completed: Map<string, string>;
+  /** The queue keeps completed jobs (then `completed` ids are kept, with their attempts here). */
+  retain: boolean;
+  kept: Map<string, number>;
 }
 interface Real {
   name: string;
@@ -54,14 +66,19 @@ function reap(model: Model): void {
 }
 
 const operations = [
-  fc.record({ id: fc.constantFrom(...IDS), due: fc.boolean() }).map(({ id, due }) => ({
+  fc.record({ id: fc.constantFrom(...IDS), due: fc.boolean(), deadline: fc.constantFrom(undefined, undefined, 'live', 'passed', 'drop') }).map(({ id, due, deadline }) => ({
     check: () => true,
     async run(model: Model, real: Real) {
-      await real.queue.add(id, { id, delay: due ? 0 : FAR });
+      // A deadline that passed: due at epoch ms 1, to start within 1 ms of that.
+      const passed = deadline === 'passed' || deadline === 'drop';
+      const expiry = deadline === undefined ? {} : deadline === 'live' ? { expireAfter: '1h' as const } : { expireAfter: 1, onExpire: passed && deadline === 'drop' ? ('drop' as const) : ('dead' as const) };
+      await real.queue.add(id, { id, ...(passed ? { at: 1 } : { delay: due ? 0 : FAR }), ...expiry });
       // A completed id is not added again (the add is taken for a resend of the first one).
-      if (!model.jobs.has(id) && !model.completed.has(id)) model.jobs.set(id, { state: due ? 'ready' : 'delayed', attempts: 0 });
+      if (!model.jobs.has(id) && !model.completed.has(id)) {
+        model.jobs.set(id, { state: due || passed ? 'ready' : 'delayed', attempts: 0, ...(deadline ? { deadline } : {}) });
+      }
     },
-    toString: () => `add(${id}, ${due ? 'now' : 'later'})`,
+    toString: () => `add(${id}, ${deadline === 'passed' || deadline === 'drop' ? 'at 1' : due ? 'now' : 'later'}${deadline ? `, deadline ${deadline}` : ''})`,
   })),
   fc.constantFrom(...IDS).map(id => ({
     check: () => true,
@@ -82,8 +99,14 @@ const operations = [
       const expected = !job ? 'not_found' : job.state === 'active' ? 'running' : 'rescheduled';
       assert.equal(answer, expected, `reschedule(${id})`);
       if (job && expected === 'rescheduled') {
-        if (job.state === 'dead') job.attempts = 0;
+        if (job.state === 'dead') {
+          // Revived with a fresh set of attempts and no deadline.
+          job.attempts = 0;
+          delete job.expiredDead;
+        }
         job.state = due ? 'ready' : 'delayed';
+        // A deadline moves with the due time: 1 ms after now must have passed before the next claim.
+        if (job.deadline !== undefined && job.deadline !== 'live') await sleep(5);
       }
     },
     toString: () => `reschedule(${id}, ${due ? 'now' : 'later'})`,
@@ -94,10 +117,31 @@ const operations = [
       reap(model);
       const ready = [...model.jobs].filter(([, job]) => job.state === 'ready').map(([id]) => id);
       const claimed: PulledJob<string>[] = await real.consumer.claim({ max, leaseMs: 60_000 });
-      assert.equal(claimed.length, Math.min(max, ready.length), `claim(${max}) with ready ${ready}`);
+      // The jobs taken whose deadline passed were not delivered: dead-lettered or dropped.
+      let expired = 0;
+      for (const id of ready) {
+        const job = model.jobs.get(id) as ModelJob;
+        if (job.deadline !== 'passed' && job.deadline !== 'drop') continue;
+        const info = await real.queue.get(id);
+        if (info?.state === 'ready') continue; // not taken by this claim
+        expired += 1;
+        if (job.deadline === 'drop') {
+          assert.equal(info, null, `${id} dropped on expiry`);
+          model.jobs.delete(id);
+        } else {
+          assert.equal(info?.state, 'dead', `${id} dead on expiry`);
+          job.state = 'dead';
+          job.expiredDead = true;
+          delete job.deadline;
+        }
+      }
+      assert.equal(claimed.length + expired, Math.min(max, ready.length), `claim(${max}) with ready ${ready}`);
       for (const job of claimed) {
         const modelJob = model.jobs.get(job.id);
         assert.ok(modelJob && modelJob.state === 'ready', `claimed ${job.id}, which the model has as ${modelJob?.state}`);
+        assert.ok(modelJob.deadline === undefined || modelJob.deadline === 'live', `claimed ${job.id}, whose deadline passed`);
+        // Its first start: the deadline no longer applies.
+        delete modelJob.deadline;
         modelJob.state = 'active';
         modelJob.attempts += 1;
         modelJob.token = job.token;
@@ -113,9 +157,10 @@ const operations = [
       const [id, job] = active[index % active.length] as [string, ModelJob];
       const token = job.token as string;
       if (ok) {
-        assert.equal(await real.consumer.ack(id, token), 'acked');
+        assert.equal(await real.consumer.ack(id, token, { result: `${id}:${token}` }), 'acked');
         model.jobs.delete(id);
         model.completed.set(id, token);
+        if (model.retain) model.kept.set(id, job.attempts);
       } else {
         // A retry for later waits in `due` (only adds and reschedules go to the wheel).
         const { result } = await real.consumer.fail(id, token, { error: 'model says fail', retryDelayMs: later ? FAR : 0 });
@@ -190,42 +235,62 @@ async function assertAgrees(model: Model, real: Real): Promise<void> {
     const info = await real.queue.get(id);
     assert.equal(info?.state, job.state, `state of ${id}`);
     assert.equal(info?.attempts, job.attempts, `attempts of ${id}`);
+    const waiting = job.state === 'delayed' || job.state === 'ready';
+    assert.equal(info?.expiresAt !== undefined, waiting && job.deadline !== undefined, `deadline of ${id}`);
+    assert.equal(info?.reason, job.state === 'dead' ? (job.expiredDead ? 'expired' : 'failed') : undefined, `reason of ${id}`);
   }
-  for (const id of IDS) if (!model.jobs.has(id)) assert.equal(await real.queue.get(id), null, `${id} should not exist`);
-  assert.deepEqual(await real.queue.stats(), { ...counts, paused: false, limited: 0, completed: 0 });
+  for (const [id, attempts] of model.kept) {
+    const info = await real.queue.get(id);
+    assert.equal(info?.state, 'completed', `state of ${id}`);
+    assert.equal(info?.attempts, attempts, `attempts of ${id}`);
+    assert.equal(info?.result, `${id}:${model.completed.get(id)}`, `result of ${id}`);
+  }
+  for (const id of IDS) if (!model.jobs.has(id) && !model.kept.has(id)) assert.equal(await real.queue.get(id), null, `${id} should not exist`);
+  assert.deepEqual(await real.queue.stats(), { ...counts, paused: false, limited: 0, completed: model.kept.size });
   // The lists by state hold the same jobs (wheel jobs among the delayed ones).
   for (const state of ['delayed', 'ready', 'active', 'dead'] as const) {
     const listed = (await real.queue.list(state, { limit: 1_000 })).jobs.map(job => job.id).sort();
     assert.deepEqual(listed, [...model.jobs].filter(([, job]) => job.state === state).map(([id]) => id).sort(), `list('${state}')`);
   }
+  assert.deepEqual((await real.queue.list('completed', { limit: 1_000 })).jobs.map(job => job.id).sort(), [...model.kept.keys()].sort(), "list('completed')");
   // Storage invariant: every job in exactly one of due, active, dead, a wheel bucket; its record
   // where its state keeps it; the wheel's index in step with its buckets.
   const invariant = checkInvariant(await snapshot(redis.raw, real.name));
   assert.ok(invariant.ok, `storage invariant: ${JSON.stringify(invariant)}`);
 }
 
+/** Runs random command sequences against a fresh queue each, keeping completed jobs or not. */
+async function checkModel(retain: boolean, numRuns: number): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: 'large' }), async cmds => {
+      const name = uniqueQueue('model');
+      const real: Real = {
+        name,
+        queue: new Queue<string>(name, { connection: redis.url }),
+        consumer: new PullConsumer<string>(name, { connection: redis.url, maxAttempts: MAX_ATTEMPTS }),
+      };
+      const model: Model = { jobs: new Map(), staleTokens: [], completed: new Map(), retain, kept: new Map() };
+      // Before the first add: the wheel's width is read from meta by every script.
+      await redis.raw.hset(partitionKeys('sg', name, 0).meta, 'wheelSlotMs', WHEEL_SLOT_MS);
+      if (retain) await real.queue.setRetention({ completed: { count: 100 } });
+      try {
+        await fc.asyncModelRun(() => ({ model, real }), cmds);
+      } finally {
+        await real.consumer.close();
+        await real.queue.close();
+      }
+    }),
+    { numRuns },
+  );
+}
+
 describe('model-based', () => {
   it('random add / cancel / reschedule / claim / ack / fail / lease expiry / restart agree with a simple model', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.commands(commands, { maxCommands: 40, size: 'large' }), async cmds => {
-        const name = uniqueQueue('model');
-        const real: Real = {
-          name,
-          queue: new Queue<string>(name, { connection: redis.url }),
-          consumer: new PullConsumer<string>(name, { connection: redis.url, maxAttempts: MAX_ATTEMPTS }),
-        };
-        const model: Model = { jobs: new Map(), staleTokens: [], completed: new Map() };
-        // Before the first add: the wheel's width is read from meta by every script.
-        await redis.raw.hset(partitionKeys('sg', name, 0).meta, 'wheelSlotMs', WHEEL_SLOT_MS);
-        try {
-          await fc.asyncModelRun(() => ({ model, real }), cmds);
-        } finally {
-          await real.consumer.close();
-          await real.queue.close();
-        }
-      }),
-      { numRuns: 50 },
-    );
+    await checkModel(false, 50);
+  });
+
+  it('the same with completed jobs kept (setRetention): they stay visible as completed, and the model still agrees', async () => {
+    await checkModel(true, 25);
   });
 
   it('an old token of a job now waiting in the wheel is stale, not unknown (found by the model above)', async () => {

@@ -17,7 +17,7 @@ export interface PartitionKeys {
   readonly errors: string;
   /** HASH of running totals (added, claimed, completed, ...) and the fencing-token sequence. */
   readonly counters: string;
-  /** HASH of queue settings and state: `paused`, `donePeriod`; in partition 0 also `partitions`, the queue's partition count. */
+  /** HASH of queue settings and state: `paused`, `donePeriod`, `retain` (the retention of completed jobs), `expiring`, `expireAfter`, `limited`; in partition 0 also `partitions`, the queue's partition count, and the limits. */
   readonly meta: string;
   /**
    * HASHes id -> fencing token of the claim that completed the job: one per 30 s period, taking turns,
@@ -38,12 +38,25 @@ export interface PartitionKeys {
    * key hashes to this partition, with their tick state.
    */
   readonly schedules: string;
+  /**
+   * HASH id -> "<expireAfterMs>" or "<expireAfterMs>d" (`onExpire: 'drop'`): the deadline of a
+   * waiting job added with `expireAfter` (or under the queue's default), by which it must start
+   * (lua/lib.lua, "Deadlines"). Only waiting jobs with a deadline have an entry.
+   */
+  readonly expiry: string;
+  /**
+   * ZSET id -> finishedAt (ms): the completed jobs the queue keeps (`queue.setRetention`; lua/lib.lua,
+   * "Retention"). Empty unless the queue retains completed jobs.
+   */
+  readonly completed: string;
+  /** HASH id -> "<result JSON>\n<record>" of each job in `completed`. */
+  readonly results: string;
   /** Pub/sub channel: the due time of a job that became the earliest one. */
   readonly wakeChannel: string;
 }
 
 /** The names of a partition's keys, in the order the scripts' KEYS arrays use them. */
-export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta', 'done0', 'done1', 'done2', 'leases', 'wheel', 'schedules'] as const;
+export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta', 'done0', 'done1', 'done2', 'leases', 'wheel', 'schedules', 'expiry', 'completed', 'results'] as const;
 export type PartitionKeyName = (typeof PARTITION_KEY_NAMES)[number];
 
 export function partitionKeys(prefix: string, queue: string, partition: number): PartitionKeys {
@@ -62,6 +75,9 @@ export function partitionKeys(prefix: string, queue: string, partition: number):
     leases: `${tag}:leases`,
     wheel: `${tag}:wheel`,
     schedules: `${tag}:schedules`,
+    expiry: `${tag}:expiry`,
+    completed: `${tag}:completed`,
+    results: `${tag}:results`,
     wakeChannel: `${tag}:wake`,
   };
 }

@@ -16,7 +16,7 @@ export interface Grant {
   readonly rate: boolean;
   /** Whether the queue has a `concurrency` limit (claimed jobs hold slots until they settle). */
   readonly concurrency: boolean;
-  /** The last time a grant fell short (server ms), -1 if never. */
+  /** The last time the limit held work back (server ms), -1 if never. */
   readonly limitedAt: number;
 }
 
@@ -53,9 +53,13 @@ export class LimiterStore {
     return { now: reply[0] as number, id, count: reply[1] as number, retryAt: reply[2] as number, rate: (kinds & 1) === 1, concurrency: (kinds & 2) === 2, limitedAt: reply[4] as number };
   }
 
-  /** Gives back the tokens the claim did not use; `members` (one per claimed job) hold the slots until `deadline`. */
-  async settle(grant: Grant, members: readonly string[], deadline: number): Promise<void> {
-    await this.#run(['settle', this.#keys.wakeChannel, grant.id, grant.count, members.length, deadline, ...members]);
+  /**
+   * After the claim: gives back the tokens it did not use (`used` of `grant.count` were), and
+   * `members` (one per claimed job, under a concurrency limit) hold the slots until `deadline`.
+   * `wanted`: what the acquire asked for (all tokens used of fewer than wanted: the limit held work back).
+   */
+  async settle(grant: Grant, used: number, wanted: number, members: readonly string[], deadline: number): Promise<void> {
+    await this.#run(['settle', this.#keys.wakeChannel, grant.id, grant.count, used, deadline, wanted, ...members]);
   }
 
   /** Frees the slots of jobs that settled. */

@@ -18,6 +18,10 @@ export interface EncodedJob {
   /** '' for the worker's default, else `backoff.ts` encoding. */
   readonly backoff: string;
   readonly payloadJson: string;
+  /** The job's own deadline (`expireAfter`, ms after its due time); undefined for the queue's default, if any. */
+  readonly expireAfterMs?: number | undefined;
+  /** `onExpire: 'drop'`: an expired job is deleted rather than dead-lettered (also under the queue's default deadline). */
+  readonly dropOnExpire?: boolean;
 }
 
 /**
@@ -64,6 +68,12 @@ export interface ClaimResult {
    * idle one). A call without the limiter's tokens to a limited queue claims nothing (lua/claim.lua).
    */
   readonly limited: boolean | undefined;
+  /**
+   * The queue's retention of completed jobs, as the call read it: its `maxResultBytes` while it
+   * keeps them (acks should carry results), 0 when it keeps none, undefined when the call did not
+   * read it (an idle one, or the answer to a resend).
+   */
+  readonly maxResultBytes: number | undefined;
 }
 
 /** One job and its state at the moment it was read. */
@@ -72,16 +82,25 @@ export interface JobSnapshot {
   readonly job: StoredJob;
   /** When the job falls (or fell) due, ms. */
   readonly dueAt: number;
+  /** The deadline by which it must start, ms: only for a waiting job with one (`expireAfter`). */
+  readonly expiresAt?: number;
+  /** Why it is dead: only for `dead`. */
+  readonly reason?: 'failed' | 'expired';
   /** End of the current lease, ms: only for `active`. */
   readonly leaseUntil?: number;
   /** When it was dead-lettered, ms: only for `dead`. */
   readonly deadAt?: number;
+  /** When it completed, ms: only for `completed`. */
+  readonly finishedAt?: number;
+  /** The result's JSON, only for `completed` ('' when none was kept). */
+  readonly resultJson?: string;
   readonly lastError: string | undefined;
 }
 
 /**
  * A position in a state's list order: the time the state is ordered by (due time for delayed and
- * ready, lease end for active, dead-lettered at for dead) and the id, for ties.
+ * ready, lease end for active, dead-lettered at for dead, finished at for completed) and the id,
+ * for ties.
  */
 export interface ListPosition {
   readonly at: number;
@@ -107,6 +126,8 @@ export interface PartitionStats {
   readonly paused: boolean;
   /** When the queue's limiter last granted less than a claim asked for (partition 0 only), ms; -1: never. */
   readonly limitedAt: number;
+  /** Completed jobs kept (and not older than the retention's age). */
+  readonly completed: number;
   /** Running totals (added, claimed, completed, ...) by name. */
   readonly counters: Record<string, number>;
 }
@@ -172,8 +193,11 @@ export interface PartitionStorage {
     askSchedules?: boolean,
     granted?: boolean,
   ): Promise<ClaimResult>;
-  /** Completes jobs; the positions refused as stale (another lease) and as not found. */
-  ack(leases: readonly LeaseRef[]): Promise<{ stale: number[]; notFound: number[] }>;
+  /**
+   * Completes jobs; the positions refused as stale (another lease) and as not found. `results`
+   * (one JSON text per lease, '' for none) is sent only when the queue keeps completed jobs.
+   */
+  ack(leases: readonly LeaseRef[], results?: readonly string[]): Promise<{ stale: number[]; notFound: number[] }>;
   /** Schedules retries or dead-letters; the positions refused. */
   fail(entries: readonly FailEntry[]): Promise<{ now: number; stale: number[] }>;
   /** Renews leases; the positions this caller no longer holds. */
@@ -196,6 +220,12 @@ export interface PartitionStorage {
   /** Deletes up to `limit` dead jobs; how many were deleted. */
   purgeDead(limit: number): Promise<number>;
   setPaused(paused: boolean): Promise<void>;
+  /**
+   * Stores the partition's retention (`retain`, the `meta` form of src/retention.ts; '' leaves it
+   * as it is), then removes up to `limit` kept completed jobs beyond it (0: none). Returns the
+   * stored form ('' when none) and how many it removed.
+   */
+  retention(retain: string, limit: number): Promise<{ retain: string; removed: number }>;
   /** One schedule (by key) or all of the partition's, with the server's now. */
   readSchedules(key?: string): Promise<{ now: number; schedules: StoredSchedule[] }>;
   writeSchedule(write: ScheduleWrite): Promise<ScheduleWriteResult>;

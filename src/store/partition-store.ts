@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { decodeClaimed, decodeRecord, type StoredJob } from './record.js';
+import { decodeClaimed, decodeKept, decodeRecord } from './record.js';
 import { claimMemoKey, partitionKeys, type PartitionKeys } from './keys.js';
 import { runScript, runScriptAndWait, type ScriptName } from './scripts.js';
 import type { CancelResult, JobState, RescheduleResult } from '../types.js';
@@ -31,14 +31,26 @@ const ADD_STATUSES: readonly AddStatus[] = ['kept', 'added', 'replaced', 'runnin
 
 /**
  * A job as getJob.lua and listJobs.lua answer it, `score` being its score in the state's sorted set:
- * the due time (delayed, ready), the lease end (active) or when it was dead-lettered (dead).
+ * the due time (delayed, ready), the lease end (active), when it was dead-lettered (dead) or when
+ * it completed (completed, whose `record` is "<result JSON>\n<record>").
  */
-function snapshot(state: JobState, job: StoredJob, score: number, lastError: string): JobSnapshot {
+function snapshot(state: JobState, id: string, record: string, score: number, lastError: string, expiry: string): JobSnapshot {
   const error = lastError === '' ? undefined : lastError;
+  if (state === 'completed') {
+    const { job, resultJson } = decodeKept(id, record);
+    return { state, job, dueAt: job.dueAt ?? score, finishedAt: score, resultJson, lastError: error };
+  }
+  const job = decodeRecord(id, record);
   // A waiting job's due time is its score; an active or dead one's is in its record.
-  if (state === 'delayed' || state === 'ready') return { state, job, dueAt: score, lastError: error };
+  if (state === 'delayed' || state === 'ready') {
+    // Its deadline, if it has one: the due time + the `expiry` entry's ms (lua/lib.lua, "Deadlines").
+    const expireAfterMs = expiry === '' ? Number.NaN : Number.parseInt(expiry, 10);
+    return Number.isNaN(expireAfterMs) ? { state, job, dueAt: score, lastError: error } : { state, job, dueAt: score, expiresAt: score + expireAfterMs, lastError: error };
+  }
   const dueAt = job.dueAt ?? score;
-  return state === 'active' ? { state, job, dueAt, leaseUntil: score, lastError: error } : { state, job, dueAt, deadAt: score, lastError: error };
+  if (state === 'active') return { state, job, dueAt, leaseUntil: score, lastError: error };
+  // Only an expired job is dead without a delivery that ended (lua/lib.lua, "Deadlines").
+  return { state, job, dueAt, deadAt: score, reason: job.attempts === 0 ? 'expired' : 'failed', lastError: error };
 }
 
 /**
@@ -74,7 +86,7 @@ export class PartitionStore implements PartitionStorage {
     for (const job of jobs) {
       const delay = 'delayMs' in job.due ? job.due.delayMs : '';
       const at = 'atMs' in job.due ? job.due.atMs : '';
-      args.push(job.id, delay, at, job.maxAttempts, job.backoff, job.payloadJson);
+      args.push(job.id, delay, at, job.maxAttempts, job.backoff, job.payloadJson, encodeExpiry(job));
     }
     let reply: number[];
     let acknowledged: number | undefined;
@@ -118,17 +130,21 @@ export class PartitionStore implements PartitionStorage {
     const tend = resent || !reply[5] ? NO_KEYS : (reply[5] as string).split('\n');
     const scheduled = resent || reply[6] === -1 ? undefined : reply[6] === 1;
     const limited = resent || reply[7] === -1 ? undefined : reply[7] === 1;
-    return { now: reply[0], nextAt: reply[1], jobs, tend, scheduled, limited };
+    const maxResultBytes = resent || reply[8] === -1 ? undefined : (reply[8] as number);
+    return { now: reply[0], nextAt: reply[1], jobs, tend, scheduled, limited, maxResultBytes };
   }
 
   /**
    * Completes jobs. Returns the positions in `leases` whose ack was refused because the token does
    * not hold the job (`stale`: another claim holds it, or another claim completed it) and those of
    * which no job exists nor completed lately (`notFound`). Every other position is acked: completed
-   * now, or earlier under the same token (an ack resent after a lost reply).
+   * now, or earlier under the same token (an ack resent after a lost reply). `results`, one JSON
+   * text per lease ('' for none), travel only when given: a queue that keeps no completed jobs gets
+   * the one argument of entries, as before retention existed.
    */
-  async ack(leases: readonly LeaseRef[]): Promise<{ stale: number[]; notFound: number[] }> {
-    const reply = (await this.#run('ack', [encodeEntries(leases)])) as number[];
+  async ack(leases: readonly LeaseRef[], results?: readonly string[]): Promise<{ stale: number[]; notFound: number[] }> {
+    const args = results === undefined ? [encodeEntries(leases)] : [encodeEntries(leases), encodeResults(results)];
+    const reply = (await this.#run('ack', args)) as number[];
     const split = reply.indexOf(-1, 1);
     return split === -1 ? { stale: reply.slice(1), notFound: [] } : { stale: reply.slice(1, split), notFound: reply.slice(split + 1) };
   }
@@ -169,16 +185,16 @@ export class PartitionStore implements PartitionStorage {
   }
 
   async get(id: string): Promise<JobSnapshot | null> {
-    const reply = (await this.#run('getJob', [id])) as [JobState, string, string, string] | null;
+    const reply = (await this.#run('getJob', [id])) as [JobState, string, string, string, string] | null;
     if (!reply) return null;
-    const [state, record, score, lastError] = reply;
-    return snapshot(state, decodeRecord(id, record), Number(score), lastError);
+    const [state, record, score, lastError, expiry] = reply;
+    return snapshot(state, id, record, Number(score), lastError, expiry);
   }
 
   async stats(): Promise<PartitionStats> {
-    const reply = (await this.#run('stats', [])) as [number, number, number, number, number, number, number, ...string[]];
+    const reply = (await this.#run('stats', [])) as [number, number, number, number, number, number, number, number, ...string[]];
     const counters: Record<string, number> = {};
-    for (let i = 7; i < reply.length; i += 2) counters[reply[i] as string] = Number(reply[i + 1]);
+    for (let i = 8; i < reply.length; i += 2) counters[reply[i] as string] = Number(reply[i + 1]);
     // stats.lua counts all waiting jobs and the ready ones among them.
     return {
       now: reply[0],
@@ -188,6 +204,7 @@ export class PartitionStore implements PartitionStorage {
       dead: reply[4],
       paused: reply[5] === 1,
       limitedAt: reply[6],
+      completed: reply[7],
       counters,
     };
   }
@@ -199,12 +216,12 @@ export class PartitionStore implements PartitionStorage {
   async listJobs(state: JobState, after: ListPosition | undefined, limit: number): Promise<ListResult> {
     const reply = (await this.#run('listJobs', [state, after?.at ?? '', after?.id ?? '', limit])) as [number, ...string[]];
     const entries: JobSnapshot[] = [];
-    for (let i = 1; i < reply.length; i += 4) {
+    for (let i = 1; i < reply.length; i += 5) {
       const record = reply[i + 1] as string;
       if (record === '') continue;
-      entries.push(snapshot(state, decodeRecord(reply[i] as string, record), Number(reply[i + 2]), reply[i + 3] as string));
+      entries.push(snapshot(state, reply[i] as string, record, Number(reply[i + 2]), reply[i + 3] as string, reply[i + 4] as string));
     }
-    return { now: reply[0], count: (reply.length - 1) / 4, entries };
+    return { now: reply[0], count: (reply.length - 1) / 5, entries };
   }
 
   /** Counts of waiting jobs: ready, then one per window ending at each bound (ms from now), then the rest. */
@@ -224,6 +241,11 @@ export class PartitionStore implements PartitionStorage {
 
   async setPaused(paused: boolean): Promise<void> {
     await this.#run('setPaused', [paused ? '1' : '0']);
+  }
+
+  async retention(retain: string, limit: number): Promise<{ retain: string; removed: number }> {
+    const [stored, removed] = (await this.#run('retention', [retain, limit])) as [string, number];
+    return { retain: stored, removed };
   }
 
   async readSchedules(key?: string): Promise<{ now: number; schedules: StoredSchedule[] }> {
@@ -277,6 +299,22 @@ function encodeEntries(leases: readonly LeaseRef[]): string {
     body += lease.id + '\t' + lease.token + '\n';
   }
   return body;
+}
+
+/** The results of an ack as its one extra argument (ack.lua ARGV[3]): "<JSON>\n" each; JSON holds no raw newline. */
+function encodeResults(results: readonly string[]): string {
+  let body = '';
+  for (let i = 0; i < results.length; i++) body += (results[i] as string) + '\n';
+  return body;
+}
+
+/**
+ * A job's deadline as add.lua reads it: "<expireAfterMs>" or "<expireAfterMs>d" (drop), the form
+ * of its `expiry` entry (lua/lib.lua, "Deadlines"); '' or 'd' for the queue's default deadline.
+ */
+function encodeExpiry(job: EncodedJob): string {
+  const drop = job.dropOnExpire ? 'd' : '';
+  return job.expireAfterMs === undefined ? drop : String(job.expireAfterMs) + drop;
 }
 
 function addStatus(code: number): AddStatus {

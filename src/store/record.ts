@@ -106,6 +106,16 @@ export function decodeRecord(id: string, record: string): StoredJob {
 }
 
 /**
+ * A kept completed job as `results` holds it (lua/lib.lua, "Retention"): "<result JSON>\n<record>",
+ * the record counting the delivery that completed it; `resultJson` '' when no result was kept.
+ */
+export function decodeKept(id: string, value: string): { job: StoredJob; resultJson: string } {
+  const nl = value.indexOf('\n');
+  if (nl < 0) throw new Error(`Job ${id} has a malformed kept record`);
+  return { job: decodeRecord(id, value.slice(nl + 1)), resultJson: value.slice(0, nl) };
+}
+
+/**
  * The `Job` fields of a claimed record, for a Worker's handler and a PullConsumer's caller alike.
  * `defaultMaxAttempts` is the consumer's, for jobs added without their own.
  */

@@ -24,6 +24,7 @@ export const SCRIPT_NAMES = [
   'initQueue',
   'scheduleRead',
   'scheduleWrite',
+  'retention',
   'limiter',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];

@@ -27,6 +27,11 @@ export interface RedisSnapshot {
   readonly errors: ReadonlySet<string>;
   /** Ids with a lease in `leases` (lib.lua: one per active job). */
   readonly leases: ReadonlySet<string>;
+  /** Completed jobs kept by retention: `completed` (ZSET) and `results` (HASH) ids (lib.lua, "Retention"). */
+  readonly completed: ReadonlySet<string>;
+  readonly results: ReadonlySet<string>;
+  /** Ids with a deadline entry in `expiry` (lib.lua, "Deadlines": waiting jobs only). */
+  readonly expiry: ReadonlySet<string>;
   /** The far-future tier (lib.lua, "time wheel"). */
   readonly wheel: WheelSnapshot;
 }
@@ -65,6 +70,10 @@ export interface InvariantReport {
   readonly wheel: string[];
   /** An active job without a lease, or a lease of a job that is not active. */
   readonly leases: string[];
+  /** A kept completed job that also exists as a job (in `jobs` or a wheel bucket), or that is in only one of `completed` and `results`. */
+  readonly completed: string[];
+  /** A deadline entry (`expiry`) of a job that is not waiting (in `due` or a wheel bucket). */
+  readonly expiry: string[];
 }
 
 /**
@@ -107,13 +116,14 @@ end
 local meta = redis.call('HMGET', KEYS[7], 'idxLevel', 'idxSplit')
 return { redis.call('HKEYS', KEYS[1]), redis.call('ZRANGE', KEYS[2], 0, -1), redis.call('ZRANGE', KEYS[3], 0, -1),
   redis.call('ZRANGE', KEYS[4], 0, -1), redis.call('HKEYS', KEYS[5]), listed, bucketKeys, entries, index,
-  { meta[1] or '0', meta[2] or '0', redis.call('HGET', KEYS[8], 'wheeled') or '0' }, redis.call('HKEYS', KEYS[9]) }`;
+  { meta[1] or '0', meta[2] or '0', redis.call('HGET', KEYS[8], 'wheeled') or '0' }, redis.call('HKEYS', KEYS[9]),
+  redis.call('ZRANGE', KEYS[10], 0, -1), redis.call('HKEYS', KEYS[11]), redis.call('HKEYS', KEYS[12]) }`;
 
 export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promise<RedisSnapshot> {
   const keys = partitionKeys(prefix, queue, 0);
-  const replies = (await raw.eval(SNAPSHOT_SCRIPT, 9, keys.jobs, keys.due, keys.active, keys.dead, keys.errors, keys.wheel, keys.meta, keys.counters, keys.leases)) as string[][];
+  const replies = (await raw.eval(SNAPSHOT_SCRIPT, 12, keys.jobs, keys.due, keys.active, keys.dead, keys.errors, keys.wheel, keys.meta, keys.counters, keys.leases, keys.completed, keys.results, keys.expiry)) as string[][];
   const [jobs, due, active, dead, errors] = replies.slice(0, 5).map(list => new Set(list)) as [Set<string>, Set<string>, Set<string>, Set<string>, Set<string>];
-  const [listed, bucketKeys, entries, index, state, leased] = replies.slice(5) as [string[], string[], string[], string[], [string, string, string], string[]];
+  const [listed, bucketKeys, entries, index, state, leased, completed, results, expiring] = replies.slice(5) as [string[], string[], string[], string[], [string, string, string], string[], string[], string[], string[]];
   const buckets = new Map<string, string[]>();
   for (let i = 0; i < entries.length; i += 2) {
     const id = entries[i + 1] as string;
@@ -133,6 +143,9 @@ export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promis
     dead,
     errors,
     leases: new Set(leased),
+    completed: new Set(completed),
+    results: new Set(results),
+    expiry: new Set(expiring),
     wheel: {
       buckets,
       index: indexed,
@@ -156,7 +169,10 @@ export function wheelShardOf(id: string, idxLevel: number, idxSplit: number): nu
 /**
  * Every job in exactly one state: a job exists iff the jobs hash or a wheel bucket has it, and then
  * exactly one of due, active, dead and one wheel bucket entry holds it; every wheel index entry
- * names the bucket holding its id, from the shard its id hashes to, and every bucket entry has one.
+ * names the bucket holding its id, from the shard its id hashes to, and every bucket entry has one;
+ * a lease only for an active job, a deadline (`expiry` entry) only for a waiting one.
+ * A completed job kept by retention is in `completed` and `results` and nowhere else, so every id
+ * is in exactly one of due, active, dead, completed and a wheel bucket.
  */
 export function checkInvariant(snap: RedisSnapshot): InvariantReport {
   const stateless: string[] = [];
@@ -188,8 +204,14 @@ export function checkInvariant(snap: RedisSnapshot): InvariantReport {
     ...[...snap.active].filter(id => !snap.leases.has(id)).map(id => `${id}: active without a lease`),
     ...[...snap.leases].filter(id => !snap.active.has(id)).map(id => `${id}: a lease but not active`),
   ];
+  const completed = [
+    ...[...snap.completed].filter(id => snap.jobs.has(id) || buckets.has(id)).map(id => `${id}: kept completed and also a job`),
+    ...[...snap.completed].filter(id => !snap.results.has(id)).map(id => `${id}: in completed without its results entry`),
+    ...[...snap.results].filter(id => !snap.completed.has(id)).map(id => `${id}: a results entry but not in completed`),
+  ];
+  const expiry = [...snap.expiry].filter(id => !snap.due.has(id) && !buckets.has(id)).map(id => `${id}: a deadline but not waiting`);
   return {
-    ok: stateless.length + overlapping.length + orphans.length + strayErrors.length + wheel.length + leases.length === 0,
+    ok: stateless.length + overlapping.length + orphans.length + strayErrors.length + wheel.length + leases.length + completed.length + expiry.length === 0,
     jobs: new Set([...snap.jobs, ...buckets.keys()]).size,
     stateless,
     orphans,
@@ -197,6 +219,8 @@ export function checkInvariant(snap: RedisSnapshot): InvariantReport {
     strayErrors,
     wheel,
     leases,
+    completed,
+    expiry,
   };
 }
 

@@ -380,7 +380,7 @@ export async function runScenario(scenario: Scenario, size: ChaosSize, log: (lin
         ok: report.invariant.ok,
         detail: report.invariant.ok
           ? `every job in exactly one state (${report.invariant.jobs} left, all dead letters: ${report.dead})`
-          : `stateless ${report.invariant.stateless.length}, orphans ${report.invariant.orphans.length}, in two states ${report.invariant.overlapping.length}, stray errors ${report.invariant.strayErrors.length}, wheel ${report.invariant.wheel.length}${report.invariant.wheel.length ? ` (${report.invariant.wheel.slice(0, 3).join('; ')})` : ''}`,
+          : `stateless ${report.invariant.stateless.length}, orphans ${report.invariant.orphans.length}, in two states ${report.invariant.overlapping.length}, stray errors ${report.invariant.strayErrors.length}, deadlines not waiting ${report.invariant.expiry.length}, wheel ${report.invariant.wheel.length}${report.invariant.wheel.length ? ` (${report.invariant.wheel.slice(0, 3).join('; ')})` : ''}`,
       },
     ];
     const own = await scenario.criteria(report, context, entries);

@@ -1,11 +1,16 @@
 #!lua flags=allow-oom
 --[[
-  ack: jobs whose handler succeeded are removed (the queue keeps no completed jobs), and remembered
-  for 60 to 90 s in the current `done` bucket with the token of the claim that completed them
-  (lib.lua).
+  ack: jobs whose handler succeeded are removed, or kept in `completed` with their results while
+  the queue retains completed jobs (lib.lua, "Retention"; then the kept ones are trimmed, bounded),
+  and remembered for 60 to 90 s in the current `done` bucket with the token of the claim that
+  completed them (lib.lua).
 
   KEYS: the partition keys (lib.lua).
   ARGV[2]   entries  "<id>\t<token>\n" per entry, token = the claim's fencing token (readEntries)
+  ARGV[3]   results  optional: "<result JSON>\n" per entry, in the order of the entries ('' for
+                     none); sent only by callers that know the queue keeps completed jobs. Read only
+                     while it does (`meta` `retain`); a result over its maxResultBytes is kept as the
+                     marker { resultTooLarge: true, bytes }
   Returns: { completed, staleIndex1, ..., -1, notFoundIndex1, ... }  0-based positions in the batch
            (positions, not ids: one batch may hold an old and a new claim of the same job):
            completed = jobs this call completed;
@@ -19,7 +24,10 @@
   Errors: none.
 ]]
 local now = nowMs()
-local bucket, period, periodKnown = rotateDone(now)
+-- `retain` comes with the read of `donePeriod` that rotateDone makes anyway: no command more.
+local meta = rcall('HMGET', metaKey, 'donePeriod', 'retain')
+local bucket, period, periodKnown = rotateDone(now, meta[1])
+local retain = readRetain(meta[2])
 local ids, entries = readEntries(ARGV[2])
 -- The whole batch in O(1) calls: one HMGET of the leases, then ZREM, HDEL and HSET of all the jobs
 -- completed. Per entry, Lua compares the token with the lease's prefix; only refused entries cost a
@@ -53,6 +61,40 @@ local completed = 0
 if #heldIds > 0 then
   callMany('ZREM', activeKey, heldIds)
   completed = callMany('HDEL', leasesKey, heldIds)
+  if retain then
+    -- Kept: the record (counting this delivery, with the due time it was claimed at) and the result
+    -- move to `completed` and `results`, finished now. The results are by position in the batch.
+    local results, n = {}, 0
+    if ARGV[3] then
+      for result in string.gmatch(ARGV[3], '([^\n]*)\n') do
+        n = n + 1
+        results[n] = result
+      end
+    end
+    local recs = hmgetMany(jobsKey, heldIds)
+    local kept, finished = {}, {}
+    -- heldIds[h] is the h-th entry not refused.
+    local h, r = 0, 1
+    for i = 1, #ids do
+      if refused and refused[r] == i then
+        r = r + 1
+      else
+        h = h + 1
+        local rec = recs[h]
+        if rec then
+          local _, dueAt = readLease(leases[i])
+          local attempts, rest = string.match(rec, '^(%d+),%d+,%d*,(.*)$')
+          kept[#kept + 1] = ids[i]
+          kept[#kept + 1] = keptResult(results[i] or '', retain.cap) .. '\n' .. (tonumber(attempts) + 1) .. ',0,' .. dueAt .. ',' .. rest
+          finished[#finished + 1] = now
+          finished[#finished + 1] = ids[i]
+        end
+      end
+    end
+    callMany('HSET', resultsKey, kept)
+    zaddMany(completedKey, finished)
+    trimCompleted(retain, now, #finished / 2 + RETAIN_TRIM_EXTRA)
+  end
   callMany('HDEL', jobsKey, heldIds)
   -- Most queues have no failed jobs: skip the HDEL of their errors then.
   if rcall('HLEN', errorsKey) > 0 then callMany('HDEL', errorsKey, heldIds) end

@@ -4,18 +4,22 @@
 
   KEYS: the partition keys (lib.lua). A job due beyond the horizon goes to the wheel (lib.lua).
   ARGV[2]   ifExists  'keep' | 'replace'   what an existing id does
-  ARGV[3..] groups of 6:
+  ARGV[3..] groups of 7:
     id
     delayMs      ms from the server's now, or '' when atMs is given
     atMs         epoch ms, or ''
     maxAttempts  integer or '' (the worker's default)
     backoff      'f<ms>' | 'e<ms>' | ''
     payload      JSON text
+    expiry       '<expireAfterMs>' | '<expireAfterMs>d' (onExpire 'drop'): the job's deadline, its
+                 `expiry` entry (lib.lua, "Deadlines"); '' | 'd': the queue's default (`meta` field
+                 `expireAfter`), if it has one, else none. A replace rewrites the entry.
   Returns: { now, status1, dueAt1, status2, dueAt2, ... } per job, in order:
     1 added, 0 exists (kept as it was), 2 replaced, 3 exists and is running (not replaced),
-    4 completed in the last 60 to 90 s (lib.lua), not added: a keep-add writes nothing (most
-      likely it is the add that created the job, resent after a lost reply); a replace-add adds the
-      job anew (status 1)
+    4 completed in the last 60 to 90 s (lib.lua), or completed and kept while the queue retains
+      completed jobs (lib.lua, "Retention"), not added: a keep-add writes nothing (most likely it is the add that
+      created the job, resent after a lost reply); a replace-add adds the job anew (status 1),
+      and the kept completed job is gone
     5 exists and is a schedule's tick (lib.lua, "Schedules"): a replace-add writes nothing (as a
       plain job it would no longer start the schedule's next tick)
     An id in the wheel exists like any other waiting job; replacing it moves it where its new due
@@ -27,16 +31,25 @@ local now = nowMs()
 local out = { now }
 local added, minDue = 0, nil
 local wheeled, minMove = 0, nil
--- Most calls come when nothing completed lately: then no id needs the `done` look-up.
-local anyDone = rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3]) > 0
-if anyDone then rotateDone(now) end
--- Which ids `jobs` holds and which completed lately (`done`), one HMGET per key and 1,000 ids (a
--- call per id costs more than the look-up). An id written earlier in this call (it appears twice)
--- is looked up in `jobs` again; `done` changes only here (a replace-add's HDEL), tracked in `done`.
-local stored, done, written, ticks = {}, {}, {}, {}
-for c = 3, #ARGV, 6000 do
+-- Most calls come when nothing completed lately and none is kept: then no id needs the `done` and
+-- `results` look-ups (one EXISTS answers for both). The `results` look-up is made only while the
+-- queue keeps completed jobs (`retain`). One read of `meta` also gives the deadlines' default and
+-- whether the partition has deadlines (lib.lua, "Deadlines").
+local anyDone = rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3], completedKey) > 0
+local meta = rcall('HMGET', metaKey, 'donePeriod', 'retain', 'expireAfter', 'expiring')
+local retaining = false
+if anyDone then
+  rotateDone(now, meta[1])
+  retaining = readRetain(meta[2]) ~= nil
+end
+-- Which ids `jobs` holds and which completed lately (`done`) or are kept completed (`kept`), one
+-- HMGET per key and 1,000 ids (a call per id costs more than the look-up). An id written earlier in
+-- this call (it appears twice) is looked up in `jobs` again; `done` and `kept` change only here (a
+-- replace-add's HDEL), tracked in `done` and `kept`.
+local stored, done, kept, written, ticks = {}, {}, {}, {}, {}
+for c = 3, #ARGV, 7000 do
   local ids = {}
-  for i = c, math.min(c + 5999, #ARGV), 6 do ids[#ids + 1] = ARGV[i] end
+  for i = c, math.min(c + 6999, #ARGV), 7 do ids[#ids + 1] = ARGV[i] end
   local recs = rcall('HMGET', jobsKey, unpack(ids))
   for j = 1, #ids do
     if recs[j] then
@@ -49,7 +62,26 @@ for c = 3, #ARGV, 6000 do
       local tokens = rcall('HMGET', doneKeys[b], unpack(ids))
       for j = 1, #ids do if tokens[j] then done[ids[j]] = true end end
     end
+    if retaining then
+      local results = rcall('HMGET', resultsKey, unpack(ids))
+      for j = 1, #ids do
+        if results[j] then
+          done[ids[j]] = true
+          kept[ids[j]] = true
+        end
+      end
+    end
   end
+end
+
+-- Deadlines (lib.lua, "Deadlines"): the queue's default, and whether the partition has `expiry`
+-- entries at all (else a replace has none to remove). The entries this call writes (false:
+-- removes), by id, last one winning, in one HSET and one HDEL at the end.
+local defaultExpiry, expiring = meta[3], meta[4] == '1'
+local expiries, expiryIds = {}, {}
+local function expiryOf(field)
+  if field == '' or field == 'd' then return defaultExpiry and defaultExpiry .. field end
+  return field
 end
 
 --[[
@@ -128,7 +160,7 @@ local function flushWheel()
   staged, stagedEntries, stagedNew, stagedNewOf, newBuckets, after = {}, {}, 0, {}, {}, {}
 end
 
-for i = 3, #ARGV, 6 do
+for i = 3, #ARGV, 7 do
   local id = ARGV[i]
   local dueAt = ARGV[i + 1] ~= '' and now + tonumber(ARGV[i + 1]) or tonumber(ARGV[i + 2])
   local status = 1
@@ -186,9 +218,15 @@ for i = 3, #ARGV, 6 do
   end
   if status == 1 and done[id] then
     if replace then
-      -- A new job under this id: the earlier job's `done` entry must not answer its acks.
+      -- A new job under this id: the earlier job's `done` entry must not answer its acks, and its
+      -- kept record goes (an id has one place).
       for b = 1, 3 do rcall('HDEL', doneKeys[b], id) end
       done[id] = nil
+      if kept[id] then
+        rcall('ZREM', completedKey, id)
+        rcall('HDEL', resultsKey, id)
+        kept[id] = nil
+      end
     else
       status = 4
     end
@@ -229,6 +267,12 @@ for i = 3, #ARGV, 6 do
         rcall('ZREM', deadKey, id)
       end
     end
+    local expiry = expiryOf(ARGV[i + 6])
+    -- (A replace may remove an entry: one written before, or earlier in this call.)
+    if expiry or (status == 2 and (expiring or expiries[id] ~= nil)) then
+      if expiries[id] == nil then expiryIds[#expiryIds + 1] = id end
+      expiries[id] = expiry or false
+    end
     if status == 1 then added = added + 1 end
     out[#out + 1] = status
     out[#out + 1] = dueAt
@@ -238,6 +282,23 @@ for i = 3, #ARGV, 6 do
   end
 end
 flushWheel()
+if #expiryIds > 0 then
+  local set, unset = {}, {}
+  for _, id in ipairs(expiryIds) do
+    local expiry = expiries[id]
+    if expiry then
+      set[#set + 1] = id
+      set[#set + 1] = expiry
+    else
+      unset[#unset + 1] = id
+    end
+  end
+  if #set > 0 then
+    callMany('HSET', expiryKey, set)
+    if not expiring then rcall('HSET', metaKey, 'expiring', '1') end
+  end
+  if #unset > 0 then callMany('HDEL', expiryKey, unset) end
+end
 if added > 0 then rcall('HINCRBY', countersKey, 'added', added) end
 if wheeled > 0 then wheelSplit() end
 if minDue ~= nil then wakeIfHead(minDue) end

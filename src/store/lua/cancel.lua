@@ -5,6 +5,7 @@
   KEYS: the partition keys (lib.lua); a job in the wheel is found through its index (O(bucket)).
   ARGV[2] id
   A schedule's pending tick that is cancelled is that run cancelled: the schedule goes on.
+  A waiting job's deadline (`expiry` entry) goes with it.
   Returns: 1 cancelled, 0 not found, 2 running (left alone: its handler decides)
   Errors: none.
 ]]
@@ -16,12 +17,16 @@ local waiting = rec and rcall('ZREM', dueKey, id) == 1
 local removed = (waiting and 1 or 0) + rcall('ZREM', deadKey, id) + rcall('HDEL', jobsKey, id)
 rcall('HDEL', errorsKey, id)
 if removed > 0 then
-  if waiting then tickCancelled(id, rec, nowMs()) end
+  if waiting then
+    rcall('HDEL', expiryKey, id)
+    tickCancelled(id, rec, nowMs())
+  end
   return 1
 end
 local found = wheelFind(id)
 if found then
   wheelRemove(id, found, false)
+  rcall('HDEL', expiryKey, id)
   tickCancelled(id, found.record, nowMs())
   return 1
 end

@@ -2,18 +2,20 @@
 --[[
   claim: reap expired leases, then take up to `limit` due jobs under a lease. Worker's one call.
 
-  KEYS: the partition keys (lib.lua). Of `meta` it writes only `donePeriod` (lib.lua, rotateDone).
+  KEYS: the partition keys (lib.lua), then the two memo keys below (last, so that they keep their
+        place from the end when a partition key is added). Of `meta` it writes only `donePeriod`
+        (lib.lua, rotateDone).
   ARGV[2] limit               integer  jobs to claim at most (0 = only reap and report)
   ARGV[3] leaseMs             ms       lease length
   ARGV[4] reapLimit           integer  expired leases to take back at most in this call
   ARGV[5] defaultMaxAttempts  integer  for jobs without their own maxAttempts (reaping counts as an attempt)
-  KEYS[14] memo               STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
+  KEYS[#KEYS-1] memo          STRING   <prefix>:{<queue>:<p>}:claim:<claim id>, unique per call:
                                        "<first token>\n<last token>\n<id>\n<id>..." of the jobs this
                                        call took (its tokens are that range), kept at most leaseMs:
                                        a resend of the call (after a lost reply) answers with them
                                        instead of leaving them to run out their lease
-  KEYS[15] answered           STRING   the memo of the caller's previous claim, whose reply arrived
-  ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[15] (that claim took jobs, so it left a memo);
+  KEYS[#KEYS] answered        STRING   the memo of the caller's previous claim, whose reply arrived
+  ARGV[6] forgetAnswered      '1'|'0'  '1': delete KEYS[#KEYS] (that claim took jobs, so it left a memo);
                                        one memo per caller lives, not one per call
   ARGV[7] askSchedules        '1'|'0'  '1': an idle call also reads whether the partition has schedules
                                        and which are stalled (a call that finds work always does)
@@ -23,7 +25,7 @@
                                        and answers limited = 1 and nextAt = now: claim again through
                                        the limiter
 
-  Returns: { now, nextAt, firstToken, dueList, records, tend, scheduled, limited } or, answering a resend,
+  Returns: { now, nextAt, firstToken, dueList, records, tend, scheduled, limited, keep } or, answering a resend,
            { now, nextAt, 0, dueList, records, token1, token2, ... }
     now         the server time (ms) the call used
     nextAt      when the caller should call again: `now` when more may be due at once, the earliest
@@ -39,6 +41,9 @@
     scheduled   whether the partition has schedules: 1 or 0, -1 when the call did not read `meta`
     limited     whether the queue has rate or concurrency limits: 1 or 0, -1 when the call did not
                 read `meta` (an idle call)
+    keep        the queue's retention of completed jobs (lib.lua, "Retention"): its maxResultBytes
+                (> 0) while it keeps them, so the caller sends results with its acks; 0 when it
+                keeps none; -1 when the call did not read `meta` (an idle call)
     Two strings whatever the batch size: Lua joins the replies of ZRANGEBYSCORE and HMGET as they
     came (table.concat) instead of building a reply entry per job.
   Errors: none.
@@ -47,7 +52,7 @@ local limit = tonumber(ARGV[2])
 local leaseMs = tonumber(ARGV[3])
 local reapLimit = tonumber(ARGV[4])
 local defaultMaxAttempts = tonumber(ARGV[5])
-local memoKey, answeredKey = KEYS[14], KEYS[15]
+local memoKey, answeredKey = KEYS[#KEYS - 1], KEYS[#KEYS]
 local forgetAnswered = ARGV[6] == '1'
 local now, nowDigits = nowMsWithDigits()
 if forgetAnswered then rcall('DEL', answeredKey) end
@@ -105,14 +110,20 @@ local mayReap = leaseHead ~= nil and leaseHead <= now
 -- and its stalled ones; an idle call reads those only when the caller asks (ARGV[7]), so that a
 -- sleeping worker of a queue without schedules stays at four commands.
 -- And whether the queue has rate or concurrency limits: then only a caller holding the limiter's
--- tokens claims (ARGV[8]); its `limit` is the tokens it holds.
-local paused, scheduled, stalled, known, limited = false, false, false, false, false
+-- tokens claims (ARGV[8]); its `limit` is the tokens it holds. The retention of completed jobs,
+-- for the caller's acks (lib.lua, "Retention"). And whether jobs with a deadline were ever added
+-- (lib.lua, "Deadlines": only then is `expiry` read).
+local paused, scheduled, stalled, known, limited, expiring = false, false, false, false, false, false
+local keep = -1
 if mayClaim or mayReap then
-  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled', 'limited')
+  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled', 'limited', 'retain', 'expiring')
   paused = meta[1] == '1'
   if meta[2] then rotateDone(now, meta[2]) end
   scheduled, stalled, known = meta[3] and meta[3] ~= '0', meta[4], true
   limited = meta[5] == '1'
+  local retain = meta[6] and readRetain(meta[6])
+  keep = retain and retain.cap or 0
+  expiring = meta[7] == '1'
 elseif ARGV[7] == '1' then
   local meta = rcall('HMGET', metaKey, 'scheduled', 'stalled')
   scheduled, stalled, known = meta[1] and meta[1] ~= '0', meta[2], true
@@ -174,13 +185,69 @@ if leaseHead ~= nil and leaseHead <= now then
   end
 end
 
+-- A duration (ms) as the largest unit that divides it: 3600000 -> '1h', 90000 -> '90s', 200 -> '200ms'.
+local function durationText(ms)
+  for _, unit in ipairs({ { 86400000, 'd' }, { 3600000, 'h' }, { 60000, 'm' }, { 1000, 's' } }) do
+    if ms % unit[1] == 0 then return int(ms / unit[1]) .. unit[2] end
+  end
+  return int(ms) .. 'ms'
+end
+
+-- The deadlines of the jobs a claim took (lib.lua, "Deadlines"): each one's `expiry` entry goes,
+-- since this is its first start; those whose due score + expireAfter passed are not delivered but
+-- dead-lettered (their record keeps its due time and attempts 0; `errors` says why) or, with 'd',
+-- deleted; both count in `expired`. Sets recs[i] to false for them; returns how many.
+local function expireTaken(ids, due, recs)
+  local entries = hmgetMany(expiryKey, ids)
+  local had, buried, records, errors, dropped = {}, {}, {}, {}, {}
+  for i = 1, #ids do
+    local entry = entries[i]
+    if entry then
+      had[#had + 1] = ids[i]
+      local ms, drop = string.match(entry, '^(%d+)(d?)$')
+      if recs[i] and ms and tonumber(due[2 * i]) + tonumber(ms) < now then
+        local id = ids[i]
+        if drop == 'd' then
+          dropped[#dropped + 1] = id
+        else
+          local r = readRecord(recs[i])
+          r.token, r.dueAt = '0', due[2 * i]
+          records[#records + 1] = id
+          records[#records + 1] = writeRecord(r)
+          buried[#buried + 1] = nowDigits
+          buried[#buried + 1] = id
+          errors[#errors + 1] = id
+          errors[#errors + 1] = 'expired: not started within ' .. durationText(tonumber(ms)) .. ' of its due time'
+        end
+        recs[i] = false
+      end
+    end
+  end
+  if #had > 0 then callMany('HDEL', expiryKey, had) end
+  if #buried > 0 then
+    callMany('HSET', jobsKey, records)
+    callMany('HSET', errorsKey, errors)
+    zaddMany(deadKey, buried)
+    rcall('HINCRBY', countersKey, 'dead', #buried / 2)
+  end
+  if #dropped > 0 then
+    callMany('HDEL', jobsKey, dropped)
+    callMany('HDEL', errorsKey, dropped)
+  end
+  local expired = #buried / 2 + #dropped
+  if expired > 0 then rcall('HINCRBY', countersKey, 'expired', expired) end
+  return expired
+end
+
 -- 2. Claim. The due jobs are the lowest ranks of `due`, so one ZREMRANGEBYRANK removes them. Their
 -- records are read (one HMGET) and not rewritten; the leases go into `leases` (one HSET), the
 -- deadlines into `active` (one ZADD), and the reply joins what ZRANGEBYSCORE and HMGET answered.
 -- Per job, Lua only stores table entries and builds the lease string: no number is formatted
 -- (formatting a 13-digit number costs more than any of the commands per job).
-local out = { now, -1, 0, '', '', '', -1, known and (limited and 1 or 0) or -1 }
+local out = { now, -1, 0, '', '', '', -1, known and (limited and 1 or 0) or -1, keep }
 local claimed = 0
+-- Due jobs taken out of `due` (delivered, or dropped from the batch).
+local taken = 0
 -- Whether `due` changed since dueHead was read (its head then has to be read again below).
 local dueTaken = false
 local refused = mayClaim and limited and not paused and ARGV[8] ~= '1'
@@ -188,6 +255,7 @@ if mayClaim and not paused and not refused then
   dueTaken = true
   local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', nowDigits, 'WITHSCORES', 'LIMIT', '0', ARGV[2])
   local n = #due / 2
+  taken = n
   if n > 0 then
     -- Never let 0 - 1 = -1 turn the rank range into "everything".
     rcall('ZREMRANGEBYRANK', dueKey, '0', n <= 10 and DIGITS[n - 1] or n - 1)
@@ -208,8 +276,10 @@ if mayClaim and not paused and not refused then
         end
       end
     end
+    -- Jobs not started by their deadline are not delivered (dead-lettered or deleted).
+    if expiring then claimed = claimed - expireTaken(ids, due, recs) end
     if claimed < n then
-      -- Records missing (never in a consistent store) or ticks skipped: dropped from the batch.
+      -- Records missing (never in a consistent store), ticks skipped or jobs expired: dropped from the batch.
       local keptDue, keptIds, keptRecs = {}, {}, {}
       for i = 1, n do
         if recs[i] then
@@ -271,9 +341,10 @@ end
 if stalled then out[6] = out[6] == '' and stalled or out[6] .. '\n' .. stalled end
 out[7] = known and (scheduled and 1 or 0) or -1
 
--- 3. When to come back. A full batch means more may be due right now, and so does a claim refused
--- for want of the limiter's tokens.
-if refused or (claimed > 0 and claimed == limit) then
+-- 3. When to come back. A full batch means more may be due right now (also when some of it was
+-- dropped: a backlog of expired jobs drains at the claim's pace), and so does a claim refused for
+-- want of the limiter's tokens.
+if refused or (taken > 0 and taken == limit) then
   out[2] = now
 else
   -- What is left in `due` is not due yet (unless records were missing from a full batch).

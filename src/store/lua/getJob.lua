@@ -4,20 +4,33 @@
 
   KEYS: the partition keys (lib.lua); a job in the wheel is found through its index (O(bucket)).
   ARGV[2] id
-  Returns: nil when absent, else { state, record, score, lastError | '' }
+  Returns: nil when absent, else { state, record, score, lastError | '', expiry | '' }
     record as stored; of an active job with its lease in the header (attempts counting the delivery
-           under way, its token and due time), as its claim delivered it
-    state  'delayed' | 'ready' | 'active' | 'dead'
-    score  due time (delayed, ready), lease deadline (active) or dead-lettered at (dead), ms
+           under way, its token and due time), as its claim delivered it; of a completed one its
+           `results` value, "<result JSON>\n<record>"
+    state  'delayed' | 'ready' | 'active' | 'dead' | 'completed'
+    score  due time (delayed, ready), lease deadline (active), dead-lettered at (dead) or finished
+           at (completed), ms
+    A kept completed job is shown while the queue retains completed jobs and it is not older than
+    the retention's age (lib.lua, "Retention"), trimmed or not.
+    expiry a waiting job's `expiry` entry, "<expireAfterMs>[d]" (lib.lua, "Deadlines"), or ''
   Errors: none.
 ]]
 local id = ARGV[2]
 local rec = rcall('HGET', jobsKey, id)
 if not rec then
   local found = wheelFind(id)
-  if not found then return nil end
+  if not found then
+    local finishedAt = rcall('ZSCORE', completedKey, id)
+    if not finishedAt then return nil end
+    local now = nowMs()
+    local retain = readRetain(rcall('HGET', metaKey, 'retain'))
+    if not retain or (retain.age and tonumber(finishedAt) < now - retain.age) then return nil end
+    local kept = rcall('HGET', resultsKey, id)
+    return kept and { 'completed', kept, finishedAt, '', '' } or nil
+  end
   local err = rcall('HGET', errorsKey, id) or ''
-  return { found.dueAt <= nowMs() and 'ready' or 'delayed', found.record, int(found.dueAt), err }
+  return { found.dueAt <= nowMs() and 'ready' or 'delayed', found.record, int(found.dueAt), err, rcall('HGET', expiryKey, id) or '' }
 end
 local err = rcall('HGET', errorsKey, id) or ''
 local score = rcall('ZSCORE', activeKey, id)
@@ -30,6 +43,6 @@ score = rcall('ZSCORE', deadKey, id)
 if score then return { 'dead', rec, score, err } end
 score = rcall('ZSCORE', dueKey, id)
 if score then
-  return { tonumber(score) <= nowMs() and 'ready' or 'delayed', rec, score, err }
+  return { tonumber(score) <= nowMs() and 'ready' or 'delayed', rec, score, err, rcall('HGET', expiryKey, id) or '' }
 end
 return nil

@@ -18,8 +18,12 @@
                             of this file: its buckets and index shards are keys built here, under
                             the same hash tag)
     KEYS[13] schedules HASH schedule key -> schedule record (recurring schedules, "Schedules" below)
-  and ARGV[1] is always the partition's wake channel. (claim also gets KEYS[14] and KEYS[15], the
-  memo keys of this call and of the caller's previous one.)
+    KEYS[14] expiry   HASH  id -> "<expireAfterMs>[d]", the deadline of a waiting job ("Deadlines" below)
+    KEYS[15] completed ZSET id -> finishedAt (epoch ms): completed jobs kept by the queue's
+                            retention ("Retention" below)
+    KEYS[16] results  HASH  id -> "<result JSON>\n<record>" of each job in `completed`
+  and ARGV[1] is always the partition's wake channel. (claim also gets two more keys after these,
+  the memo keys of this call and of the caller's previous one: KEYS[#KEYS - 1] and KEYS[#KEYS].)
 
   A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>[,<tickAt>]\n<payload JSON>" (a
   schedule's tick job has the 6th field, its tick time; the scripts that rewrite a record carry it
@@ -36,6 +40,22 @@
 
   Invariant: a job exists iff `jobs` has its id or the wheel's index has it (below), and then exactly
   one of due/active/dead/a wheel bucket holds it; `leases` has an entry iff the job is in `active`.
+  A completed job kept by retention is in `completed` and `results` (both or neither) and nowhere
+  else: an id is in at most one of `jobs`/the wheel's index and `completed`, so exactly one of
+  due/active/dead/completed/a wheel bucket holds any id that has a place at all.
+  `expiry` has an entry only for a waiting job (in `due` or a wheel bucket).
+
+  Deadlines. A job added with `expireAfter` (or under the queue's default, `meta` field
+  `expireAfter`, ms) has an `expiry` entry "<expireAfterMs>", with a 'd' suffix for
+  `onExpire: 'drop'`. Its deadline is its due score + expireAfterMs, so a reschedule moves the
+  deadline with the due time. It holds until the job's first start: the claim that takes the job
+  removes the entry, and either starts it (from then on its retry policy rules: a retry, a reaped
+  or released lease is never expired) or, when the deadline passed on the server's clock, does not
+  deliver it: it goes to `dead` (its record's attempts stay 0, and only an expired job is dead with
+  attempts 0: that is how getJob and listJobs tell reason 'expired' from 'failed') or, with 'd', is
+  deleted. Both count in counters `expired`. `meta` field `expiring` = '1' (sticky, set by the add
+  that first writes an entry) tells claim to look at `expiry` at all: a queue that never used a
+  deadline pays nothing for it. Schedule ticks have no deadline.
 
   A completed job is remembered in the `done` bucket of its period (period = floor(now / 30 s);
   bucket = period % 3; `meta` field `donePeriod` = the period last written). When a new period
@@ -50,7 +70,8 @@ local rcall = redis.call
 local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey =
   KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local doneKeys = { KEYS[8], KEYS[9], KEYS[10] }
-local leasesKey, wheelKey, schedulesKey = KEYS[11], KEYS[12], KEYS[13]
+local leasesKey, wheelKey, schedulesKey, expiryKey = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
+local completedKey, resultsKey = KEYS[15], KEYS[16]
 local wakeChannel = ARGV[1]
 
 -- One period of the `done` buckets (ms): a completed job is remembered 2 to 3 periods, the window in
@@ -225,6 +246,67 @@ local function doneBy(id)
     if token then return token end
   end
   return nil
+end
+
+--[[
+  Retention of completed jobs (opt-in, `queue.setRetention`). `meta` field `retain` =
+  "<count>,<ageMs>,<maxResultBytes>,<queue count>" in every partition: `count` is this partition's
+  share of the queue's count (ceil(queue count / partitions)), the 4th field the queue's count as
+  given (read back by getRetention only); count and age '' when not set, both '' meaning the field
+  only remembers maxResultBytes and no job is kept. A queue without the field
+  keeps nothing and pays nothing: claim reads the field in the HMGET of `meta` it makes anyway,
+  ack in the one it makes for `donePeriod`.
+  While the queue keeps jobs, ack moves each completed job into `completed` (score = finishedAt,
+  server clock) and `results` ("<result JSON>\n<record>", the record with the delivery that
+  completed it counted, token '0' and the due time it was claimed at; result '' when none was sent;
+  JSON.stringify never writes a raw newline). Then it trims: the oldest beyond `count`, and those
+  finished more than `age` ago, at most RETAIN_TRIM_EXTRA more than the call kept (bounded work per
+  call; a backlog after a lowered count goes down by that much per ack call, and setRetention trims
+  all of it in batches). Jobs older than `age` that no ack has trimmed yet (an idle queue) are not
+  shown: get, list and stats read from `now - age` on.
+]]
+local RETAIN_TRIM_EXTRA = 100
+
+-- The retention of a `retain` field, or nil when the queue keeps no completed jobs.
+local function readRetain(v)
+  if not v then return nil end
+  local count, age, cap = string.match(v, '^(%d*),(%d*),(%d+)')
+  if not cap or (count == '' and age == '') then return nil end
+  return { count = tonumber(count), age = tonumber(age), cap = tonumber(cap) }
+end
+
+-- The oldest finishedAt a kept job may have to be shown at `now` ('-inf' without an age).
+local function retainFrom(retain, now)
+  return retain.age and int(now - retain.age) or '-inf'
+end
+
+-- The kept form of a result: over the cap, the marker of src/types.ts ResultTooLarge (the worker
+-- sends the marker itself; this holds for any sender, e.g. a PullConsumer that did not know the cap).
+local function keptResult(result, cap)
+  if #result <= cap then return result end
+  return '{"resultTooLarge":true,"bytes":' .. #result .. '}'
+end
+
+-- Removes kept jobs beyond the retention (or all of them when `retain` is nil), the oldest first,
+-- at most `budget`. Returns how many it removed.
+local function trimCompleted(retain, now, budget)
+  local gone = {}
+  if retain == nil then
+    gone = rcall('ZRANGE', completedKey, 0, budget - 1)
+  else
+    if retain.age then
+      gone = rcall('ZRANGEBYSCORE', completedKey, '-inf', '(' .. int(now - retain.age), 'LIMIT', 0, budget)
+    end
+    if retain.count and #gone < budget then
+      local excess = math.min(rcall('ZCARD', completedKey) - #gone - retain.count, budget - #gone)
+      if excess > 0 then gone = rcall('ZRANGE', completedKey, 0, #gone + excess - 1) end
+    end
+  end
+  if #gone > 0 then
+    callMany('ZREM', completedKey, gone)
+    callMany('HDEL', resultsKey, gone)
+  end
+  return #gone
 end
 
 --[[
@@ -673,9 +755,9 @@ local function entryTick(entry)
 end
 
 -- Writes a new waiting job, unless its id exists (waiting, running or dead: creating a tick twice
--- is a no-op) or completed in the last 60 to 90 s. Returns whether it was written.
+-- is a no-op), completed in the last 60 to 90 s, or is kept completed. Returns whether it was written.
 local function placeNewJob(id, dueAt, record, now)
-  if rcall('HEXISTS', jobsKey, id) == 1 or doneBy(id) or wheelFind(id) then return false end
+  if rcall('HEXISTS', jobsKey, id) == 1 or doneBy(id) or rcall('HEXISTS', resultsKey, id) == 1 or wheelFind(id) then return false end
   local slot = wheelSlot(dueAt, now)
   if slot then
     local moveAt, created = wheelPut(id, dueAt, record, slot, false)

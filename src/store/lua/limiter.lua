@@ -8,7 +8,8 @@
   under-used for a while, never exceeded.
 
   KEYS: partition 0's keys (lib.lua); `meta` holds the limits: `rateMax`, `ratePer` (ms),
-        `concurrency`, `limitedAt` (the last time a grant fell short of what was asked) and
+        `concurrency`, `limitedAt` (the last time the limit held work back: an acquire granted
+        nothing, or a claim used every token while it had asked for more) and
         `rateNext`, the pace of the rate limit (below).
 
   Rate is two rules. The log is the guarantee: no window of `ratePer` ms, wherever it lies, holds
@@ -36,9 +37,10 @@
       retryAt  when a token may be free again (ms) if granted < want: the oldest start leaving the
                window, or the earliest slot deadline (a freed slot also PUBLISHes); -1 otherwise
       kinds    which limits the queue has: 1 rate, 2 concurrency (sum); 0 = none, all was granted
-      limitedAt the last time a grant fell short (this call's `now` if this one did), or -1
-  settle  ARGV[4] grant id, ARGV[5] granted, ARGV[6] used, ARGV[7] deadline (ms),
-          ARGV[8..] the members "<partition>:<token>" of the jobs the claim took (`used` of them)
+      limitedAt the last time the limit held work back (this call's `now` if it granted nothing), or -1
+  settle  ARGV[4] grant id, ARGV[5] granted, ARGV[6] used, ARGV[7] deadline (ms), ARGV[8] wanted
+          (what the acquire asked for), ARGV[9..] the members "<partition>:<token>" of the jobs
+          the claim took (`used` of them)
     Returns `used`.
   free    ARGV[4..] members whose jobs settled (acked, failed, handed back)
   renew   ARGV[4] leaseMs, ARGV[5..] members whose leases were renewed: their deadline becomes
@@ -104,8 +106,10 @@ if op == 'acquire' then
     local room = concurrency - rcall('ZCARD', slotsKey)
     if room < free then
       free = math.max(room, 0)
+      -- The first slot's lease ends, or a second from now: a freed slot's message is the wake-up, and
+      -- this bounds the wait should one be missed.
       local first = rcall('ZRANGE', slotsKey, '0', '0', 'WITHSCORES')[2]
-      local at = first and tonumber(first) or now
+      local at = math.min(first and tonumber(first) or now, now + 1000)
       if retryAt == -1 or at > retryAt then retryAt = at end
     end
   end
@@ -124,7 +128,8 @@ if op == 'acquire' then
     if concurrency then zaddMany(slotsKey, slots) end
   end
   local limitedAt = tonumber(limits[4]) or -1
-  if free < want and kinds > 0 then
+  -- Nothing granted to a caller that expects due work (it asks only then): the limit holds it back.
+  if free == 0 and want > 0 and kinds > 0 then
     limitedAt = now
     rcall('HSET', metaKey, 'limitedAt', now)
   end
@@ -132,7 +137,9 @@ if op == 'acquire' then
 end
 
 if op == 'settle' then
-  local grant, granted, used, deadline = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+  local grant, granted, used, deadline, wanted = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7], tonumber(ARGV[8])
+  -- Every token used while more were asked for: more was due than the limit let through.
+  if used == granted and granted < wanted then rcall('HSET', metaKey, 'limitedAt', now) end
   -- The starts of the tokens not used leave the window (any of the grant's members: they are alike).
   local unused = {}
   for i = used + 1, granted do unused[#unused + 1] = grant .. '.' .. i end
@@ -150,7 +157,7 @@ if op == 'settle' then
   if removed > 0 and used > 0 then
     local slots = {}
     for i = 1, used do
-      slots[2 * i - 1], slots[2 * i] = deadline, ARGV[7 + i]
+      slots[2 * i - 1], slots[2 * i] = deadline, ARGV[8 + i]
     end
     zaddMany(slotsKey, slots)
   end

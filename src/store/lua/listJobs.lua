@@ -5,15 +5,19 @@
   among jobs of equal score), never by skipping entries.
 
   KEYS: the partition keys (lib.lua).
-  ARGV[2] state        'delayed' | 'ready' | 'active' | 'dead'
+  ARGV[2] state        'delayed' | 'ready' | 'active' | 'dead' | 'completed'
   ARGV[3] afterScore   integer score of the last job of the previous page, or '' for the first page
   ARGV[4] afterId      id of that job ('' for the first page)
   ARGV[5] limit        integer (bounded by the caller)
-  Returns: { now, id1, record1, score1, lastError1, ... } in the state's order, which is the order
+  Returns: { now, id1, record1, score1, lastError1, expiry1, ... } in the state's order, which is the order
     of (score, id) with ids compared as bytes, as Redis orders a sorted set:
     delayed and ready: soonest due first, score = due time; active: soonest lease end first,
-    score = lease deadline; dead: most recent first, score = dead-lettered at (reverse order).
-    A job in the reply whose record is missing has record ''.
+    score = lease deadline; dead: most recent first, score = dead-lettered at (reverse order);
+    completed: most recent first, score = finished at, record = its `results` value
+    "<result JSON>\n<record>", only while the queue retains completed jobs and only those not older
+    than the retention's age (lib.lua, "Retention").
+    A job in the reply whose record is missing has record ''. `expiry` is a waiting job's
+    `expiry` entry (lib.lua, "Deadlines"), else ''.
     Delayed and ready include the jobs in the wheel, merged in that same exact order (a wheel job
     is 'ready' once its due time passed and no claim has moved its bucket yet). The wheel's part
     of a page is read by whole slots (every sub-bucket of one bucket start) from the cursor's
@@ -25,6 +29,15 @@
 local state, afterScore, afterId, limit = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
 local now = nowMs()
 local key = (state == 'ready' or state == 'delayed') and dueKey or (state == 'active' and activeKey or deadKey)
+local records = jobsKey
+-- Completed: the oldest finishedAt shown (nil: any).
+local keptFrom = nil
+if state == 'completed' then
+  local retain = readRetain(rcall('HGET', metaKey, 'retain'))
+  if not retain then return { now } end
+  key, records = completedKey, resultsKey
+  keptFrom = retain.age and now - retain.age or nil
+end
 
 -- a < b comparing bytes (Lua's own `<` follows the server's locale; Redis orders by memcmp).
 local function bytesLess(a, b)
@@ -50,7 +63,7 @@ local function rankOf(orAt)
 end
 
 local page, reverse = {}, false
-if state == 'dead' then
+if state == 'dead' or state == 'completed' then
   -- Most recent first: the page is the `limit` members ranked just below the cursor.
   local stop = (afterScore == '' and rcall('ZCARD', key) or rankOf(false)) - 1
   if stop >= 0 then page = rcall('ZRANGE', key, math.max(0, stop - limit + 1), stop, 'WITHSCORES') end
@@ -70,6 +83,8 @@ for i = first, last, step do
   local id, score = page[i], page[i + 1]
   -- Ready jobs end where the due times pass now (the ascending page may run into delayed ones).
   if state == 'ready' and tonumber(score) > now then break end
+  -- Completed jobs older than the retention's age, not trimmed yet (no ack since), are not shown.
+  if keptFrom and tonumber(score) < keptFrom then break end
   rows[#rows + 1] = { id, tonumber(score) }
 end
 
@@ -147,15 +162,25 @@ if (state == 'ready' or state == 'delayed') and rcall('EXISTS', wheelKey) == 1 t
   end
 end
 
+-- Deadlines of waiting jobs (lib.lua, "Deadlines"): one HMGET for the page, none when the
+-- partition has no `expiry` entry.
+local expiries = {}
+if (state == 'ready' or state == 'delayed') and rcall('EXISTS', expiryKey) == 1 then
+  local ids = {}
+  for i = 1, math.min(#rows, limit) do ids[i] = rows[i][1] end
+  expiries = hmgetMany(expiryKey, ids)
+end
+
 local out = { now }
 for i = 1, math.min(#rows, limit) do
   local id = rows[i][1]
   out[#out + 1] = id
-  local rec = rows[i][3] or rcall('HGET', jobsKey, id)
+  local rec = rows[i][3] or rcall('HGET', records, id)
   -- An active job's record does not count the delivery under way: its lease does (lib.lua).
   local lease = rec and state == 'active' and rcall('HGET', leasesKey, id)
   out[#out + 1] = lease and leasedRecord(rec, lease) or rec or ''
   out[#out + 1] = int(rows[i][2])
   out[#out + 1] = rcall('HGET', errorsKey, id) or ''
+  out[#out + 1] = expiries[i] or ''
 end
 return out

@@ -2,7 +2,8 @@
 --[[
   reschedule: move a waiting job to a new due time in one step (no window where it is absent).
   A dead job is revived at the new time with a fresh set of attempts. The job moves into or out
-  of the wheel (lib.lua) as its new due time says.
+  of the wheel (lib.lua) as its new due time says. A waiting job's deadline (`expiry`, lib.lua
+  "Deadlines") is relative to its due time, so it moves with it; a revived dead job has none.
 
   KEYS: the partition keys (lib.lua).
   ARGV[2] id

@@ -1,7 +1,8 @@
 #!lua
 --[[
   retryDead: dead letters go back to `due` at once, with a fresh set of attempts.
-  Their last error stays readable until they complete.
+  Their last error stays readable until they complete. They have no deadline (`expiry`, lib.lua
+  "Deadlines"): an expired job retried by hand runs whenever a worker takes it.
 
   KEYS: the partition keys (lib.lua).
   ARGV[2]   limit  integer  how many to move at most when no ids are given (oldest first)

@@ -3,19 +3,22 @@
   stats: job counts by state and the running totals, read atomically.
 
   KEYS: the partition keys (lib.lua).
-  Returns: { now, waiting, ready, active, dead, paused (0|1), limitedAt, counterName1, value1, ... }
+  Returns: { now, waiting, ready, active, dead, paused (0|1), limitedAt, completed, counterName1, value1, ... }
     waiting  all of `due` (delayed + ready) and of the wheel (counter `wheeled`);
     ready    due at or before now: in `due`, and in wheel buckets no claim has moved yet (exact:
              see wheelDueCounts; such buckets exist only while no claim runs, since a claim moves
              each one a bucket width before it starts)
     limitedAt when the queue's limiter last granted less than a claim asked for (partition 0's
              `meta`, limiter.lua), -1 if never
+    completed  kept completed jobs not older than the retention's age (lib.lua, "Retention"); 0
+               while the queue keeps none
   Errors: none.
 ]]
 local now = nowMs()
 local wheeled = tonumber(rcall('HGET', countersKey, 'wheeled')) or 0
 local wheelReady = wheeled > 0 and wheelDueCounts({ now }, nil, now)[1] or 0
-local meta = rcall('HMGET', metaKey, 'paused', 'limitedAt')
+local meta = rcall('HMGET', metaKey, 'paused', 'limitedAt', 'retain')
+local retain = readRetain(meta[3])
 local out = {
   now,
   rcall('ZCARD', dueKey) + wheeled,
@@ -24,6 +27,7 @@ local out = {
   rcall('ZCARD', deadKey),
   meta[1] == '1' and 1 or 0,
   tonumber(meta[2]) or -1,
+  retain and rcall('ZCOUNT', completedKey, retainFrom(retain, now), '+inf') or 0,
 }
 local counters = rcall('HGETALL', countersKey)
 for i = 1, #counters do out[#out + 1] = counters[i] end
