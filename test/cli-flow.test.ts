@@ -116,7 +116,7 @@ describe('sandglass limits and retention', { concurrency: 3 }, () => {
     const dead = await cli(['get', name, 'late']);
     assert.match(dead.stdout, /^state +dead \(expired, died/m);
     assert.match(dead.stdout, /^reason +expired: not started by its deadline$/m);
-    assert.match((await cli(['ls', name, '--state', 'dead'])).stdout, /^late .*expired \(not started by its deadline\)/m);
+    assert.match((await cli(['ls', name, '--state', 'dead'])).stdout, /^late .*expired: not started within 100ms of its due time$/m);
     const stats = await json(['stats', name]);
     assert.equal(stats.body.counters.expired, 1);
   });

@@ -40,7 +40,7 @@ describe('flow control metrics', () => {
     await queue.setLimits({ concurrency: 1 });
     await queue.addBulk([4, 5, 6].map(payload => ({ payload })));
     const consumer = redis.track(new PullConsumer<number>(name, { connection: redis.url }));
-    const claimed = await consumer.claim({ max: 3 });
+    const claimed = await consumer.claim({ max: 3, waitMs: 5_000 });
     assert.equal(claimed.length, 1, 'concurrency 1 lets one job out');
 
     const stats = await queue.stats();

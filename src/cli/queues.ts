@@ -156,7 +156,7 @@ const WAITING_WITH_DEADLINE: ListLayout = {
 };
 
 /** A dead job's ERROR cell: its last error, or why it died without one (an expired job never ran). */
-const deathCause = (job: JobInfo<unknown>) => (job.reason === 'expired' ? `expired (not started by its deadline)${job.lastError ? `; ${firstLine(job.lastError)}` : ''}` : firstLine(job.lastError));
+const deathCause = (job: JobInfo<unknown>) => (job.lastError === undefined && job.reason === 'expired' ? 'expired (not started by its deadline)' : firstLine(job.lastError));
 
 const LIST_LAYOUTS: Record<JobState, ListLayout> = {
   delayed: WAITING,
