@@ -106,7 +106,7 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     assert.deepEqual(entry?.stats, { delayed: 1, ready: 1, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     const table = await cli(['stats']);
     assert.match(table.stdout, /^QUEUE\s+DELAYED\s+READY\s+LIMITED\s+ACTIVE\s+DEAD\s+PAUSED$/m);
-    assert.match(table.stdout, new RegExp(`^${name}\\s+1\\s+1\\s+0\\s+0\\s+no$`, 'm'));
+    assert.match(table.stdout, new RegExp(`^${name}\\s+1\\s+1\\s+0\\s+0\\s+0\\s+no$`, 'm'));
   });
 
   it('ls lists jobs by state in pages, as JSON and as an aligned table', async () => {

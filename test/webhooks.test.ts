@@ -6,7 +6,7 @@ import { Queue, ValidationError, type Job } from '../src/index.js';
 import { SlidingWindow } from '../src/server/rate-window.js';
 import { parseWebhookBindings, signPayload, verifySignature, WebhookDelivery, type WebhookBinding } from '../src/server/webhooks.js';
 import { assertNeverEarlyAndOnTime } from './helpers/lateness.js';
-import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
+import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
 const SECRET = 'test-secret-0123456789abcdef';
@@ -276,9 +276,14 @@ describe('webhook delivery', () => {
     await queue(name).addBulk(Array.from({ length: 60 }, (_, i) => ({ payload: i })));
     await waitFor(() => events.delivered.length === 60, 15_000, '60 deliveries');
     const arrivals = target.received.map(request => request.at).sort((a, b) => a - b);
-    // Every window of 1 s that starts at an arrival: a sliding window, not fixed seconds.
-    const busiest = Math.max(...arrivals.map((at, i) => arrivals.slice(i).filter(other => other < at + 1_000).length));
-    assert.ok(busiest <= 21, `at most 20 (+1 for timing) arrivals in any 1 s window, got ${busiest}`);
+    // Every window that starts at an arrival: a sliding window, not fixed seconds. The rate is kept
+    // exactly where requests are sent (the SlidingWindow test below); the receiver stamps arrivals in
+    // this same event loop, late by up to tens of ms on a loaded machine, so 100 ms of each window are
+    // left to that jitter. A fixed-window counter (20 at the end of one second, 20 at the start of the
+    // next) or a token bucket of 20 (20 at once, then one per 50 ms) would put 38-40 in such a window.
+    const inWindow = (windowMs: number) => Math.max(...arrivals.map((at, i) => arrivals.slice(i).filter(other => other < at + windowMs).length));
+    const busiest = inWindow(900);
+    assert.ok(busiest <= 21, `at most 20 (+1 for timing) arrivals in any 900 ms window, got ${busiest}: ${JSON.stringify(arrivals.map(at => at - (arrivals[0] as number)))}`);
     assert.ok(busiest >= 15, `the rate is used, not just obeyed: ${busiest} in the busiest window`);
     // 60 starts at 20 per second: the third batch of 20 cannot start before 2 s after the first.
     assert.ok((arrivals.at(-1) as number) - (arrivals[0] as number) >= 1_900, `60 arrivals span ${(arrivals.at(-1) as number) - (arrivals[0] as number)} ms`);
@@ -448,5 +453,16 @@ describe('SlidingWindow (a binding rate)', () => {
       assert.ok(gap >= 199, `start ${i} came ${gap} ms after start ${i - 3}: 4 starts in one window`);
     }
     assert.equal(limiter.waiting, 0);
+  });
+
+  it('counts a start from when it was marked sent (a new connection may take a while): later, never earlier', async () => {
+    const limiter = new SlidingWindow({ max: 1, perMs: 100 });
+    const first = performance.now();
+    const markSent = await limiter.acquire();
+    await sleep(60);
+    markSent(); // sent 60 ms after it was granted: the window runs from here
+    await limiter.acquire();
+    const gap = performance.now() - first;
+    assert.ok(gap >= 159, `the next start waited for the marked start to leave the window: ${gap} ms`);
   });
 });

@@ -10,8 +10,14 @@ export interface Rate {
   perMs: number;
 }
 
+/**
+ * Moves a granted start to now: call it when the request actually left (a new connection's setup
+ * must not count as window time). Later only, and only while its entry is still that start.
+ */
+export type MarkSent = () => void;
+
 interface Waiter {
-  resolve: () => void;
+  resolve: (markSent: MarkSent) => void;
   reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
   onAbort: (() => void) | undefined;
@@ -38,13 +44,13 @@ export class SlidingWindow {
     this.#now = now;
   }
 
-  /** Resolves when a start is allowed, and records it; rejects with `signal.reason` if aborted first. */
-  acquire(signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves when a start is allowed, and records it; rejects with `signal.reason` if aborted first.
+   * Moving a start later (`MarkSent`) only makes the limit stricter, never looser.
+   */
+  acquire(signal?: AbortSignal): Promise<MarkSent> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.#waiters.length === 0 && this.#waitMs() === 0) {
-      this.#record();
-      return Promise.resolve();
-    }
+    if (this.#waiters.length === 0 && this.#waitMs() === 0) return Promise.resolve(this.#record());
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, signal, onAbort: undefined };
       if (signal) {
@@ -73,9 +79,15 @@ export class SlidingWindow {
     return Math.max(0, oldest + this.#perMs - this.#now());
   }
 
-  #record(): void {
-    this.#starts[this.#next] = this.#now();
-    this.#next = (this.#next + 1) % this.#max;
+  #record(): MarkSent {
+    const index = this.#next;
+    const at = this.#now();
+    this.#starts[index] = at;
+    this.#next = (index + 1) % this.#max;
+    return () => {
+      // Overwritten already: the ring came round, so this start left the window long ago.
+      if (this.#starts[index] === at) this.#starts[index] = Math.max(at, this.#now());
+    };
   }
 
   #arm(): void {
@@ -91,8 +103,7 @@ export class SlidingWindow {
     while (this.#waiters.length > 0 && this.#waitMs() === 0) {
       const waiter = this.#waiters.shift() as Waiter;
       if (waiter.onAbort) waiter.signal?.removeEventListener('abort', waiter.onAbort);
-      this.#record();
-      waiter.resolve();
+      waiter.resolve(this.#record());
     }
     if (this.#waiters.length > 0) this.#arm();
   }

@@ -231,7 +231,7 @@ interface Answer {
 async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>, limiter: SlidingWindow | undefined): Promise<Delivered> {
   const startedAt = Date.now();
   // Aborted by close() or a lost lease: the rejection hands the job back like an aborted request.
-  if (limiter) await limiter.acquire(job.signal);
+  const markSent = limiter && (await limiter.acquire(job.signal));
   const fields = { id: job.id, queue: job.queue, payload: job.payload, dueAt: job.dueAt, attempt: job.attempt };
   // A schedule's tick says which one it is ({ key, tickAt }), as job.schedule does.
   const body = JSON.stringify(job.schedule === undefined ? fields : { ...fields, schedule: job.schedule });
@@ -254,7 +254,7 @@ async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>
       'Sandglass-Timestamp': String(timestamp),
       'Sandglass-Signature': signPayload(binding.secret, timestamp, body),
     };
-    const answer = await post(binding, agent, headers, body, controller.signal);
+    const answer = await post(binding, agent, headers, body, controller.signal, markSent);
     if (answer.status >= 200 && answer.status < 300) return { latenessMs: startedAt - job.dueAt, heldMs: sentAt - startedAt };
     throw statusError(target, answer);
   } catch (error) {
@@ -273,7 +273,7 @@ async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>
  * node:http never follows a redirect (a followed 301/302 turns the POST into a bodiless GET, whose
  * 200 would ack a job that was never delivered).
  */
-function post(binding: ResolvedBinding, agent: Agent, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Answer> {
+function post(binding: ResolvedBinding, agent: Agent, headers: Record<string, string>, body: string, signal: AbortSignal, onSent?: () => void): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = (binding.https ? httpsRequest : httpRequest)(binding.url, { method: 'POST', agent, headers, signal }, response => {
       const chunks: Buffer[] = [];
@@ -299,6 +299,8 @@ function post(binding: ResolvedBinding, agent: Agent, headers: Record<string, st
       });
     });
     request.on('error', reject);
+    // The request is on the wire (after a new connection's setup): the rate counts its start from here.
+    if (onSent) request.on('finish', onSent);
     request.end(body);
   });
 }
