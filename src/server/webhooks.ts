@@ -230,8 +230,11 @@ interface Answer {
  */
 async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>, limiter: SlidingWindow | undefined): Promise<Delivered> {
   const startedAt = Date.now();
+  const holding = performance.now();
   // Aborted by close() or a lost lease: the rejection hands the job back like an aborted request.
   const markSent = limiter && (await limiter.acquire(job.signal));
+  // 0 unless the rate really made it wait (a start granted at once is not held).
+  const heldMs = limiter ? Math.floor(performance.now() - holding) : 0;
   const fields = { id: job.id, queue: job.queue, payload: job.payload, dueAt: job.dueAt, attempt: job.attempt };
   // A schedule's tick says which one it is ({ key, tickAt }), as job.schedule does.
   const body = JSON.stringify(job.schedule === undefined ? fields : { ...fields, schedule: job.schedule });
@@ -255,7 +258,7 @@ async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>
       'Sandglass-Signature': signPayload(binding.secret, timestamp, body),
     };
     const answer = await post(binding, agent, headers, body, controller.signal, markSent);
-    if (answer.status >= 200 && answer.status < 300) return { latenessMs: startedAt - job.dueAt, heldMs: sentAt - startedAt };
+    if (answer.status >= 200 && answer.status < 300) return { latenessMs: startedAt - job.dueAt, heldMs };
     throw statusError(target, answer);
   } catch (error) {
     if (controller.signal.aborted) throw controller.signal.reason;
