@@ -22,7 +22,7 @@ folder, else ${DEFAULT_REDIS_URL}. Human output says which on stderr.
 Exit codes:
     0  ok
     1  failure: Redis unreachable (after --connect-timeout at most), a Redis error
-    2  usage or validation: unknown option, bad JSON, bad delay or id, bad schedule; nothing was written
+    2  usage or validation: unknown option, bad JSON, bad delay or id, bad schedule, limit or retention; nothing was written
     3  not found: get, cancel, reschedule, dead retry <ids>; pause (without --create), resume of an unknown queue;
        schedule get, pause, resume, rm of an unknown schedule
     4  conflict: the job is running (cancel, reschedule, add --replace); serve: data folder in use
