@@ -239,6 +239,26 @@ describe('HTTP jobs with deadlines and kept results', () => {
     assert.equal(stats.limited, 0);
   });
 
+  it('a pull consumer acks with a result: kept with the completed job, a marker when over maxResultBytes', async () => {
+    const name = uniqueQueue('flow');
+    await put(retentionPath(name), { completed: { count: 10 }, maxResultBytes: 100 });
+    await api.call('POST', `/v1/queues/${name}/jobs:bulk`, { jobs: [{ payload: 1, id: 'small' }, { payload: 2, id: 'big' }, { payload: 3, id: 'none' }] });
+    const claimed = (await api.call('POST', `/v1/queues/${name}/claim`, { max: 3, waitMs: 5_000 })).body.jobs as { id: string; token: string }[];
+    assert.equal(claimed.length, 3);
+    const results: Record<string, unknown> = { small: { sent: true, note: '<img src=x onerror=alert(1)>' }, big: 'x'.repeat(500) };
+    for (const job of claimed) {
+      const body = job.id in results ? { token: job.token, result: results[job.id] } : { token: job.token };
+      const acked = await api.call('POST', `/v1/queues/${name}/jobs/${job.id}/ack`, body);
+      assert.deepEqual(acked.body, { result: 'acked' }, acked.text);
+    }
+    const get = async (id: string) => (await api.call('GET', `/v1/queues/${name}/jobs/${id}`)).body;
+    assert.deepEqual((await get('small')).result, results.small);
+    assert.deepEqual((await get('big')).result, { resultTooLarge: true, bytes: 502 });
+    const none = await get('none');
+    assert.equal(none.state, 'completed');
+    assert.equal(none.result, undefined);
+  });
+
   it('stats answer limited: due jobs held back by the concurrency limit', async () => {
     const name = uniqueQueue('flow');
     await put(limitsPath(name), { concurrency: 1 });

@@ -124,7 +124,15 @@ export const claimBody: JsonSchema = {
   },
 };
 
-export const ackBody: JsonSchema = { type: 'object', required: ['token'], additionalProperties: false, properties: { token } };
+export const ackBody: JsonSchema = {
+  type: 'object',
+  required: ['token'],
+  additionalProperties: false,
+  properties: {
+    token,
+    result: { description: "The job's result, any JSON value: kept with the completed job while the queue keeps completed jobs (retention), as `{ resultTooLarge: true, bytes }` when over its `maxResultBytes`; ignored otherwise." },
+  },
+};
 
 export const failBody: JsonSchema = {
   type: 'object',

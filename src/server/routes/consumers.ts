@@ -57,8 +57,9 @@ export function consumerRoutes({ pool, activity, metrics, logger, closing }: Ser
 
     async ackJob(request) {
       const { queue: name, id } = params(request);
-      const { token } = request.body as { token: string };
-      const result = await pool.consumer(name, consumer => consumer.ack(id, token));
+      const body = request.body as { token: string; result?: unknown };
+      // The handler's result, kept while the queue keeps completed jobs (setRetention); else ignored.
+      const result = await pool.consumer(name, consumer => consumer.ack(id, body.token, 'result' in body ? { result: body.result } : {}));
       if (result === 'stale') throw stale(id);
       return { result };
     },
