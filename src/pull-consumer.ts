@@ -3,9 +3,9 @@ import { newClaimId } from './ids.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
 import { ClosedError, NotFoundError, ValidationError } from './errors.js';
 import { resolvePullConsumerOptions, type PullConsumerOptions } from './pull-consumer-options.js';
-import type { ClaimResult, PartitionStore } from './store/partition-store.js';
+import type { PartitionStore } from './store/partition-store.js';
 import { QueuePartitions } from './store/partitions.js';
-import { QueueLimiter } from './queue-limiter.js';
+import { QueueLimiter, type LimitedClaimResult } from './queue-limiter.js';
 import { claimedJobFields } from './store/record.js';
 import { keptResultJson, MAX_RESULT_BYTES } from './retention.js';
 import { tendInBackground } from './schedules.js';
@@ -82,7 +82,11 @@ export class PullConsumer<T = unknown> {
     for (;;) {
       const result = await this.#claimAny(stores, max, leaseMs);
       if (result.jobs.length > 0) {
-        return result.jobs.map(job => ({ ...claimedJobFields<T>(this.queue, job, this.#maxAttempts), token: job.token, leaseUntilAt: result.now + leaseMs }));
+        return result.jobs.map(job => {
+          const pulled = { ...claimedJobFields<T>(this.queue, job, this.#maxAttempts), token: job.token, leaseUntilAt: result.now + leaseMs };
+          // Set only when true: most jobs never wait on a limit.
+          return (job.dueAt as number) <= result.limitedAt ? { ...pulled, heldByLimit: true } : pulled;
+        });
       }
       if (Date.now() >= deadline || options.signal?.aborted || this.#closed) return [];
       // Subscribe before sleeping; a first subscription may have missed a wake-up, so look again.
@@ -174,9 +178,9 @@ export class PullConsumer<T = unknown> {
    * Claims from the partitions in turn, starting after the one used last, until one has due jobs;
    * answers with that claim, or with an empty one whose `nextAt` is the earliest of all.
    */
-  async #claimAny(stores: readonly PartitionStore[], max: number, leaseMs: number): Promise<ClaimResult> {
+  async #claimAny(stores: readonly PartitionStore[], max: number, leaseMs: number): Promise<LimitedClaimResult> {
     const limiter = (this.#limiter ??= new QueueLimiter(stores[0] as PartitionStore, error => this.#logger.error(`sandglass: the limiter of ${this.queue}: ${(error as Error).message}`)));
-    let earliest: ClaimResult | undefined;
+    let earliest: LimitedClaimResult | undefined;
     for (let k = 0; k < stores.length; k++) {
       this.#cursor = (this.#cursor + 1) % stores.length;
       const store = stores[this.#cursor] as PartitionStore;
@@ -195,7 +199,7 @@ export class PullConsumer<T = unknown> {
       if (result.refused) return result;
       if (!earliest || (result.nextAt !== -1 && (earliest.nextAt === -1 || result.nextAt < earliest.nextAt))) earliest = result;
     }
-    return earliest as ClaimResult;
+    return earliest as LimitedClaimResult;
   }
 
   /** Subscribes to the partitions' wake channels once; true the first time (the caller should look again). */
