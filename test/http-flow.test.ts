@@ -265,6 +265,12 @@ describe('HTTP jobs with deadlines and kept results', () => {
     await api.call('POST', `/v1/queues/${name}/jobs:bulk`, { jobs: [{ payload: 1 }, { payload: 2 }, { payload: 3 }] });
     const claimed = await api.call('POST', `/v1/queues/${name}/claim`, { max: 3, waitMs: 5_000 });
     assert.equal(claimed.body.jobs.length, 1, 'concurrency 1: one job handed out');
+    for (const field of Object.keys(claimed.body.jobs[0])) assert.ok(field in ((components.PulledJob as Schema).properties ?? {}), `PulledJob.${field} is documented`);
+    // A job that waited on the limit (heldByLimit) has its lateness reported apart from sandglass's own.
+    const held = claimed.body.jobs[0].heldByLimit === true;
+    const metrics = (await api.call('GET', '/metrics')).text;
+    const count = (metric: string) => new RegExp(`^${metric}_count\\{queue="${name}",source="pull"\\} 1$`, 'm').test(metrics);
+    assert.deepEqual([count('sandglass_limited_lateness_seconds'), count('sandglass_lateness_seconds')], [held, !held], `heldByLimit ${held}`);
     const stats = (await api.call('GET', `/v1/queues/${name}`)).body.stats;
     assert.deepEqual([stats.active, stats.ready, stats.limited], [1, 2, 2]);
     const listed = (await api.call('GET', '/v1/queues')).body.queues.find((entry: { name: string }) => entry.name === name);

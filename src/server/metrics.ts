@@ -136,7 +136,7 @@ export class ServiceMetrics {
     });
     this.#lateness = new Histogram({
       name: 'sandglass_lateness_seconds',
-      help: "Start minus due time of jobs delivered by this process: pull claims (Redis server clock) and webhook deliveries (those a limit held back are in sandglass_limited_lateness_seconds)",
+      help: "Start minus due time of jobs delivered by this process: pull claims (Redis server clock) and webhook deliveries; those a limit held back are in sandglass_limited_lateness_seconds",
       labelNames: ['queue', 'source'],
       buckets: LATENESS_BUCKETS,
       registers,

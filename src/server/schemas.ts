@@ -314,6 +314,7 @@ export const components: Record<string, JsonSchema> = {
       token,
       leaseUntilAt: epochMs,
       schedule: jobSchedule,
+      heldByLimit: { const: true, description: "Present (true) when the job fell due while the queue's rate or concurrency limit held claims back: its lateness is the limit's doing." },
     },
   },
   ScheduleInfo: {

@@ -49,7 +49,8 @@ export function consumerRoutes({ pool, activity, metrics, logger, closing }: Ser
       // Lateness on the server's clock: the claim happened at leaseUntilAt - leaseMs.
       const lateness = jobs.map(job => Math.max(0, job.leaseUntilAt - leaseMs - job.dueAt));
       if (jobs.length > 0) activity.delivered(name, lateness);
-      for (const ms of lateness) metrics.observeLateness(name, 'pull', ms);
+      // Lateness the queue's limit caused is reported apart from sandglass's own.
+      jobs.forEach((job, i) => (job.heldByLimit ? metrics.observeLimitedLateness(name, 'pull', lateness[i] as number) : metrics.observeLateness(name, 'pull', lateness[i] as number)));
       // A schedule tick's first start, from its tick time (a caught-up tick falls due after it).
       for (const job of jobs) if (job.schedule && job.attempt === 1) metrics.observeTickLateness(name, 'pull', job.leaseUntilAt - leaseMs - job.schedule.tickAt);
       return { jobs };
