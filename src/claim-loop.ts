@@ -78,7 +78,7 @@ export interface ClaimLoopOptions {
   readonly maxAttempts: number;
   readonly safetyIntervalMs: number;
   readonly clock: () => number;
-  /** How claims are shared between the queues (see QueuePriority); without it, partitions take turns. */
+  /** How claims are shared between the queues (see QueuePriority); without it (one queue), its partitions take turns. */
   readonly priority?: QueuePriority | undefined;
 }
 

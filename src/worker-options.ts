@@ -54,7 +54,7 @@ export interface WorkerOptions {
    * up to `(concurrency + prefetch) / 2` jobs). Every queue with due work gets its share, however
    * small its weight; a queue with nothing due leaves its share to the others. Integers from 1 to
    * 1000, by queue name; a queue not named has weight 1. Not with `strictPriority`.
-   * Default: the queues' partitions take turns, one claim each.
+   * Default: equal weights (each queue the same share, whatever its partition count).
    * @example new Worker(['urgent', 'bulk'], handler, { connection, weights: { urgent: 6 } })
    */
   weights?: Record<string, number>;
@@ -162,7 +162,9 @@ function resolvePriority(names: readonly string[], weights: unknown, strictPrior
   if (strictPriority !== undefined && typeof strictPriority !== 'boolean') {
     throw new ValidationError(`Expected \`strictPriority\` to be true or false, got ${describe(strictPriority)}`);
   }
-  if (weights === undefined) return strictPriority === true && names.length > 1 ? { strict: true } : undefined;
+  // Several queues without either: equal shares per queue (otherwise their partitions would take
+  // turns, and a queue of 3 partitions would get 3 times the claims of a queue of 1).
+  if (weights === undefined) return names.length < 2 ? undefined : strictPriority === true ? { strict: true } : { weights: names.map(() => 1) };
   if (strictPriority === true) {
     throw new ValidationError('Give either `weights` or `strictPriority: true`, not both: weights share the claims between the queues, strict priority serves a queue only when those before it have nothing due');
   }

@@ -131,6 +131,22 @@ describe('Worker weights', () => {
     });
   }
 
+  it('without weights, gives queues equal shares whatever their partition counts (3 partitions against 1, concurrency 50)', async () => {
+    const first = uniqueQueue('wide');
+    const second = uniqueQueue('narrow');
+    await fill(queue(first, 3), 2_000, 'a');
+    await fill(queue(second, 1), 2_000, 'b');
+    const order: string[] = [];
+    const enough = gate();
+    const worker = new Worker([first, second], (job: Job<unknown>) => {
+      order.push(job.queue);
+      if (order.length === 350) enough.open();
+    }, { connection: redis.url, concurrency: 50 });
+    await enough.wait;
+    await worker.close();
+    assertShare(shareOf(order.slice(0, 350), first), 0.5, first);
+  });
+
   it('holds the share with slower handlers, where the prefetch is what the shares are cut from', async () => {
     const { order, first } = await startsUnderWeights([6, 1], { handlerTurns: 20, concurrency: 20 });
     assertShare(shareOf(order, first), 6 / 7, first);
