@@ -39,22 +39,22 @@ export function mergeLimits(current: QueueLimits, input: LimitsInput): QueueLimi
   return next;
 }
 
-function resolveRate(rate: unknown): { max: number; per: number } {
+/**
+ * A rate `{ max, per }`: at most `max` (1-100,000) starts in any window of `per` (ms or a duration
+ * text, 1 ms to 1 day). The rule of a queue's `rate` limit and of a webhook binding's `rate`.
+ * `name` is the option the messages name.
+ */
+export function resolveRate(rate: unknown, name = 'rate'): { max: number; per: number } {
   if (typeof rate !== 'object' || rate === null || Array.isArray(rate)) {
-    throw new ValidationError(`Expected \`rate\` to be { max, per } (such as { max: 100, per: '1s' }) or null, got ${describe(rate)}`);
+    throw new ValidationError(`Expected \`${name}\` to be { max, per } (such as { max: 100, per: '1s' }), got ${describe(rate)}`);
   }
-  assertOptions('`rate`', rate, ['max', 'per']);
+  assertOptions(`\`${name}\``, rate, ['max', 'per']);
   const { max, per } = rate as { max?: unknown; per?: unknown };
-  assertInteger('rate.max', max, 1, MAX_RATE);
-  if (per === undefined) throw new ValidationError('`rate.per` is missing: the window, such as \'1s\' or 60000');
-  const perMs = toDelayMs(per, 'rate.per');
+  assertInteger(`${name}.max`, max, 1, MAX_RATE);
+  if (per === undefined) throw new ValidationError(`\`${name}.per\` is missing: the window, such as '1s' or 60000`);
+  const perMs = toDelayMs(per, `${name}.per`);
   if (perMs < 1 || perMs > MAX_RATE_WINDOW_MS) {
-    throw new ValidationError(`Expected \`rate.per\` to be from 1 ms to 1 day (${MAX_RATE_WINDOW_MS} ms), got ${describe(per)}`);
+    throw new ValidationError(`Expected \`${name}.per\` to be from 1 ms to 1 day (${MAX_RATE_WINDOW_MS} ms), got ${describe(per)}`);
   }
   return { max, per: perMs };
-}
-
-/** Whether the limits hold claims back (rate or concurrency): only then do claims go through the limiter. */
-export function limitsClaims(limits: QueueLimits): boolean {
-  return limits.rate !== undefined || limits.concurrency !== undefined;
 }

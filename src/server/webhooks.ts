@@ -16,13 +16,13 @@ import {
   assertInteger,
   defaultLogger,
   isQueueName,
-  parseDuration,
   type ConnectionOption,
   type Duration,
   type Job,
   type Logger,
 } from '../index.js';
 import { SlidingWindow, type Rate } from './rate-window.js';
+import { resolveRate } from '../limits.js';
 import { MIN_SECRET_LENGTH, signPayload } from './signature.js';
 
 export { signPayload, verifySignature, DEFAULT_TOLERANCE_SECONDS, type VerifyOptions } from './signature.js';
@@ -94,7 +94,6 @@ type ResolvedBinding = Required<Omit<WebhookBinding, 'rate'>> & { readonly rate:
 
 const DEFAULTS = { concurrency: 10, timeoutMs: 10_000, maxAttempts: 5 };
 const FIELDS = ['queue', 'url', 'secret', 'concurrency', 'rate', 'timeoutMs', 'maxAttempts'];
-const RATE_FIELDS = ['max', 'per'];
 /** Bytes of an answer read at most: enough for the error message, and to reuse the connection. */
 const MAX_ANSWER_BYTES = 16 * 1024;
 const ERROR_BODY_CHARS = 200;
@@ -366,23 +365,10 @@ function resolveBinding(value: unknown, where: string): ResolvedBinding {
   return { queue, url: target.href, secret, concurrency, rate, timeoutMs, maxAttempts, origin: target.origin, https: target.protocol === 'https:' };
 }
 
-/** `{ max, per }`: 1 to 100,000 starts per 1 ms to 1 day (`per` in ms or as a duration text). */
+/** The binding's `rate`, by the same rule as a queue's `rate` limit (limits.ts). */
 function toRate(value: unknown, name: string): Rate {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ValidationError(`Expected ${name} to be an object { max, per }, e.g. { max: 100, per: '1s' }`);
-  const rate = value as Record<string, unknown>;
-  const unknown = Object.keys(rate).find(key => !RATE_FIELDS.includes(key));
-  if (unknown !== undefined) throw new ValidationError(`${name} has an unknown field \`${unknown.slice(0, 40)}\` (known: ${RATE_FIELDS.join(', ')})`);
-  assertInteger(`${name}.max`, rate.max, 1, 100_000);
-  let perMs = rate.per;
-  if (typeof perMs === 'string') {
-    try {
-      perMs = parseDuration(perMs);
-    } catch (error) {
-      throw new ValidationError(`\`${name}.per\`: ${(error as Error).message}`);
-    }
-  }
-  assertInteger(`${name}.per`, perMs, 1, 86_400_000);
-  return { max: rate.max, perMs };
+  const { max, per } = resolveRate(value, name);
+  return { max, perMs: per };
 }
 
 /** Parses an absolute http(s) URL. `user:password@` in it is sent as Basic authentication. */
