@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { formatInZone, formatSchedule, formatScheduleList, toScheduleSpec } from '../src/cli/schedules.js';
 import type { ScheduleInfo } from '../src/index.js';
-import { runCli, type CliRun } from './helpers/cli.js';
+import { runCli, runCliJson, type CliRun } from './helpers/cli.js';
 import { uniqueQueue, useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -15,10 +15,8 @@ function cli(args: string[]): Promise<CliRun> {
 }
 
 /** Runs the CLI with --json; stdout must be exactly one JSON document. */
-async function json(args: string[]): Promise<{ code: number; body: any; stderr: string }> { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const run = await cli(['--json', ...args]);
-  assert.equal(run.stdout.trim().split('\n').length, 1, `one JSON line on stdout, got: ${run.stdout}`);
-  return { code: run.code, body: JSON.parse(run.stdout), stderr: run.stderr };
+function json(args: string[]): ReturnType<typeof runCliJson> {
+  return runCliJson(redis.url, args);
 }
 
 /**

@@ -27,3 +27,11 @@ export function runCli(redisUrl: string, args: readonly string[], input = ''): P
     child.stdin.end(input);
   });
 }
+
+/** Runs the CLI with `--json`; stdout must be exactly one JSON document, parsed as `body`. */
+export async function runCliJson(redisUrl: string, args: readonly string[]): Promise<{ code: number; body: any; stderr: string }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const run = await runCli(redisUrl, ['--json', ...args]);
+  const lines = run.stdout.trim().split('\n');
+  if (lines.length !== 1) throw new Error(`Expected one JSON line on stdout, got: ${run.stdout}`);
+  return { code: run.code, body: JSON.parse(run.stdout), stderr: run.stderr };
+}
