@@ -119,6 +119,23 @@ describe('rate', () => {
     });
   }
 
+  it('with a concurrency limit too, the rate is used to the full: each limit that ran out says when it has room again', async () => {
+    const q = queue(uniqueQueue('rate-conc'));
+    await q.setLimits({ rate: { max: 10, per: '1s' }, concurrency: 2 });
+    await fill(q, 20);
+    const starts: number[] = [];
+    const began = Date.now();
+    worker(q.name, async () => {
+      starts.push(Date.now());
+      await sleep(20);
+    });
+    await waitFor(() => starts.length === 20, 15_000, '20 starts');
+    const tookMs = Math.max(...starts) - began;
+    assert.ok(busiestWindow(starts, 1_000) <= 11, `busiest 1 s window: ${busiestWindow(starts, 1_000)}`);
+    // 20 starts at 10/s: the last ~1.9 s after the first; waiting out a window per token would take 10 s.
+    assert.ok(tookMs >= 1_700 && tookMs < 4_000, `drained in ${tookMs} ms`);
+  });
+
   it('a refused worker sleeps until a token is due: no polling storm', async () => {
     const q = queue(uniqueQueue('rate-sleep'));
     await q.setLimits({ rate: { max: 2, per: 2_000 } });

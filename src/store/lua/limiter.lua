@@ -81,36 +81,41 @@ if op == 'acquire' then
   local limits = rcall('HMGET', metaKey, 'rateMax', 'ratePer', 'concurrency', 'limitedAt')
   local rateMax, ratePer, concurrency = tonumber(limits[1]), tonumber(limits[2]), tonumber(limits[3])
   local kinds = (rateMax and 1 or 0) + (concurrency and 2 or 0)
+  -- Each limit grants what it has room for now; the grant is the least of them. When the caller
+  -- gets fewer than it asked for, retryAt is when every limit that ran out has room again.
   local free, retryAt = want, -1
-  local paceFrom, interval
+  local paceFrom, interval, logRoom, slotRoom
   if rateMax then
     -- A start at t counts in every window (now - ratePer, now]: those at or before now - ratePer are out.
     rcall('ZREMRANGEBYSCORE', startsKey, '-inf', now - ratePer)
-    local room = rateMax - rcall('ZCARD', startsKey)
-    if room < free then
-      free = math.max(room, 0)
-      local oldest = rcall('ZRANGE', startsKey, '0', '0', 'WITHSCORES')[2]
-      if oldest then retryAt = tonumber(oldest) + ratePer end
-    end
+    logRoom = math.max(rateMax - rcall('ZCARD', startsKey), 0)
+    free = math.min(free, logRoom)
     interval = ratePer / rateMax
     paceFrom = math.max(tonumber(rcall('HGET', metaKey, 'rateNext')) or 0, now - ratePer / 20)
-    local paced = paceFrom <= now and math.floor((now - paceFrom) / interval) + 1 or 0
-    if paced < free then
-      free = paced
-      local at = paceFrom + paced * interval
-      if at > retryAt then retryAt = math.ceil(at) end
-    end
+    free = math.min(free, paceFrom <= now and math.floor((now - paceFrom) / interval) + 1 or 0)
   end
   if concurrency then
     rcall('ZREMRANGEBYSCORE', slotsKey, '-inf', now)
-    local room = concurrency - rcall('ZCARD', slotsKey)
-    if room < free then
-      free = math.max(room, 0)
+    slotRoom = math.max(concurrency - rcall('ZCARD', slotsKey), 0)
+    free = math.min(free, slotRoom)
+  end
+  if free < want and kinds > 0 then
+    if rateMax then
+      -- The pace's next grant after this one, and, if this one fills the log, its oldest entry's leaving.
+      retryAt = math.ceil(paceFrom + free * interval)
+      if logRoom - free <= 0 then
+        local oldest = rcall('ZRANGE', startsKey, '0', '0', 'WITHSCORES')[2]
+        -- (this grant's first entry, if the log was empty)
+        local at = (oldest and tonumber(oldest) or math.floor(paceFrom)) + ratePer
+        if at > retryAt then retryAt = at end
+      end
+    end
+    if concurrency and slotRoom - free <= 0 then
       -- The first slot's lease ends, or a second from now: a freed slot's message is the wake-up, and
       -- this bounds the wait should one be missed.
       local first = rcall('ZRANGE', slotsKey, '0', '0', 'WITHSCORES')[2]
       local at = math.min(first and tonumber(first) or now, now + 1000)
-      if retryAt == -1 or at > retryAt then retryAt = at end
+      if at > retryAt then retryAt = at end
     end
   end
   if free > 0 and kinds > 0 then
