@@ -288,7 +288,7 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     child.stderr.on('data', chunk => (output += String(chunk)));
     const exited = new Promise<number | null>(resolve => child.on('close', code => resolve(code)));
     try {
-      await waitFor(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(output), 15_000, 'the service to listen');
+      await waitFor(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(output), 30_000, 'the service to listen');
       const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] as string;
       const health = await fetch(`${url}/healthz`);
       assert.equal(health.status, 200);

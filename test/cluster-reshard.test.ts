@@ -181,7 +181,7 @@ async function underLoad(name: string, connection: Cluster, moves: (context: Mov
   const producers = [produce(), produce()];
   try {
     await worker.waitUntilReady();
-    await waitFor(() => deliveries.size > 1_000, 15_000, 'load before the move');
+    await waitFor(() => deliveries.size > 1_000, 30_000, 'load before the move');
     const progressOnMoved = async (what: string) => {
       const from = doneInMoved;
       await waitFor(() => doneInMoved > from + 200, 15_000, what);

@@ -177,8 +177,11 @@ describe('failover', () => {
       assert.ok(lost.length <= added.size * 0.05, `${lost.length} of ${added.size} acknowledged adds lost`);
       // A dead master holds back only its own partitions: the others pause once, for the patience of
       // the claims that were on their way to it when it died (0.5 s; 0.48-0.61 s measured), far below
-      // the failover itself (3-4.5 s). The bound leaves room for a loaded machine.
-      for (const { partition, gapMs } of gaps) assert.ok(gapMs <= GAP_BOUND_MS, `partition ${partition} (healthy master) paused ${gapMs} ms during the failover`);
+      // the failover itself (3-4.5 s). The bound leaves room for a loaded machine (two test suites at
+      // once measured 1.9-2.0 s against a 4.5 s failover): half the failover, at least GAP_BOUND_MS;
+      // partitions held back by the dead master would pause as long as the failover.
+      const gapBoundMs = Math.max(GAP_BOUND_MS, resumedMs / 2);
+      for (const { partition, gapMs } of gaps) assert.ok(gapMs <= gapBoundMs, `partition ${partition} (healthy master) paused ${gapMs} ms during a ${resumedMs} ms failover`);
       await victim.restart(); // rejoins as a replica
     } finally {
       adding = false;

@@ -448,9 +448,12 @@ describe('SlidingWindow (a binding rate)', () => {
     aborted.abort('gone');
     await Promise.all(waits);
     assert.deepEqual(starts.map(start => start.index), [0, 1, 2, 3, 5, 6, 7]);
+    // Stamped when each promise's callback ran, a little after the limiter recorded the start (the
+    // first three resolve at once but run their callbacks only after this loop): 5 ms of slack for
+    // that under load; a limiter letting a 4th start into a window would show a gap near 0.
     for (let i = 3; i < starts.length; i++) {
       const gap = (starts[i] as { at: number }).at - (starts[i - 3] as { at: number }).at;
-      assert.ok(gap >= 199, `start ${i} came ${gap} ms after start ${i - 3}: 4 starts in one window`);
+      assert.ok(gap >= 195, `start ${i} came ${gap} ms after start ${i - 3}: 4 starts in one window`);
     }
     assert.equal(limiter.waiting, 0);
   });
