@@ -251,7 +251,7 @@ export class Queue<T = unknown> {
       total.completed += part.completed;
       if (part.limitedAt !== -1 && part.limitedAt > part.now - LIMITED_RECENTLY_MS) heldBack = true;
     }
-    // Ready jobs of a queue whose limit refused a claim just now wait on the limit, not on a worker.
+    // Ready jobs of a queue whose limit has no room now, or held work back just now, wait on the limit.
     if (heldBack) total.limited = total.ready;
     return total;
   }

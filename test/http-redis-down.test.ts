@@ -20,7 +20,9 @@ describe('HTTP with Redis gone', () => {
     const started = Date.now();
     const ready = await api.call('GET', '/readyz');
     assert.deepEqual([ready.status, ready.body.error.code], [503, 'NOT_READY']);
-    assert.ok(Date.now() - started < 1_500, `readyz answered in ${Date.now() - started} ms`);
+    // Its probe gives up after READY_TIMEOUT_MS (1 s); the rest is a loaded machine's scheduling
+    // (1.6 s measured with two test suites at once). Far below the 3 s call timeout it must not wait for.
+    assert.ok(Date.now() - started < 2_500, `readyz answered in ${Date.now() - started} ms`);
     assert.equal((await api.call('GET', '/healthz')).status, 200);
 
     const [add, metrics] = await Promise.all([api.call('POST', '/v1/queues/down/jobs', { payload: 2 }), api.call('GET', '/metrics')]);

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { decodeClaimed, decodeKept, decodeRecord } from './record.js';
-import { claimMemoKey, partitionKeys, type PartitionKeys } from './keys.js';
+import { claimMemoKey, limiterKeys, partitionKeys, type PartitionKeys } from './keys.js';
 import { runScript, runScriptAndWait, type ScriptName } from './scripts.js';
 import type { CancelResult, JobState, RescheduleResult } from '../types.js';
 import type { Due } from '../validate.js';
@@ -192,7 +192,11 @@ export class PartitionStore implements PartitionStorage {
   }
 
   async stats(): Promise<PartitionStats> {
-    const reply = (await this.#run('stats', [])) as [number, number, number, number, number, number, number, number, ...string[]];
+    // Partition 0 holds the queue's limiter: its stats also say whether a limit has no room now.
+    const limiter = this.partition === 0 ? limiterKeys(this.prefix, this.queue) : undefined;
+    const reply = (limiter
+      ? await runScript(this.redis, 'stats', this.keys, ['1'], [limiter.starts, limiter.slots])
+      : await this.#run('stats', [])) as [number, number, number, number, number, number, number, number, ...string[]];
     const counters: Record<string, number> = {};
     for (let i = 8; i < reply.length; i += 2) counters[reply[i] as string] = Number(reply[i + 1]);
     // stats.lua counts all waiting jobs and the ready ones among them.

@@ -15,8 +15,8 @@
   Rate is two rules. The log is the guarantee: no window of `ratePer` ms, wherever it lies, holds
   more than `rateMax` grants. The pace spreads them: grants are due one every ratePer / rateMax ms
   (`rateNext`: when the next one is), and grants missed while nobody asked are caught up for at most
-  a twentieth of the window, all at once (so a window measured where the handlers start holds at
-  most ~5% more than `rateMax`, even when such a bunch lands right after its edge).
+  a fortieth of the window, all at once (so a window measured where the handlers start holds at
+  most ~2.5% more than `rateMax`, even when such a bunch lands right after its edge).
   Without the pace, a full window's tokens would be granted in one burst as the window opens, and
   every later window would repeat the burst: the starts those tokens lead to, a few ms after each
   grant, could then put two bursts into one window measured at the handlers.
@@ -91,7 +91,7 @@ if op == 'acquire' then
     logRoom = math.max(rateMax - rcall('ZCARD', startsKey), 0)
     free = math.min(free, logRoom)
     interval = ratePer / rateMax
-    paceFrom = math.max(tonumber(rcall('HGET', metaKey, 'rateNext')) or 0, now - ratePer / 20)
+    paceFrom = math.max(tonumber(rcall('HGET', metaKey, 'rateNext')) or 0, now - ratePer / 40)
     free = math.min(free, paceFrom <= now and math.floor((now - paceFrom) / interval) + 1 or 0)
   end
   if concurrency then
