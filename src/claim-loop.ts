@@ -242,8 +242,13 @@ export class ClaimLoop {
    * and none of its partitions before the limiter has a token (the timer wakes for it, see #armTimer).
    */
   #limitHolds(source: ClaimSource, now = this.serverNow()): boolean {
+    return this.#limitAwaitsEvent(source) || (source.limiter.active && now < source.limiter.blockedUntil);
+  }
+
+  /** Whether a limited queue's claim waits for an event, not a time: its claim's reply or a finished handler (both pump again). */
+  #limitAwaitsEvent(source: ClaimSource): boolean {
     const { limiter } = source;
-    return limiter.active && (limiter.busy || this.#host.idle() <= 0 || now < limiter.blockedUntil);
+    return limiter.active && (limiter.busy || this.#host.idle() <= 0);
   }
 
   /** When the source may claim next: its due time, or later while the queue's limiter has no token. */
@@ -508,7 +513,7 @@ export class ClaimLoop {
     if (this.#claimable(this.#freeJobs())) {
       const heldBackUntil = this.#options.priority !== undefined && this.#anyInFlight() ? now : Number.NEGATIVE_INFINITY;
       for (const source of this.sources) {
-        if (source.inFlight > 0 || (source.limiter.active && (source.limiter.busy || this.#host.idle() <= 0))) continue;
+        if (source.inFlight > 0 || this.#limitAwaitsEvent(source)) continue;
         const at = this.#claimableAt(source);
         if (at > heldBackUntil) next = Math.min(next, at);
       }
