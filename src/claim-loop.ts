@@ -142,6 +142,8 @@ export class ClaimLoop {
   /** Local time the armed timer fires at. */
   #timerAt = 0;
   #stopped = false;
+  /** Claims in flight (stop() waits for them). */
+  readonly #claims = new Set<Promise<void>>();
 
   constructor(connection: ConnectionLease, host: ClaimHost, options: ClaimLoopOptions) {
     this.#connection = connection;
@@ -192,12 +194,23 @@ export class ClaimLoop {
     for (const source of this.sources) this.#onWake(source, Number.NaN);
   }
 
-  /** Stops claiming and unsubscribes. Claims in flight hand back what they bring. */
+  /**
+   * Stops claiming and unsubscribes, then waits for the claims in flight: they hand back what they
+   * bring, before the caller lets the connection go (else those jobs would wait out their lease).
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearTimeout(this.#timer);
     const unlisteners = await Promise.allSettled(this.#unlisteners);
     await Promise.all(unlisteners.map(result => (result.status === 'fulfilled' ? result.value() : undefined)));
+    await Promise.allSettled(this.#claims);
+  }
+
+  /** Sends a claim (#claim), remembered until it settled so that stop() can wait for it. */
+  #send(source: ClaimSource, limit: number, group?: QueueGroup): void {
+    const claim = this.#claim(source, limit, group);
+    this.#claims.add(claim);
+    void claim.finally(() => this.#claims.delete(claim));
   }
 
   /** Now on the Redis server's clock, as last seen from here. */
@@ -300,7 +313,7 @@ export class ClaimLoop {
         const free = this.#freeJobs();
         if (!this.#claimable(free)) break;
         if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1) || this.#limitHolds(source, now)) continue;
-        void this.#claim(source, Math.min(free, perClaim));
+        this.#send(source, Math.min(free, perClaim));
         sent = true;
       }
     }
@@ -344,7 +357,7 @@ export class ClaimLoop {
         const limit = Math.min(this.#freeJobs(), group.share * unit);
         if (limit <= 0) break;
         group.pass += limit / unit / group.weight;
-        void this.#claim(source, limit, group);
+        this.#send(source, limit, group);
       }
     }
   }
