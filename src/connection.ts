@@ -1,4 +1,4 @@
-import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { ValidationError } from './errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, setCallTimeout } from './store/scripts.js';
 import type { ConnectionOption, Logger } from './types.js';
@@ -12,6 +12,26 @@ const OWNED_DEFAULTS: RedisOptions = {
   // Measured: ioredis auto-pipelining slows script-heavy workloads on loopback; sandglass batches itself.
   enableAutoPipelining: false,
 };
+
+/** What {@link openClient} opens: one Redis by URL, a Cluster from seed nodes, or a Redis by options (Sentinel). */
+export type ClientSpec =
+  | { readonly kind: 'url'; readonly url: string; readonly options: RedisOptions }
+  | { readonly kind: 'cluster'; readonly nodes: readonly { host: string; port: number }[]; readonly redisOptions: RedisOptions }
+  | { readonly kind: 'options'; readonly options: RedisOptions };
+
+/**
+ * Opens a client for a caller that owns it (the CLI, the service) and passes it to its queues as
+ * `connection`, with sandglass's defaults under the caller's options. Not shared by this module:
+ * sharing is by object identity, and closing is the owner's.
+ */
+export function openClient(spec: ClientSpec): Redis | Cluster {
+  if (spec.kind === 'url') return new Redis(spec.url, { ...OWNED_DEFAULTS, ...spec.options });
+  if (spec.kind === 'options') return new Redis({ ...OWNED_DEFAULTS, ...spec.options });
+  return new Cluster(
+    spec.nodes.map(node => ({ ...node })),
+    { enableAutoPipelining: OWNED_DEFAULTS.enableAutoPipelining, redisOptions: { maxRetriesPerRequest: OWNED_DEFAULTS.maxRetriesPerRequest, ...spec.redisOptions } },
+  );
+}
 
 interface Shared {
   readonly client: Redis | Cluster;

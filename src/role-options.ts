@@ -31,8 +31,16 @@ export function resolveSharedOptions(role: string, options: SharedOptions, known
   if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
   const prefix = options.prefix ?? 'sg';
   assertQueueName(prefix);
-  if (options.partitions !== undefined) assertInteger('partitions', options.partitions, 1, MAX_PARTITIONS);
+  if (options.partitions !== undefined) assertPartitions(options.partitions);
   return { connection: options.connection, prefix, logger: resolveLogger(options.logger), partitions: options.partitions };
+}
+
+/**
+ * The one rule for a partition count (the `partitions` option, and the CLI's and service's
+ * `--partitions` / SANDGLASS_PARTITIONS): an integer from 1 to {@link MAX_PARTITIONS}.
+ */
+export function assertPartitions(value: unknown, name = 'partitions'): asserts value is number {
+  assertInteger(name, value, 1, MAX_PARTITIONS);
 }
 
 /** Default attempts of a job that does not set its own `maxAttempts`. */

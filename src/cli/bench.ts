@@ -50,7 +50,7 @@ export function registerBenchCommand(program: Command, cli: Cli): void {
       if (flags.local) {
         server = await startLocalRedis({ appendOnly: false });
       } else {
-        assertLoopback(cli.redisUrl);
+        assertLoopback(benchUrl(cli));
         await cli.queueNames(); // fails fast with a clear message when Redis is not there
       }
       // Never leave a private redis-server behind: not on an error, not on Ctrl-C.
@@ -60,7 +60,7 @@ export function registerBenchCommand(program: Command, cli: Cli): void {
       process.once('SIGINT', interrupt);
       process.once('SIGTERM', interrupt);
       try {
-        const url = server?.url ?? cli.redisUrl;
+        const url = server?.url ?? benchUrl(cli);
         const label = server ? `${server.url} (private, no AOF)` : `${redactUrl(url)}, prefix ${BENCH_PREFIX}`;
         cli.note(`bench: ${flags.jobs} jobs, concurrency ${flags.concurrency}, Redis ${label}`);
         const result = await runBench(cli, url, server ? 'local' : redactUrl(url), flags);
@@ -72,6 +72,13 @@ export function registerBenchCommand(program: Command, cli: Cli): void {
         await server?.stop();
       }
     });
+}
+
+/** The single Redis bench runs on: a cluster or sentinels are refused, as a remote Redis is. */
+function benchUrl(cli: Cli): string {
+  const { url, description } = cli.redisTarget;
+  if (url === undefined) throw new ValidationError(`bench runs only against a single Redis on this machine, not a ${description}; use --local for a private one`);
+  return url;
 }
 
 function assertLoopback(url: string): void {

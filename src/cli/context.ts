@@ -4,27 +4,19 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULT_DATA_DIR, readDataFolderOwner } from '../data-folder.js';
 import { ConflictError, ConnectionError, NotFoundError, PayloadTooLargeError, Queue, SandglassError, ValidationError, listQueues, type Logger } from '../index.js';
-import { redactUrl } from '../redact-url.js';
+import { REDIS_SETTINGS, resolveRedisSettings, type OpenedRedis, type RedisSettingName, type RedisSettings, type RedisTarget } from '../redis-target.js';
 import { printable } from './format.js';
 
 /** Exit codes a script can rely on. Listed in `sandglass --help` and docs/cli.md. */
 export const EXIT = { ok: 0, failure: 1, usage: 2, notFound: 3, conflict: 4, partial: 5 } as const;
 
 /**
- * Used when neither `--redis` nor REDIS_URL is given and no `sandglass serve` runs on the data folder
+ * Used when no Redis setting is given and no `sandglass serve` runs on the data folder
  * (`serve` itself then runs its own Redis).
  */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
-/** The Redis a command talks to, and why that one. */
-export interface RedisTarget {
-  url: string;
-  /** Where the URL came from, for the note printed in human output. */
-  from: string;
-}
-
 export interface GlobalOptions {
-  redis?: string;
   dataDir?: string;
   prefix: string;
   json?: boolean;
@@ -46,9 +38,14 @@ const stderrLogger: Logger = {
   error: message => process.stderr.write(`sandglass: ${message.replace(/^sandglass: /, '')}\n`),
 };
 
+/** A Redis setting that is wrong or contradicts another: a usage error (exit 2, ERR_USAGE). */
+export class RedisSettingsError extends Error {}
+
 /** The state of one invocation, handed to every command group. */
 export class Cli {
+  #settings: RedisSettings | undefined;
   #target: RedisTarget | undefined;
+  #redis: OpenedRedis | undefined;
   #announced = false;
 
   constructor(readonly program: Command) {}
@@ -62,26 +59,57 @@ export class Cli {
     return this.options.json === true || process.argv.includes('--json');
   }
 
-  get redisUrl(): string {
-    return this.redisTarget.url;
-  }
-
   /**
-   * Which Redis: `--redis`, else REDIS_URL, else the private Redis of a `sandglass serve` that runs
-   * on the data folder (its owner record names it, see data-folder.ts), else {@link DEFAULT_REDIS_URL}.
+   * Which Redis: the Redis settings (`--redis`, `--cluster`, `--sentinels` or their variables, see
+   * redis-target.ts), else the private Redis of a `sandglass serve` that runs on the data folder
+   * (its owner record names it, see data-folder.ts), else {@link DEFAULT_REDIS_URL}.
+   * @throws {RedisSettingsError} a setting is malformed or contradicts another.
    */
   get redisTarget(): RedisTarget {
-    this.#target ??= this.#findRedis();
+    this.#target ??= this.#settle().target as RedisTarget;
     return this.#target;
   }
 
-  #findRedis(): RedisTarget {
-    const { redis } = this.options;
-    if (redis !== undefined && redis !== '') return { url: redis, from: this.program.getOptionValueSource('redis') === 'env' ? 'REDIS_URL' : '--redis' };
+  /** `--partitions` / SANDGLASS_PARTITIONS: the partition count of queues this invocation creates. */
+  get partitions(): number | undefined {
+    return this.#settle().partitions;
+  }
+
+  #settle(): RedisSettings {
+    if (this.#settings) return this.#settings;
+    // Flags given on the command line; the module reads the variables itself (and knows which wins).
+    const flags: Partial<Record<RedisSettingName, string>> = {};
+    for (const setting of REDIS_SETTINGS) {
+      const key = camel(setting.flag);
+      if (this.program.getOptionValueSource(key) === 'cli') flags[setting.name] = this.program.getOptionValue(key) as string;
+    }
+    try {
+      this.#settings = resolveRedisSettings(flags, process.env, this.#fallback());
+    } catch (error) {
+      if (error instanceof ValidationError) throw new RedisSettingsError(error.message);
+      throw error;
+    }
+    return this.#settings;
+  }
+
+  #fallback(): { url: string; from: string } {
     const dir = resolve(this.options.dataDir || DEFAULT_DATA_DIR);
     const owner = readDataFolderOwner(dir);
     if (owner?.redis) return { url: owner.redis.url, from: `private redis-server of sandglass serve pid ${owner.pid}, data in ${dir}` };
-    return { url: DEFAULT_REDIS_URL, from: `default: no --redis, REDIS_URL or sandglass serve running on ${dir}` };
+    return { url: DEFAULT_REDIS_URL, from: `default: no --redis, --cluster, --sentinels, their variables or sandglass serve running on ${dir}` };
+  }
+
+  /** The one client of this invocation, opened on first use; every queue shares it. Closed by {@link close}. */
+  get redis(): OpenedRedis {
+    this.#redis ??= this.redisTarget.open();
+    return this.#redis;
+  }
+
+  /** Closes the invocation's client, if one was opened; never waits long on an unreachable Redis. */
+  async close(): Promise<void> {
+    const redis = this.#redis;
+    this.#redis = undefined;
+    if (redis) await closeWithin(redis, 1_000);
   }
 
   get logger(): Logger {
@@ -102,17 +130,20 @@ export class Cli {
     process.stderr.write(`${printable(message)}\n`);
   }
 
-  /** A queue on the global --redis and --prefix. Queues of one process share one connection. */
-  openQueue(name: string): Queue {
-    return new Queue(name, { connection: this.redisUrl, prefix: this.options.prefix, logger: this.logger });
+  /**
+   * A queue on the invocation's client and --prefix. `create`: the queue may not exist yet, so it
+   * gets --partitions (a queue that exists keeps its own count; asking it for another would be a conflict).
+   */
+  openQueue(name: string, create = false): Queue {
+    const partitions = create ? this.partitions : undefined;
+    return new Queue(name, { connection: this.redis.client, prefix: this.options.prefix, logger: this.logger, ...(partitions === undefined ? {} : { partitions }) });
   }
 
-  /** Opens the queue, checks that Redis answers, runs `work`, closes the queue. */
+  /** Checks that Redis answers, opens the queue, runs `work`, closes the queue (not the client). */
   async withQueue<R>(name: string, work: (queue: Queue) => Promise<R>): Promise<R> {
-    const queue = this.openQueue(name);
+    const names = await this.queueNames();
+    const queue = this.openQueue(name, !names.includes(name));
     try {
-      // The probe shares the queue's connection (same URL), so the queue's first call finds it open.
-      await this.queueNames();
       return await work(queue);
     } finally {
       await closeWithin(queue, 1_000);
@@ -124,28 +155,50 @@ export class Cli {
    * because a Redis behind a firewall that drops packets would otherwise hang the call for minutes.
    */
   async queueNames(): Promise<string[]> {
-    const url = redactUrl(this.redisUrl);
-    if (!this.json && !this.#announced) this.note(`sandglass: Redis ${url} (${this.redisTarget.from})`);
+    const target = this.redisTarget;
+    const shown = target.description;
+    if (!this.json && !this.#announced) this.note(`sandglass: Redis ${shown} (${target.from})`);
     this.#announced = true;
+    const redis = this.redis;
     const timeoutMs = this.options.connectTimeout;
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ConnectionError(`Cannot reach Redis at ${url}: no answer within ${timeoutMs / 1000} s`)), timeoutMs);
+      timer = setTimeout(() => {
+        const last = redis.lastError();
+        reject(new ConnectionError(`Cannot reach Redis at ${shown}: no answer within ${timeoutMs / 1000} s${last ? ` (last error: ${last})` : ''}`));
+      }, timeoutMs);
     });
     try {
-      return await Promise.race([listQueues({ connection: this.redisUrl, prefix: this.options.prefix, logger: this.logger }), deadline]);
+      return await Promise.race([listQueues({ connection: redis.client, prefix: this.options.prefix, logger: this.logger }), deadline]);
     } catch (error) {
+      if (isMoved(error)) {
+        throw new RedisSettingsError(`Redis at ${shown} is a node of a Redis Cluster (it answered MOVED): give the nodes with --cluster host:port,host:port,... (or REDIS_CLUSTER_NODES) instead of --redis`);
+      }
       if (error instanceof ConnectionError && !error.message.startsWith('Cannot reach')) {
+        const last = redis.lastError();
         const reason = error.message
           .replace(/^listQueues: /, '')
           .replace(/Reached the max retries per request limit \(which is (\d+)\)\..*\)$/, 'gave up after $1 connection attempts)');
-        throw new ConnectionError(`Cannot reach Redis at ${url}: ${reason}`, { cause: error });
+        throw new ConnectionError(`Cannot reach Redis at ${shown}: ${reason}${last && !reason.includes(last) ? ` (last error: ${last})` : ''}`, { cause: error });
       }
       throw error;
     } finally {
       clearTimeout(timer);
     }
   }
+}
+
+/** `--sentinel-name` to `sentinelName`, as commander names option values. */
+function camel(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
+}
+
+/** A Redis error that says the key lives on another node of a cluster (the client is not a Cluster client). */
+function isMoved(error: unknown): boolean {
+  for (let current = error; current instanceof Error; current = (current as { cause?: unknown }).cause) {
+    if (/(^|\s)MOVED \d+ /.test(current.message)) return true;
+  }
+  return false;
 }
 
 /** Closes a queue, but never waits on an unreachable Redis for long: the process exits anyway. */

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { registerBenchCommand } from './bench.js';
 import { DEFAULT_DATA_DIR } from '../data-folder.js';
-import { Cli, DEFAULT_REDIS_URL, EXIT, ExitCode, describeError, exitCodeOf } from './context.js';
+import { REDIS_SECRETS, REDIS_SETTINGS } from '../redis-target.js';
+import { Cli, DEFAULT_REDIS_URL, EXIT, ExitCode, RedisSettingsError, describeError, exitCodeOf } from './context.js';
 import { registerDeadCommands } from './dead.js';
 import { registerFlowCommands } from './flow.js';
 import { registerImportCommand } from './import.js';
@@ -15,9 +16,11 @@ import { registerScheduleCommands } from './schedules.js';
 import { registerServeCommand } from './serve.js';
 
 const EPILOG = `
-Environment: REDIS_URL (--redis), SANDGLASS_PREFIX (--prefix), SANDGLASS_DATA_DIR (--data-dir).
-Redis: --redis, else REDIS_URL, else the private Redis of a sandglass serve running on the data
-folder, else ${DEFAULT_REDIS_URL}. Human output says which on stderr.
+Environment: each option's variable is listed beside it; a flag wins over its variable.
+Credentials (environment only): ${REDIS_SECRETS.map(secret => secret.env).join(', ')}.
+Redis: --redis <url>, --cluster <nodes> or --sentinels <nodes> --sentinel-name <name> (or their
+variables; one of them), else the private Redis of a sandglass serve running on the data folder,
+else ${DEFAULT_REDIS_URL}. Human output says which on stderr, password hidden.
 
 Exit codes:
     0  ok
@@ -44,7 +47,6 @@ export function createProgram(): { program: Command; cli: Cli } {
   program
     .description('Operate sandglass delay queues on Redis.')
     .version(version(), '-V, --version')
-    .addOption(new Option('--redis <url>', `Redis URL (default: the private Redis of a sandglass serve running on --data-dir, else ${DEFAULT_REDIS_URL}; serve: starts a private redis-server)`).env('REDIS_URL').argParser(redisUrlArgument(program)))
     .addOption(new Option('--data-dir <path>', `data folder of a running sandglass serve, whose private Redis is used without --redis / REDIS_URL (default: ${DEFAULT_DATA_DIR})`).env('SANDGLASS_DATA_DIR'))
     .addOption(new Option('--prefix <prefix>', 'key prefix').env('SANDGLASS_PREFIX').default('sg'))
     .option('--json', 'print one JSON document on stdout, errors included')
@@ -53,6 +55,12 @@ export function createProgram(): { program: Command; cli: Cli } {
     .configureOutput({ writeErr: text => void (cli.json || process.stderr.write(text)) })
     .configureHelp({ showGlobalOptions: true })
     .addHelpText('after', EPILOG);
+  // Where Redis is (redis-target.ts, shared with serve). The variables are read there: commander's
+  // .env() only shows them in the help, and values it took from them are ignored.
+  for (const setting of REDIS_SETTINGS) {
+    const fallback = setting.name === 'redis' ? ` (default: the private Redis of a sandglass serve running on --data-dir, else ${DEFAULT_REDIS_URL}; serve: starts a private redis-server)` : '';
+    program.addOption(new Option(`${setting.flag} ${setting.value}`, `${setting.description}${fallback}`).env(setting.env));
+  }
   registerJobCommands(program, cli);
   registerQueueCommands(program, cli);
   registerDeadCommands(program, cli);
@@ -71,29 +79,6 @@ function pointToOwnHelp(command: Command, path: readonly string[]): void {
   for (const sub of command.commands) pointToOwnHelp(sub, [...path, sub.name()]);
 }
 
-/**
- * The parser of `--redis` / REDIS_URL: a redis:// or rediss:// URL, else a usage error (exit 2)
- * whose message does not repeat credentials. Empty (REDIS_URL=) is left as it is: not given.
- */
-function redisUrlArgument(program: Command): (text: string) => string {
-  return text => {
-    if (text === '') return text;
-    let protocol: string | undefined;
-    try {
-      protocol = new URL(text).protocol;
-    } catch {
-      protocol = undefined;
-    }
-    if (protocol === 'redis:' || protocol === 'rediss:') return text;
-    const shown = text.includes('@') ? '(a value with credentials, not shown)' : `'${printable(text.slice(0, 100))}'`;
-    // Not an InvalidArgumentError: commander would print the value as it is, password included.
-    return program.error(`error: --redis (or REDIS_URL) must be a URL such as redis://127.0.0.1:6379 or rediss://user:password@host:6380/0, got ${shown}`, {
-      exitCode: EXIT.usage,
-      code: 'sandglass.invalidRedisUrl',
-    });
-  };
-}
-
 /** Runs the command line and returns the exit code; everything is printed by then. */
 export async function run(argv: readonly string[]): Promise<number> {
   const { program, cli } = createProgram();
@@ -102,6 +87,12 @@ export async function run(argv: readonly string[]): Promise<number> {
     return EXIT.ok;
   } catch (error) {
     if (error instanceof ExitCode) return error.code;
+    if (error instanceof RedisSettingsError) {
+      // A usage error like commander's own: ERR_USAGE, exit 2, the help hint.
+      if (cli.json) process.stdout.write(`${JSON.stringify({ error: { code: 'ERR_USAGE', message: error.message } })}\n`);
+      else process.stderr.write(`sandglass: ${printable(error.message)}\n(see 'sandglass --help' for usage)\n`);
+      return EXIT.usage;
+    }
     if (error instanceof CommanderError) {
       if (error.exitCode === 0) return EXIT.ok; // --help, --version
       const message = error.code === 'commander.help' ? 'Missing command; see sandglass --help' : error.message.replace(/^error: /, '');
@@ -113,5 +104,7 @@ export async function run(argv: readonly string[]): Promise<number> {
     if (cli.json) process.stdout.write(`${JSON.stringify({ error: described })}\n`);
     else process.stderr.write(`sandglass: ${printable(described.message)}\n`);
     return exitCodeOf(error);
+  } finally {
+    await cli.close();
   }
 }
