@@ -303,7 +303,10 @@ function readPartitions(setting: Read): number | undefined {
 /** Keeps the client's last connection error, and a listener so that ioredis does not print each one. */
 function watch(client: Redis | Cluster, cluster = false): OpenedRedis {
   let last: string | undefined;
-  client.on('error', (error: Error) => (last = error.message));
+  client.on('error', (error: Error & { lastNodeError?: Error }) => {
+    // A Cluster's "Failed to refresh slots cache." carries the reason in lastNodeError.
+    last = error.lastNodeError ? `${error.message} ${error.lastNodeError.message}` : error.message;
+  });
   // A Cluster reports a node's failure here and only a summary ("Failed to refresh slots cache") as 'error'.
   if (cluster) client.on('node error', (error: Error) => (last = error.message));
   return {

@@ -22,7 +22,8 @@ describe('serve configuration', () => {
   it('has defaults for everything: loopback, port 8080, a private Redis in ./.sandglass-data', () => {
     const config = resolveServeConfig({}, {});
     assert.deepEqual(config, {
-      redisUrl: undefined,
+      redis: undefined,
+      partitions: undefined,
       port: 8080,
       host: '127.0.0.1',
       token: undefined,
@@ -39,7 +40,7 @@ describe('serve configuration', () => {
     const env = { REDIS_URL: 'redis://db:6379', PORT: '7000', SANDGLASS_PREFIX: 'app', SANDGLASS_BODY_LIMIT: '2mb', LOG_LEVEL: 'warn', SANDGLASS_DATA_DIR: '/tmp/sg' };
     const config = parseServeConfig(['--port', '9000', '--prefix', 'other', '--body-limit', '512kb'], env);
     assert.deepEqual(
-      [config.redisUrl, config.port, config.prefix, config.bodyLimit, config.logLevel, config.dataDir],
+      [config.redis?.url, config.port, config.prefix, config.bodyLimit, config.logLevel, config.dataDir],
       ['redis://db:6379', 9000, 'other', 512 * 1024, 'warn', '/tmp/sg'],
     );
   });

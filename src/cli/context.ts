@@ -79,9 +79,9 @@ export class Cli {
     if (this.#settings) return this.#settings;
     // Flags given on the command line; the module reads the variables itself (and knows which wins).
     const flags: Partial<Record<RedisSettingName, string>> = {};
-    for (const setting of REDIS_SETTINGS) {
-      const key = camel(setting.flag);
-      if (this.program.getOptionValueSource(key) === 'cli') flags[setting.name] = this.program.getOptionValue(key) as string;
+    // A setting's name is commander's key of its flag (--sentinel-name: sentinelName).
+    for (const { name } of REDIS_SETTINGS) {
+      if (this.program.getOptionValueSource(name) === 'cli') flags[name] = this.program.getOptionValue(name) as string;
     }
     try {
       this.#settings = resolveRedisSettings(flags, process.env, this.#fallback());
@@ -174,6 +174,10 @@ export class Cli {
       if (isMoved(error)) {
         throw new RedisSettingsError(`Redis at ${shown} is a node of a Redis Cluster (it answered MOVED): give the nodes with --cluster host:port,host:port,... (or REDIS_CLUSTER_NODES) instead of --redis`);
       }
+      if (error instanceof Error && /\b(WRONGPASS|NOAUTH|NOPERM)\b/.test(error.message)) {
+        const reason = error.message.replace(/^listQueues: /, '');
+        throw new ConnectionError(`Redis at ${shown} refused the credentials: ${reason} (check the user and password in the URL, or REDIS_USERNAME / REDIS_PASSWORD)`, { cause: error });
+      }
       if (error instanceof ConnectionError && !error.message.startsWith('Cannot reach')) {
         const last = redis.lastError();
         const reason = error.message
@@ -186,11 +190,6 @@ export class Cli {
       clearTimeout(timer);
     }
   }
-}
-
-/** `--sentinel-name` to `sentinelName`, as commander names option values. */
-function camel(flag: string): string {
-  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, letter: string) => letter.toUpperCase());
 }
 
 /** A Redis error that says the key lives on another node of a cluster (the client is not a Cluster client). */

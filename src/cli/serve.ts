@@ -4,17 +4,18 @@
 // command is dispatched, and the server's own resolver applies environment variables and defaults.
 import { Option, type Command } from 'commander';
 import { SandglassError, ValidationError } from '../index.js';
+import { REDIS_SETTINGS } from '../redis-target.js';
 
 export function registerServeCommand(program: Command): void {
   const serve = program
     .command('serve')
-    .description('run the HTTP API and the dashboard; without --redis / REDIS_URL it starts and manages a private redis-server')
+    .description('run the HTTP API and the dashboard; without --redis, --cluster or --sentinels (or their variables) it starts and manages a private redis-server')
     .action(async (flags: Record<string, string | undefined>) => {
       const { resolveServeConfig, ConfigError } = await loadServer('config');
       const given: Record<string, string> = {};
       for (const [name, value] of Object.entries(flags)) if (typeof value === 'string') given[name] = value;
-      // --redis, --prefix and --data-dir are global options: take them only when given (else the server reads env and its defaults).
-      for (const name of ['redis', 'prefix', 'dataDir'] as const) {
+      // The Redis settings, --prefix and --data-dir are global options: take them only when given (else the server reads env and its defaults).
+      for (const name of [...REDIS_SETTINGS.map(setting => setting.name), 'prefix', 'dataDir'] as const) {
         if (program.getOptionValueSource(name) === 'cli') given[name] = program.getOptionValue(name) as string;
       }
       let config;

@@ -31,6 +31,8 @@ export interface AppOptions {
   connection: ConnectionOption;
   /** @default 'sg' */
   prefix?: string;
+  /** Partition count of the queues the service creates (adds, consumers); existing queues keep theirs. Default: 1. */
+  partitions?: number;
   /** Bearer token required on every route but /healthz, /readyz and the dashboard's files. Without one, only loopback Host names are served. */
   token?: string;
   /** Largest request body in bytes, refused before parsing. @default 1048576 (1 MiB) */
@@ -100,7 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }) as unknown as FastifyInstance;
 
   const logger = toLibraryLogger(app.log);
-  const pool = new QueuePool({ connection: options.connection, prefix, logger });
+  const pool = new QueuePool({ connection: options.connection, prefix, logger, partitions: options.partitions });
   const probeQueue = new Queue(PROBE_QUEUE, { connection: options.connection, prefix, logger });
   const activity = new Activity();
   const redisDown = options.redisDown ?? (() => undefined);

@@ -7,14 +7,17 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { QUEUE_NAME_RULE, SandglassError, isQueueName } from '../index.js';
+import { QUEUE_NAME_RULE, SandglassError, ValidationError, isQueueName } from '../index.js';
 import { DEFAULT_DATA_DIR } from '../data-folder.js';
+import { REDIS_SECRETS, REDIS_SETTINGS, resolveRedisSettings, type RedisSettingName, type RedisSettings, type RedisTarget } from '../redis-target.js';
 import { parseWebhookBindings, type WebhookBinding } from './webhooks.js';
 
 /** The settled configuration. */
 export interface ServeConfig {
-  /** Redis URL; undefined: start and manage a private redis-server in `dataDir`. */
-  redisUrl: string | undefined;
+  /** Where Redis is (one URL, a Cluster or Sentinel, see redis-target.ts); undefined: start and manage a private redis-server in `dataDir`. */
+  redis: RedisTarget | undefined;
+  /** Partition count of the queues the service creates (`--partitions`); undefined: 1. Existing queues keep theirs. */
+  partitions: number | undefined;
   port: number;
   host: string;
   /** Bearer token; undefined: no auth, loopback only. */
@@ -29,7 +32,10 @@ export interface ServeConfig {
   warnings: string[];
 }
 
-export type ServeOptionName = 'redis' | 'port' | 'host' | 'token' | 'tokenFile' | 'prefix' | 'dataDir' | 'bodyLimit' | 'webhooks' | 'webhooksFile' | 'logLevel';
+/** Credentials the Redis settings read from the environment only (listed in help). */
+type RedisSecretName = 'redisUsername' | 'redisPassword' | 'redisSentinelPassword';
+
+export type ServeOptionName = RedisSettingName | RedisSecretName | 'port' | 'host' | 'token' | 'tokenFile' | 'prefix' | 'dataDir' | 'bodyLimit' | 'webhooks' | 'webhooksFile' | 'logLevel';
 
 /** One setting: its flag (none for secrets), environment variable, default and meaning. */
 export interface ServeOption {
@@ -42,8 +48,22 @@ export interface ServeOption {
   description: string;
 }
 
+const SECRET_NAMES: Record<string, RedisSecretName> = { REDIS_USERNAME: 'redisUsername', REDIS_PASSWORD: 'redisPassword', REDIS_SENTINEL_PASSWORD: 'redisSentinelPassword' };
+
 export const SERVE_OPTIONS: readonly ServeOption[] = [
-  { name: 'redis', flag: '--redis', value: '<url>', env: 'REDIS_URL', default: undefined, description: 'Redis to use. Without it, a private redis-server (AOF on) is started in the data folder and stopped on exit' },
+  // Where Redis is: the settings the CLI has too, declared once in redis-target.ts.
+  ...REDIS_SETTINGS.map(setting => ({
+    name: setting.name,
+    flag: setting.flag,
+    value: setting.value,
+    env: setting.env,
+    default: undefined,
+    description:
+      setting.name === 'redis'
+        ? `Redis to use: redis://[user:password@]host:port[/db], or rediss:// for TLS. Without it (or --cluster or --sentinels), a private redis-server (AOF on) is started in the data folder and stopped on exit`
+        : setting.description.charAt(0).toUpperCase() + setting.description.slice(1),
+  })),
+  ...REDIS_SECRETS.map(secret => ({ name: SECRET_NAMES[secret.env] as RedisSecretName, flag: undefined, value: '<secret>', env: secret.env, default: undefined, description: `${secret.description.charAt(0).toUpperCase()}${secret.description.slice(1)} (not a flag: ps would show it)` })),
   { name: 'port', flag: '--port', value: '<port>', env: 'PORT', default: '8080', description: 'TCP port to listen on (0: any free port)' },
   { name: 'host', flag: '--host', value: '<address>', env: 'HOST', default: '127.0.0.1', description: 'Address to listen on. Other than loopback only with a token' },
   { name: 'token', flag: undefined, value: '<token>', env: 'SANDGLASS_TOKEN', default: undefined, description: 'Bearer token required by the API (not a flag: ps would show it). Without one the service is open and listens on loopback only' },
@@ -129,8 +149,18 @@ export function resolveServeConfig(flags: Partial<Record<ServeOptionName, string
     throw new ConfigError((error as Error).message);
   }
 
+  let redis: RedisSettings;
+  try {
+    const given: Partial<Record<RedisSettingName, string>> = {};
+    for (const setting of REDIS_SETTINGS) if (flags[setting.name] !== undefined) given[setting.name] = flags[setting.name];
+    redis = resolveRedisSettings(given, env);
+  } catch (error) {
+    throw error instanceof ValidationError ? new ConfigError(error.message) : error;
+  }
+
   return {
-    redisUrl: read('redis'),
+    redis: redis.target,
+    partitions: redis.partitions,
     port,
     host,
     token,

@@ -4,17 +4,21 @@
  * recently used idle object is closed, so requests naming many queues cannot grow memory forever.
  */
 import { ClosedError, PullConsumer, Queue, type ConnectionOption, type Logger } from '../index.js';
+import { NewQueues } from './new-queues.js';
 
 export interface PoolOptions {
   connection: ConnectionOption;
   prefix: string;
   logger: Logger;
+  /** Partition count of the queues the service creates (`--partitions`); existing ones keep theirs. Default: the library's (1). */
+  partitions?: number;
   /** @default 1000 per kind */
   maxEntries?: number;
 }
 
 interface Entry<T> {
-  item: T;
+  /** Created on first use (it may first ask Redis whether the queue exists, see NewQueues). */
+  item: Promise<T>;
   /** Calls running with this item; it is never closed under them. */
   busy: number;
 }
@@ -25,7 +29,7 @@ class Lru<T extends { close(): Promise<void> }> {
   #closed = false;
 
   constructor(
-    readonly create: (name: string) => T,
+    readonly create: (name: string) => Promise<T>,
     readonly maxEntries: number,
     readonly logger: Logger,
   ) {}
@@ -35,13 +39,22 @@ class Lru<T extends { close(): Promise<void> }> {
     let entry = this.#entries.get(name);
     if (entry) this.#entries.delete(name);
     else entry = { item: this.create(name), busy: 0 };
-    this.#entries.set(name, entry); // most recent last
+    const current = entry;
+    this.#entries.set(name, current); // most recent last
     this.#evict();
-    entry.busy += 1;
+    current.busy += 1;
     try {
-      return await run(entry.item);
+      let item: T;
+      try {
+        item = await current.item;
+      } catch (error) {
+        // Not created (Redis did not answer whether the queue exists): the next call tries again.
+        if (this.#entries.get(name) === current) this.#entries.delete(name);
+        throw error;
+      }
+      return await run(item);
     } finally {
-      entry.busy -= 1;
+      current.busy -= 1;
     }
   }
 
@@ -49,7 +62,7 @@ class Lru<T extends { close(): Promise<void> }> {
     this.#closed = true;
     const items = [...this.#entries.values()].map(entry => entry.item);
     this.#entries.clear();
-    await Promise.all(items.map(item => item.close().catch(error => this.logger.warn(`closing: ${(error as Error).message}`))));
+    await Promise.all(items.map(item => item.then(created => created.close()).catch(error => this.logger.warn(`closing: ${(error as Error).message}`))));
   }
 
   #evict(): void {
@@ -57,7 +70,7 @@ class Lru<T extends { close(): Promise<void> }> {
     for (const [name, entry] of this.#entries) {
       if (entry.busy > 0) continue;
       this.#entries.delete(name);
-      void entry.item.close().catch(() => undefined);
+      void entry.item.then(item => item.close()).catch(() => undefined);
       return;
     }
   }
@@ -70,8 +83,14 @@ export class QueuePool {
   constructor(options: PoolOptions) {
     const { connection, prefix, logger } = options;
     const max = options.maxEntries ?? 1_000;
-    this.#queues = new Lru(name => new Queue(name, { connection, prefix, logger }), max, logger);
-    this.#consumers = new Lru(name => new PullConsumer(name, { connection, prefix, logger }), max, logger);
+    const newQueues = new NewQueues({ connection, prefix, logger, partitions: options.partitions });
+    // A consumer claims from a queue that may not exist yet, and would create it: it needs the count too.
+    const partitionsOf = async (name: string) => {
+      const partitions = await newQueues.partitionsFor(name);
+      return partitions === undefined ? {} : { partitions };
+    };
+    this.#queues = new Lru(async name => new Queue(name, { connection, prefix, logger, ...(await partitionsOf(name)) }), max, logger);
+    this.#consumers = new Lru(async name => new PullConsumer(name, { connection, prefix, logger, ...(await partitionsOf(name)) }), max, logger);
   }
 
   /** Runs `run` with the Queue of `name`. */

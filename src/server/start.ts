@@ -6,11 +6,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
-import { redactUrl } from '../redact-url.js';
+import type { ConnectionOption } from '../index.js';
+import type { OpenedRedis } from '../redis-target.js';
 import { buildApp } from './app.js';
 import type { ServeConfig } from './config.js';
 import { createLogger, toLibraryLogger } from './logger.js';
 import { ManagedRedis } from './managed-redis.js';
+import { NewQueues } from './new-queues.js';
 import { WebhookDelivery } from './webhooks.js';
 
 /** A running service. */
@@ -50,6 +52,8 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   }
 
   let redis: ManagedRedis | undefined;
+  /** The one client of the service on the Redis it was given: the app, the webhooks and the pool share it. */
+  let client: OpenedRedis | undefined;
   let webhooks: WebhookDelivery | undefined;
   let app: FastifyInstance | undefined;
   const watching = new AbortController();
@@ -57,21 +61,30 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     watching.abort();
     await Promise.all([app?.close(), webhooks?.close()]);
     await redis?.stop();
+    if (client) await closeWithin(client, 2_000);
   };
   try {
-    if (config.redisUrl === undefined) {
+    let connection: ConnectionOption;
+    if (config.redis === undefined) {
       redis = await ManagedRedis.start({ dataDir: config.dataDir, log, restartDelayMs: options.redisRestartDelayMs });
       log.info({ dataDir: config.dataDir, redisPid: redis.pid, redis: redis.url }, `No REDIS_URL: started a private redis-server (AOF on) with its data in ${config.dataDir}; it stops when the service does`);
+      connection = redis.url;
+    } else {
+      client = config.redis.open();
+      connection = client.client;
     }
-    const connection = redis?.url ?? (config.redisUrl as string);
     const libraryLog = toLibraryLogger(log);
     if (config.webhooks.length > 0) {
+      // The bindings' workers would create a new queue with one partition: create it with the setting's count first.
+      if (config.partitions !== undefined) {
+        await new NewQueues({ connection, prefix: config.prefix, logger: libraryLog, partitions: config.partitions }).create(config.webhooks.map(binding => binding.queue));
+      }
       webhooks = new WebhookDelivery({ connection, prefix: config.prefix, bindings: config.webhooks, logger: libraryLog, closeTimeoutMs: options.webhookCloseTimeoutMs });
       webhooks.on('dead', (queue, job, error) => log.warn({ queue, id: job.id, error: error.message }, 'webhook delivery gave up: the job is a dead letter'));
       webhooks.on('error', error => log.error({ error: error.message }, 'webhook delivery: Redis call failed (retrying)'));
     }
     const managed = redis;
-    app = await buildApp({ connection, prefix: config.prefix, token: config.token, bodyLimit: config.bodyLimit, logger: log, webhooks, redisDown: managed && (() => managed.downReason()) });
+    app = await buildApp({ connection, prefix: config.prefix, partitions: config.partitions, token: config.token, bodyLimit: config.bodyLimit, logger: log, webhooks, redisDown: managed && (() => managed.downReason()) });
     await webhooks?.start();
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -83,11 +96,13 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
-  const redisLabel = redis ? `the private redis-server (${redis.url}, data in ${config.dataDir})` : redactUrl(config.redisUrl as string);
+  const redisLabel = redis ? `the private redis-server (${redis.url}, data in ${config.dataDir})` : (config.redis?.description as string);
   log.info(
     {
       url,
-      redis: redis ? `private redis-server, pid ${redis.pid}, data in ${config.dataDir}` : redactUrl(config.redisUrl as string),
+      redis: redis ? `private redis-server, pid ${redis.pid}, data in ${config.dataDir}` : config.redis?.description,
+      redisMode: config.redis?.mode ?? 'single',
+      ...(config.partitions === undefined ? {} : { partitions: config.partitions }),
       prefix: config.prefix,
       auth: config.token === undefined ? 'none (loopback only)' : 'bearer token',
       webhooks: config.webhooks.map(binding => `${binding.queue} -> ${new URL(binding.url).origin}${binding.rate ? ` (rate ${binding.rate.max}/${binding.rate.per})` : ''}`),
@@ -139,6 +154,13 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     failed,
     close,
   };
+}
+
+/** Closes `item`, but never waits on an unreachable Redis for long. */
+async function closeWithin(item: { close(): Promise<unknown> }, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([item.close().catch(() => undefined), new Promise(resolve => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 /**
