@@ -164,8 +164,7 @@ export class Cli {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        const last = redis.lastError();
-        reject(new ConnectionError(`Cannot reach Redis at ${shown}: no answer within ${timeoutMs / 1000} s${last ? ` (last error: ${last})` : ''}`));
+        reject(new ConnectionError(`Cannot reach Redis at ${shown}: no answer within ${timeoutMs / 1000} s${lastErrorText(redis.lastError())}`));
       }, timeoutMs);
     });
     try {
@@ -183,13 +182,20 @@ export class Cli {
         const reason = error.message
           .replace(/^listQueues: /, '')
           .replace(/Reached the max retries per request limit \(which is (\d+)\)\..*\)$/, 'gave up after $1 connection attempts)');
-        throw new ConnectionError(`Cannot reach Redis at ${shown}: ${reason}${last && !reason.includes(last) ? ` (last error: ${last})` : ''}`, { cause: error });
+        throw new ConnectionError(`Cannot reach Redis at ${shown}: ${reason}${last !== undefined && reason.includes(last) ? '' : lastErrorText(last)}`, { cause: error });
       }
       throw error;
     } finally {
       clearTimeout(timer);
     }
   }
+}
+
+/** The client's last connection error for a message, with the fix when it is a certificate the client does not trust. */
+function lastErrorText(last: string | undefined): string {
+  if (last === undefined) return '';
+  const untrusted = /self[- ]signed|unable to (get|verify)|certificate/i.test(last);
+  return ` (last error: ${last}${untrusted ? '; give the CA of the server certificate with --tls-ca <file> or REDIS_TLS_CA' : ''})`;
 }
 
 /** A Redis error that says the key lives on another node of a cluster (the client is not a Cluster client). */
