@@ -39,7 +39,7 @@ async function partitionCount(name: string, expected: number): Promise<void> {
 }
 
 describe('the CLI on a Redis Cluster', { timeout: 120_000 }, () => {
-  it('adds with --partitions 4 (a partitioned queue), imports, lists and shows stats through --cluster', async () => {
+  it('adds with --partitions 4 (a partitioned queue), imports, lists, shows stats, sets limits and schedules through --cluster', async () => {
     const name = uniqueQueue('cli');
     const added = await sandglass(['--cluster', nodes, 'add', name, '{"n":0}', '--delay', '1h', '--id', 'first', '--partitions', '4']);
     assert.equal(added.code, 0, added.stderr);
@@ -69,6 +69,19 @@ describe('the CLI on a Redis Cluster', { timeout: 120_000 }, () => {
     const human = await sandglass(['ls', name, '--limit', '2'], env);
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stderr, /sandglass: Redis cluster .* \(REDIS_CLUSTER_NODES\)/);
+
+    const again = await sandglass(['--cluster', nodes, 'add', name, '{"n":41}', '--delay', '1h', '--partitions', '8']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /queue .* exists: it keeps its partition count \(--partitions applies to new queues\)/);
+    await partitionCount(name, 4);
+
+    // Limits and schedules live in the queue's partitions too.
+    const limits = await sandglassJson(['limits', name, '--concurrency', '5'], env);
+    assert.deepEqual([limits.code, limits.body.limits], [0, { concurrency: 5 }]);
+    const schedule = await sandglassJson(['schedule', 'add', name, 'nightly', '--every', '1h'], env);
+    assert.equal(schedule.code, 0, schedule.stderr);
+    const schedules = await sandglassJson(['schedule', 'ls', name], env);
+    assert.deepEqual((schedules.body.schedules as { key: string }[]).map(info => info.key), ['nightly']);
 
     // A queue created with the environment's count.
     const other = uniqueQueue('cli-env');

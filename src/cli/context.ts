@@ -142,7 +142,11 @@ export class Cli {
   /** Checks that Redis answers, opens the queue, runs `work`, closes the queue (not the client). */
   async withQueue<R>(name: string, work: (queue: Queue) => Promise<R>): Promise<R> {
     const names = await this.queueNames();
-    const queue = this.openQueue(name, !names.includes(name));
+    const exists = names.includes(name);
+    if (exists && !this.json && this.program.getOptionValueSource('partitions') === 'cli') {
+      this.note(`sandglass: queue ${name} exists: it keeps its partition count (--partitions applies to new queues)`);
+    }
+    const queue = this.openQueue(name, !exists);
     try {
       return await work(queue);
     } finally {
