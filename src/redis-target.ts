@@ -93,7 +93,8 @@ const MODES = ['redis', 'cluster', 'sentinels'] as const;
 
 /**
  * Settles the Redis settings. `flags` are values given on the command line, by setting name;
- * `env` is read for the rest. `fallback` is used when neither names a Redis (the CLI's default).
+ * `env` is read for the rest. `fallback` is used when neither names a Redis (the CLI's default);
+ * `private` marks a passwordless private redis-server, to which REDIS_USERNAME / REDIS_PASSWORD do not apply.
  * TLS files are read here, once.
  *
  * @throws {ValidationError} a setting is malformed or contradicts another; the message names the fix.
@@ -101,7 +102,7 @@ const MODES = ['redis', 'cluster', 'sentinels'] as const;
 export function resolveRedisSettings(
   flags: Partial<Record<RedisSettingName, string>>,
   env: NodeJS.ProcessEnv,
-  fallback?: { url: string; from: string },
+  fallback?: { url: string; from: string; private?: boolean },
 ): RedisSettings {
   const setting = (name: RedisSettingName) => REDIS_SETTINGS.find(candidate => candidate.name === name) as RedisSetting;
   /** The value and the name to quote in messages: the flag when it came from one, else the variable. */
@@ -142,7 +143,8 @@ export function resolveRedisSettings(
     target = sentinelTarget(sentinels, name.value, tls, credentials, nonEmpty(env.REDIS_SENTINEL_PASSWORD));
   } else {
     const url = mode === 'redis' ? (read('redis') as { value: string; label: string }) : fallback && { value: fallback.url, label: fallback.from };
-    if (url !== undefined) target = singleTarget(url.value, url.label, tls, credentials);
+    const own = mode !== 'redis' && fallback?.private === true;
+    if (url !== undefined) target = singleTarget(url.value, url.label, tls, own ? { username: undefined, password: undefined } : credentials);
     else if (tls) throw new ValidationError(`${tls.from} is given, but no Redis: add --redis rediss://host:port, --cluster <nodes> or --sentinels <nodes>`);
   }
   return { target, partitions };

@@ -92,10 +92,10 @@ export class Cli {
     return this.#settings;
   }
 
-  #fallback(): { url: string; from: string } {
+  #fallback(): { url: string; from: string; private?: boolean } {
     const dir = resolve(this.options.dataDir || DEFAULT_DATA_DIR);
     const owner = readDataFolderOwner(dir);
-    if (owner?.redis) return { url: owner.redis.url, from: `private redis-server of sandglass serve pid ${owner.pid}, data in ${dir}` };
+    if (owner?.redis) return { url: owner.redis.url, from: `private redis-server of sandglass serve pid ${owner.pid}, data in ${dir}`, private: true };
     return { url: DEFAULT_REDIS_URL, from: `default: no --redis, --cluster, --sentinels, their variables or sandglass serve running on ${dir}` };
   }
 
