@@ -86,10 +86,12 @@ export function renderDead(jobs, total) {
     job => {
       const retry = el('button', { type: 'button', className: 'retry', textContent: 'Retry' });
       retry.addEventListener('click', () => void retryDead(job.id));
+      const remove = el('button', { type: 'button', className: 'danger delete-dead', textContent: 'Delete' });
+      remove.addEventListener('click', () => confirmThen(remove, 'Confirm delete', () => void deleteFromList(job.id)));
       return el(
         'li',
         { className: 'dead-item' },
-        el('div', { className: 'dead-head' }, jobLink(job.id), el('span', { className: 'meta' }), retry),
+        el('div', { className: 'dead-head' }, jobLink(job.id), el('span', { className: 'meta' }), retry, remove),
         el('p', { className: 'error-line' }),
         el('p', { className: 'payload-line' }),
         el('details', {}, el('summary', { textContent: 'error stack and full payload' }), el('pre', { className: 'error-stack' }), el('pre', { className: 'payload' })),
@@ -186,6 +188,13 @@ export async function deleteDeadLetter(queue, id) {
     if (error instanceof ApiError && error.code === 'JOB_RUNNING') return { text: `Job ${id} is running again: not deleted.`, kind: 'warn', gone: false };
     return { text: `Delete failed: ${describe(error)}`, kind: 'error', gone: false };
   }
+}
+
+async function deleteFromList(id) {
+  const outcome = await deleteDeadLetter(page.queue(), id);
+  report('dead-result', outcome.text, outcome.kind);
+  if (outcome.gone) for (const item of byId('dead-list').children) if (item.dataset.key === id) item.remove();
+  page.refresh();
 }
 
 async function deleteFromLookup() {

@@ -220,12 +220,12 @@ describe('dashboard job browser in a real browser', () => {
 
   test('deletes one dead letter after a confirming second click; a dead letter already gone is said plainly', async () => {
     const queue = uniqueQueue('delete');
-    for (const id of ['dead-a', 'dead-b', 'dead-c', 'dead-d']) await deadLetter(service, queue, { id }, `Error: ${id} failed`, id);
+    for (const id of ['dead-a', 'dead-b', 'dead-c', 'dead-d', 'dead-e']) await deadLetter(service, queue, { id }, `Error: ${id} failed`, id);
 
     const watched = await open(`${service.base}/?queue=${queue}`);
     const { page } = watched;
-    await waitForText(page.locator('#count-dead'), '4');
-    await browseState(page, 'dead', 4);
+    await waitForText(page.locator('#count-dead'), '5');
+    await browseState(page, 'dead', 5);
 
     const row = page.locator('#browse-body tr', { hasText: 'dead-b' });
     const remove = row.getByRole('button', { name: 'Delete' });
@@ -236,8 +236,8 @@ describe('dashboard job browser in a real browser', () => {
     await waitForText(page.locator('#browse-result'), 'Dead letter dead-b deleted.');
     await waitUntil(async () => (await page.locator('#browse-body tr', { hasText: 'dead-b' }).count()) === 0, 'the row to go');
     assert.equal((await service.call('GET', jobUrl(queue, 'dead-b'))).status, 404, 'gone from the API');
-    await waitForText(page.locator('#count-dead'), '3');
-    await waitForText(page.locator('#browse-page'), 'Page 1 · 1–3');
+    await waitForText(page.locator('#count-dead'), '4');
+    await waitForText(page.locator('#browse-page'), 'Page 1 · 1–4');
 
     // An armed button that is not clicked again disarms by itself.
     const other = page.locator('#browse-body tr', { hasText: 'dead-c' }).locator('.delete-dead');
@@ -266,12 +266,22 @@ describe('dashboard job browser in a real browser', () => {
     await button.click();
     await waitForText(page.locator('#lookup-message'), 'Dead letter dead-d deleted.');
     assert.equal((await service.call('GET', jobUrl(queue, 'dead-d'))).status, 404);
+    await waitForText(page.locator('#count-dead'), '2');
+
+    // And from the Dead letters panel.
+    const item = page.locator('#dead-list li', { hasText: 'dead-e' });
+    await item.locator('.delete-dead').click();
+    await waitForText(item.locator('.delete-dead'), 'Confirm delete');
+    await item.locator('.delete-dead').click();
+    await waitForText(page.locator('#dead-result'), 'Dead letter dead-e deleted.');
+    assert.equal((await service.call('GET', jobUrl(queue, 'dead-e'))).status, 404);
     await waitForText(page.locator('#count-dead'), '1');
     await waitForText(page.locator('#browse-page'), 'Page 1 · 1–1');
     assert.deepEqual(await shownIds(page), ['dead-c']);
+    assert.equal(await page.locator('#dead-list li').count(), 1);
 
     const writes = watched.requests.filter(request => request.method !== 'GET').map(request => `${request.method} ${new URL(request.url).pathname}`);
-    assert.deepEqual(writes, [`DELETE ${jobUrl(queue, 'dead-b')}`, `DELETE ${jobUrl(queue, 'dead-d')}`], 'one DELETE per confirmed delete, none for a job already gone');
+    assert.deepEqual(writes, [`DELETE ${jobUrl(queue, 'dead-b')}`, `DELETE ${jobUrl(queue, 'dead-d')}`, `DELETE ${jobUrl(queue, 'dead-e')}`], 'one DELETE per confirmed delete, none for a job already gone');
     await assertClean(watched, { httpErrors: /404/ });
   });
 
