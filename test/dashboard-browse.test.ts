@@ -313,6 +313,9 @@ describe('dashboard job browser in a real browser', () => {
     const hostilePayload = { html: HOSTILE_IMG, script: HOSTILE_SCRIPT, flag: '<img src=x onerror="window.pwned=1">' };
     await deadLetter(service, queue, hostilePayload, `${HOSTILE_IMG}\n${HOSTILE_SCRIPT}`, HOSTILE_IMG);
     await addJobs(service, queue, [{ payload: HOSTILE_SCRIPT, delay: '10m', id: HOSTILE_SCRIPT }]);
+    // The new script builds the page with DOM calls only, like the others.
+    const code = (await (await fetch(`${service.base}/browse.js`)).text()).replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+    assert.doesNotMatch(code, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/);
     // Queue names and prefixes cannot hold markup: the API refuses them.
     const refused = await service.call('POST', `/v1/queues/${encodeURIComponent(HOSTILE_IMG)}/jobs`, { payload: {} });
     assert.equal(refused.status, 400);
@@ -325,6 +328,9 @@ describe('dashboard job browser in a real browser', () => {
       await waitForText(page.locator('#browse-body .payload-preview'), JSON.stringify(HOSTILE_SCRIPT));
       await page.locator('#browse-filter').fill('<script>');
       await waitForText(page.locator('#browse-page'), /1 of 1 match$/);
+      // A hostile filter text is repeated in the "no match" line: as text.
+      await page.locator('#browse-filter').fill(HOSTILE_IMG.replace('x', 'y'));
+      await waitForText(page.locator('#browse-state'), `None of the 1 jobs on this page matches “${HOSTILE_IMG.replace('x', 'y')}”. Press Enter to find a job by this exact id.`);
       await page.locator('#browse-filter').fill('');
 
       await browseState(page, 'dead', 1);
