@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
+import { Queue } from '../src/index.js';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -129,6 +130,34 @@ describe('dashboard job browser in a real browser', () => {
     const lists = watched.requests.filter(request => /\/jobs\?state=delayed/.test(request.url)).map(request => new URL(request.url).searchParams);
     assert.ok(lists.some(params => params.get('limit') === '25' && params.has('cursor')), 'pages are read with the API\'s cursor');
     assert.ok(watched.requests.every(request => request.method === 'GET'), 'browsing only reads');
+    await assertClean(watched);
+  });
+
+  test('pages through a partitioned queue: the partitions\' pages merged in due order, no duplicates and no gaps', async () => {
+    const queue = uniqueQueue('partitioned');
+    const producer = new Queue<{ n: number }>(queue, { connection: redis.url, prefix: PREFIX, partitions: 4 });
+    // Ids spread over the 4 partitions; due times interleave them (two jobs share each due time: id order breaks the tie).
+    const base = Date.now() + 7_200_000;
+    const jobs = Array.from({ length: 34 }, (_, i) => ({ id: `p-${(i * 7919) % 1000}`, at: base + Math.floor(i / 2) * 1_000, n: i }));
+    try {
+      for (const job of jobs) await producer.add({ n: job.n }, { id: job.id, at: job.at });
+    } finally {
+      await producer.close();
+    }
+    const expected = [...jobs].sort((a, b) => a.at - b.at || Buffer.compare(Buffer.from(a.id), Buffer.from(b.id))).map(job => job.id);
+
+    const watched = await open(`${service.base}/?queue=${queue}`);
+    const { page } = watched;
+    await waitForText(page.locator('#count-delayed'), '34');
+    await page.locator('#browse-size').selectOption('10');
+    const seen: string[] = [];
+    for (const [number, range] of [[1, '1–10'], [2, '11–20'], [3, '21–30'], [4, '31–34']] as const) {
+      await waitForText(page.locator('#browse-page'), `Page ${number} · ${range}`);
+      seen.push(...(await shownIds(page)));
+      if (number < 4) await page.locator('#browse-next').click();
+    }
+    assert.ok(await page.locator('#browse-next').isDisabled());
+    assert.deepEqual(seen, expected);
     await assertClean(watched);
   });
 
