@@ -309,7 +309,7 @@ connectSchedulesPanel({ queue: () => state.queue, refresh: () => void refreshNow
 connectFlowPanel({ queue: () => state.queue, refresh: () => void refreshNow() });
 connectBrowsePanel({ queue: () => state.queue, refresh: () => void refreshNow() });
 for (const link of document.querySelectorAll('button.nav-link')) {
-  link.addEventListener('click', () => byId(link.dataset.target).scrollIntoView({ block: 'start', behavior: 'smooth' }));
+  link.addEventListener('click', () => byId(link.dataset.target).scrollIntoView({ block: 'start' }));
 }
 byId('token-form').addEventListener('submit', saveToken);
 byId('token-button').addEventListener('click', () => {
