@@ -7,8 +7,10 @@
 // - the server's CSP forbids inline scripts and styles: sizes are set through `element.style`
 //   (CSSOM, which the CSP allows), never through a `style` attribute.
 //
-// This module owns the refresh loop, the queue list and the selected queue's counts.
+// This module owns the refresh loop, the queue list, the selected queue's counts, the section
+// navigation and the line that says which Redis and prefix the page shows.
 import { ApiError, api, describe, hasToken, queuePath, setToken, whenUnauthorized } from './api.js';
+import { browseFailed, browseRead, connectBrowsePanel, renderBrowse, resetBrowsePanel } from './browse.js';
 import { TIMELINE_BOUNDS_MS, renderActivity, renderTimeline } from './charts.js';
 import { byId, clip, clock, el, fmtCount, setIfChanged, setText, syncList } from './dom.js';
 import { connectFlowPanel, keepsCompleted, renderCompleted, renderFlow, resetFlowPanel } from './flow.js';
@@ -33,6 +35,8 @@ const state = {
   /** How far back the activity charts look, and the last activity read (to redraw at once). */
   activityRangeMs: 60_000,
   activity: null,
+  /** What /v1/info answered: the Redis and prefix shown, once read. */
+  info: null,
 };
 
 // Banner, live indicator, token
@@ -84,6 +88,7 @@ function saveToken(event) {
   state.needsToken = false;
   byId('token-form').hidden = true;
   hideBanner();
+  void loadInfo();
   void refreshNow();
 }
 
@@ -115,6 +120,9 @@ async function poll() {
         // Completed jobs are read only while the queue keeps them (known from the last retention read).
         keepsCompleted() ? api('GET', `${path}/jobs?state=completed&limit=${LIST_LIMIT}`) : Promise.resolve({ jobs: [] }),
       );
+      // The job browser's page on screen, read again (its key tells whether the user moved on meanwhile).
+      const browse = browseRead();
+      reads.push(browse ? api('GET', browse.path).then(answer => ({ key: browse.key, answer })) : Promise.resolve(null));
     }
     const [list, ...details] = await Promise.allSettled(reads);
     if (state.needsToken) return;
@@ -203,6 +211,7 @@ function selectQueue(name) {
   byId('activity').replaceChildren(el('p', { className: 'state loading', textContent: 'Loading…' }));
   state.activity = null;
   resetJobPanels();
+  resetBrowsePanel();
   resetSchedulesPanel();
   resetFlowPanel();
   void refreshNow();
@@ -210,7 +219,7 @@ function selectQueue(name) {
 
 // The selected queue
 
-function renderDetail([info, timeline, activity, active, dead, schedules, limits, retention, completed]) {
+function renderDetail([info, timeline, activity, active, dead, schedules, limits, retention, completed, browse]) {
   if (timeline.status === 'fulfilled' && typeof timeline.value?.now === 'number') clock.offsetMs = timeline.value.now - Date.now();
   if (info.status === 'fulfilled') renderStats(info.value);
   // A panel whose read failed keeps what it showed, unless it showed nothing yet or the failure is
@@ -239,6 +248,9 @@ function renderDetail([info, timeline, activity, active, dead, schedules, limits
   const flowFailure = [limits, retention].find(result => result.status === 'rejected');
   if (flowFailure && !isOutage(flowFailure.reason)) setText('flow-result', `Could not load the limits and retention: ${describe(flowFailure.reason)}`);
   if (completed.status === 'fulfilled') renderCompleted(completed.value?.jobs ?? [], info.status === 'fulfilled' ? info.value?.stats?.completed : undefined);
+  document.querySelector('.nav-link[data-target="completed-panel"]').hidden = byId('completed-panel').hidden;
+  if (browse.status === 'fulfilled' && browse.value) renderBrowse(browse.value.key, browse.value.answer);
+  else if (browse.status === 'rejected' && !isOutage(browse.reason)) browseFailed(browse.reason);
 }
 
 function renderStats(info) {
@@ -265,11 +277,40 @@ async function togglePause() {
   void refreshNow();
 }
 
+// Which Redis and prefix
+
+/** Reads /v1/info once (again after a token is entered, until it answers) and shows it in the top bar. */
+async function loadInfo() {
+  if (state.info) return;
+  try {
+    state.info = await api('GET', '/v1/info');
+  } catch {
+    return; // 401 asks for the token; an older server without /v1/info: the line stays hidden.
+  }
+  const redis = state.info?.redis ?? {};
+  const nodes = Array.isArray(redis.nodes) ? redis.nodes.map(String) : [];
+  const shown = nodes.length > 3 ? `${nodes.slice(0, 3).join(', ')} +${nodes.length - 3} more` : nodes.join(', ');
+  setText('redis-nodes', shown);
+  byId('redis-nodes').title = nodes.join('\n');
+  const details = [String(redis.mode ?? 'single')];
+  if (redis.mode === 'sentinel') details.push(`master ${String(redis.name ?? '')}`);
+  if (typeof redis.db === 'number' && redis.db !== 0) details.push(`db ${redis.db}`);
+  if (redis.tls) details.push('TLS');
+  setText('redis-mode', `(${details.join(' · ')})`);
+  setText('redis-prefix', String(state.info?.prefix ?? ''));
+  byId('redis-info').title = `sandglass ${String(state.info?.version ?? '')}`;
+  byId('redis-info').hidden = false;
+}
+
 // Start
 
 connectJobPanels({ queue: () => state.queue, refresh: () => void refreshNow(), select: selectQueue });
 connectSchedulesPanel({ queue: () => state.queue, refresh: () => void refreshNow() });
 connectFlowPanel({ queue: () => state.queue, refresh: () => void refreshNow() });
+connectBrowsePanel({ queue: () => state.queue, refresh: () => void refreshNow() });
+for (const link of document.querySelectorAll('button.nav-link')) {
+  link.addEventListener('click', () => byId(link.dataset.target).scrollIntoView({ block: 'start' }));
+}
 byId('token-form').addEventListener('submit', saveToken);
 byId('token-button').addEventListener('click', () => {
   const form = byId('token-form');
@@ -288,5 +329,6 @@ document.addEventListener('visibilitychange', () => {
   if (!document.hidden) void refreshNow();
 });
 
+void loadInfo();
 if (state.queue) selectQueue(state.queue);
 else void poll();

@@ -13,7 +13,12 @@ export function connectJobPanels(context) {
     event.preventDefault();
     void lookup(byId('lookup-id').value.trim());
   });
-  byId('lookup-cancel').addEventListener('click', () => void cancelJob());
+  byId('lookup-cancel').addEventListener('click', () => {
+    const button = byId('lookup-cancel');
+    // A dead letter is deleted for good: that asks twice, like every delete on the page.
+    if (button.dataset.dead === 'true') confirmThen(button, 'Click again to delete it', () => void deleteFromLookup());
+    else void cancelJob();
+  });
   byId('reschedule-form').addEventListener('submit', event => void rescheduleJob(event));
   byId('retry-all').addEventListener('click', () => void retryDead());
   byId('purge-all').addEventListener('click', () => void purgeAll());
@@ -40,7 +45,7 @@ export function jobLink(id) {
   return button;
 }
 
-const attemptsText = job => (job.maxAttempts ? `${job.attempts} of ${job.maxAttempts}` : String(job.attempts));
+export const attemptsText = job => (job.maxAttempts ? `${job.attempts} of ${job.maxAttempts}` : String(job.attempts));
 
 // Active jobs
 
@@ -81,10 +86,12 @@ export function renderDead(jobs, total) {
     job => {
       const retry = el('button', { type: 'button', className: 'retry', textContent: 'Retry' });
       retry.addEventListener('click', () => void retryDead(job.id));
+      const remove = el('button', { type: 'button', className: 'danger delete-dead', textContent: 'Delete' });
+      remove.addEventListener('click', () => confirmThen(remove, 'Confirm delete', () => void deleteFromList(job.id)));
       return el(
         'li',
         { className: 'dead-item' },
-        el('div', { className: 'dead-head' }, jobLink(job.id), el('span', { className: 'meta' }), retry),
+        el('div', { className: 'dead-head' }, jobLink(job.id), el('span', { className: 'meta' }), retry, remove),
         el('p', { className: 'error-line' }),
         el('p', { className: 'payload-line' }),
         el('details', {}, el('summary', { textContent: 'error stack and full payload' }), el('pre', { className: 'error-stack' }), el('pre', { className: 'payload' })),
@@ -139,7 +146,70 @@ function disarm(button) {
   button.textContent = 'Purge all';
 }
 
+/**
+ * A delete asks twice, without a modal dialog: the first click arms the button for a few seconds
+ * (its text says what the second click does), the second runs `action`.
+ */
+export function confirmThen(button, armedText, action) {
+  if (button.dataset.armed === 'true') {
+    disarmButton(button);
+    action();
+    return;
+  }
+  button.dataset.label = button.textContent;
+  button.dataset.armed = 'true';
+  button.textContent = armedText;
+  disarmTimers.set(button, setTimeout(() => disarmButton(button), 4000));
+}
+
+/** The pending disarm of each armed button (a button armed again gets a fresh few seconds). */
+const disarmTimers = new WeakMap();
+
+function disarmButton(button) {
+  clearTimeout(disarmTimers.get(button));
+  if (button.dataset.armed !== 'true') return;
+  button.dataset.armed = 'false';
+  button.textContent = button.dataset.label ?? button.textContent;
+}
+
+/**
+ * Deletes one dead letter of `queue` and answers what to tell the user: `{ text, kind, gone }`
+ * (`gone`: the job is not there any more, deleted now or before). The job is read first, so that a
+ * dead letter retried meanwhile (now waiting or running again) is not cancelled by mistake.
+ */
+export async function deleteDeadLetter(queue, id) {
+  try {
+    const job = await api('GET', jobPath(queue, id));
+    if (job?.state !== 'dead') return { text: `Job ${id} is no longer a dead letter (it is ${job?.state} now): not deleted.`, kind: 'warn', gone: false };
+    await api('DELETE', jobPath(queue, id));
+    return { text: `Dead letter ${id} deleted.`, kind: 'ok', gone: true };
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return { text: `Job ${id} was already gone (deleted, retried and completed, or never there).`, kind: 'warn', gone: true };
+    if (error instanceof ApiError && error.code === 'JOB_RUNNING') return { text: `Job ${id} is running again: not deleted.`, kind: 'warn', gone: false };
+    return { text: `Delete failed: ${describe(error)}`, kind: 'error', gone: false };
+  }
+}
+
+async function deleteFromList(id) {
+  const outcome = await deleteDeadLetter(page.queue(), id);
+  report('dead-result', outcome.text, outcome.kind);
+  if (outcome.gone) for (const item of byId('dead-list').children) if (item.dataset.key === id) item.remove();
+  page.refresh();
+}
+
+async function deleteFromLookup() {
+  const id = lookupId;
+  if (!id) return;
+  const outcome = await deleteDeadLetter(page.queue(), id);
+  if (outcome.gone) byId('lookup-result').hidden = true;
+  report('lookup-message', outcome.text, outcome.kind);
+  page.refresh();
+}
+
 // Job lookup, cancel, reschedule
+
+/** Opens a job of the selected queue in the lookup panel (its details, and what can be done with it). */
+export const openJob = id => lookup(id);
 
 async function lookup(id) {
   const queue = page.queue();
@@ -180,8 +250,11 @@ function showJob(job) {
   if (typeof job.lastError === 'string' && job.lastError) fields.append(el('dt', { textContent: 'Last error' }), el('dd', {}, el('pre', { className: 'error-stack', textContent: job.lastError })));
   if (job.state === 'completed') fields.append(el('dt', { textContent: 'Result' }), el('dd', {}, el('pre', { className: 'result-full', textContent: resultText(job.result, 2) })));
   fields.append(el('dt', { textContent: 'Payload' }), el('dd', {}, el('pre', { className: 'payload', textContent: fmtPayload(job.payload) })));
-  byId('lookup-cancel').hidden = job.state === 'completed';
-  byId('lookup-cancel').textContent = job.state === 'dead' ? 'Delete dead letter' : 'Cancel job';
+  const cancel = byId('lookup-cancel');
+  cancel.hidden = job.state === 'completed';
+  cancel.dataset.armed = 'false';
+  cancel.dataset.dead = String(job.state === 'dead');
+  cancel.textContent = job.state === 'dead' ? 'Delete dead letter' : 'Cancel job';
   byId('lookup-result').hidden = false;
 }
 

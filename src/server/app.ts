@@ -10,6 +10,7 @@ import { Activity } from './activity.js';
 import { answerClientError } from './client-errors.js';
 import type { Handlers, ServiceContext } from './context.js';
 import { flowRoutes } from './routes/flow.js';
+import { infoRoutes } from './routes/info.js';
 import { DEFAULT_DASHBOARD_DIR } from './dashboard-files.js';
 import { formatSchemaErrors, HttpError, toHttpError } from './errors.js';
 import { installJsonParser } from './json-body.js';
@@ -164,7 +165,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     request.log.debug({ method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'answered');
   });
 
-  const handlers: Handlers = { ...producerRoutes(context), ...scheduleRoutes(context), ...consumerRoutes(context), ...adminRoutes(context), ...flowRoutes(context), ...operationRoutes(context) };
+  const handlers: Handlers = { ...producerRoutes(context), ...scheduleRoutes(context), ...consumerRoutes(context), ...adminRoutes(context), ...flowRoutes(context), ...operationRoutes(context), ...infoRoutes(context) };
   for (const spec of ROUTES) {
     const handler = handlers[spec.operationId];
     if (!handler) throw new Error(`No handler for operation ${spec.operationId}`);

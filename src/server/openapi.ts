@@ -13,7 +13,8 @@ export type OperationId =
   | 'claimJobs' | 'ackJob' | 'failJob' | 'extendLease'
   | 'listQueues' | 'getQueue' | 'listJobs' | 'getTimeline' | 'getActivity' | 'retryDead' | 'purgeDead' | 'pauseQueue' | 'resumeQueue'
   | 'getLimits' | 'setLimits' | 'getRetention' | 'setRetention'
-  | 'metrics' | 'healthz' | 'readyz' | 'openapi' | 'dashboardIndex' | 'dashboardFile';
+  | 'metrics' | 'healthz' | 'readyz' | 'openapi' | 'dashboardIndex' | 'dashboardFile'
+  | 'getInfo';
 
 export interface RouteSpec {
   readonly operationId: OperationId;
@@ -79,6 +80,7 @@ export const ROUTES: readonly RouteSpec[] = [
   { operationId: 'getRetention', method: 'GET', path: `${Q}/retention`, tag: 'admin', summary: 'Which completed jobs the queue keeps, with their results', ok: { status: 200, description: 'The retention (none set: no `completed`, nothing kept).', schema: s.answers.retention } },
   { operationId: 'setRetention', method: 'PUT', path: `${Q}/retention`, tag: 'admin', summary: 'Keep completed jobs by count and/or age (`completed: null` keeps none again)', body: s.retentionBody, ok: { status: 200, description: 'The retention as stored.', schema: s.answers.retention } },
   // operations
+  { operationId: 'getInfo', method: 'GET', path: '/v1/info', tag: 'operations', summary: 'Which Redis (mode and addresses, never credentials) and key prefix this service shows, and its version', local: true, ok: { status: 200, description: 'The service\'s Redis, prefix and version.', schema: s.answers.info } },
   { operationId: 'metrics', method: 'GET', path: '/metrics', tag: 'operations', summary: 'Prometheus metrics', ok: { status: 200, description: 'Prometheus text format 0.0.4.', contentType: 'text/plain' } },
   { operationId: 'healthz', method: 'GET', path: '/healthz', tag: 'operations', summary: 'The process is alive', public: true, local: true, ok: { status: 200, description: 'Alive.', schema: s.answers.status } },
   { operationId: 'readyz', method: 'GET', path: '/readyz', tag: 'operations', summary: 'Redis answers a script call within 1 s', public: true, errors: ['NOT_READY'], ok: { status: 200, description: 'Ready.', schema: s.answers.status } },

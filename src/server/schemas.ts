@@ -455,5 +455,25 @@ export const answers = {
   schedule: ref('ScheduleInfo'),
   limits: ref('QueueLimits'),
   retention: ref('Retention'),
+  info: {
+    type: 'object',
+    required: ['version', 'prefix', 'redis'],
+    properties: {
+      version: { type: 'string', description: "sandglass's version." },
+      prefix: { type: 'string', description: 'The prefix of the Redis keys the service reads and writes.' },
+      redis: {
+        type: 'object',
+        required: ['mode', 'nodes', 'tls'],
+        description: 'Which Redis: never a password or user name.',
+        properties: {
+          mode: { enum: ['single', 'cluster', 'sentinel'] },
+          nodes: { type: 'array', items: { type: 'string' }, description: '`host:port` or a socket path: the server (single), the startup nodes (cluster), the sentinels (sentinel).' },
+          tls: { type: 'boolean' },
+          db: { type: 'integer', description: 'The database number (single, sentinel).' },
+          name: { type: 'string', description: "The master's name (sentinel)." },
+        },
+      },
+    },
+  },
   schedules: { type: 'object', required: ['schedules'], properties: { schedules: { type: 'array', items: ref('ScheduleInfo'), description: 'Sorted by key.' } } },
 } satisfies Record<string, JsonSchema | ((...values: string[]) => JsonSchema)>;
