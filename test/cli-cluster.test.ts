@@ -189,6 +189,10 @@ describe('sandglass serve on a Redis Cluster', { timeout: 120_000 }, () => {
       const page = await fetch(`${serve.url}/`);
       assert.equal(page.status, 200);
       assert.match(await page.text(), /<html/i);
+      // What the dashboard's top bar shows: the cluster's seed nodes, never a password.
+      const info = await request(`${serve.url}/v1/info`);
+      assert.equal(info.body.redis.mode, 'cluster');
+      assert.deepEqual([...(info.body.redis.nodes as string[])].sort(), nodes.split(',').sort());
       assert.equal((await request(`${serve.url}/readyz`)).status, 200);
     } finally {
       assert.equal(await serve.stop(), 0, serve.output());

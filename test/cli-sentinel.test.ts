@@ -61,6 +61,8 @@ describe('the CLI and serve through Redis Sentinel', { timeout: 120_000 }, () =>
       assert.deepEqual((list.body.jobs as { id: string }[]).map(job => job.id), ['a']);
       const queues = await request(`${serve.url}/v1/queues`);
       assert.ok((queues.body.queues as { name: string }[]).some(queue => queue.name === name));
+      const info = await request(`${serve.url}/v1/info`);
+      assert.deepEqual([info.body.redis.mode, info.body.redis.name], ['sentinel', MASTER_NAME]);
       assert.equal((await request(`${serve.url}/readyz`)).status, 200);
     } finally {
       assert.equal(await serve.stop(), 0, serve.output());
