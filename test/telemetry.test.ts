@@ -198,6 +198,16 @@ describe('the consumer (Worker)', () => {
       assert.equal(one(spans, 'handler work').parentSpanId, processSpan.spanId);
     }));
 
+  it('refuses a bad `tracing` option with exact messages, before connecting', () => {
+    const handler = () => undefined;
+    assert.throws(() => new Worker('q', handler, { connection: redis.url, tracing: { parent: 'sibling' as 'link' } }), {
+      message: "Expected `tracing.parent` to be 'child' or 'link', got 'sibling' (7 characters)",
+    });
+    assert.throws(() => new Worker('q', handler, { connection: redis.url, tracing: { parnt: 'link' } as never }), {
+      message: 'Unknown option `parnt` of `tracing` (known: parent)',
+    });
+  });
+
   it("with tracing.parent 'link', starts a new trace linked to the send span", () =>
     traced(async tracing => {
       const q = queue();
