@@ -9,6 +9,7 @@ import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } fr
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { PullConsumer, Queue, ValidationError, Worker, type Job } from '../src/index.js';
 import { partitionKeys } from '../src/store/keys.js';
+import { decodeClaimed, decodeRecord } from '../src/store/record.js';
 import { WebhookDelivery } from '../src/server/webhooks.js';
 import { formatTraceparent, normalizeTraceparent, parseTraceparent } from '../src/traceparent.js';
 import { registerMetrics, registerTracing, type SpanRecord, type Tracing } from './fixtures/telemetry-sdk.js';
@@ -83,6 +84,30 @@ describe('traceparent (W3C), the one parser', () => {
     ]) {
       assert.equal(parseTraceparent(bad), undefined, String(bad));
     }
+  });
+});
+
+describe('the record header (lua/lib.lua)', () => {
+  it('reads a traceparent as its last field, after a tick time or without one; a record without one is as before', () => {
+    const plain = '2,0,,5,f100\n{"n":1}';
+    const tick = '0,0,,,,1767225600000\n{"n":1}';
+    const traced = `0,0,,,e250,${CALLER}\n{"n":1}`;
+    const both = `0,0,,,,1767225600000,${CALLER}\n{"n":1}`;
+    assert.deepEqual([plain, tick, traced, both].map(record => [decodeRecord('a', record).tickAt, decodeRecord('a', record).traceparent]), [
+      [undefined, undefined],
+      [1767225600000, undefined],
+      [undefined, CALLER],
+      [1767225600000, CALLER],
+    ]);
+    assert.equal(decodeRecord('a', traced).payloadJson, '{"n":1}');
+    assert.deepEqual(decodeRecord('a', traced).backoff, { type: 'exponential', delayMs: 250 });
+    const claimed = decodeClaimed('a\t1\tb\t2\tc\t3\td\t4', [plain, tick, traced, both].join('\t'), 7);
+    assert.deepEqual(claimed.map(job => [job.id, job.tickAt, job.traceparent, job.payloadJson, job.token]), [
+      ['a', undefined, undefined, '{"n":1}', '7'],
+      ['b', 1767225600000, undefined, '{"n":1}', '8'],
+      ['c', undefined, CALLER, '{"n":1}', '9'],
+      ['d', 1767225600000, CALLER, '{"n":1}', '10'],
+    ]);
   });
 });
 
