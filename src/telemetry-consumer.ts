@@ -5,8 +5,8 @@
  * with neither a tracer nor a meter provider registered it answers undefined after a few property
  * reads, and the Worker calls its handler as it would without telemetry.
  */
-import { context, createNoopMeter, metrics, SpanKind, trace, type Attributes, type Context, type Histogram, type MeterProvider, type Span } from '@opentelemetry/api';
-import { ATTR, consumerParent, errorType, INSTRUMENTATION_NAME, recordFailure, registeredTracer, SYSTEM } from './telemetry.js';
+import { context, createNoopMeter, metrics, ROOT_CONTEXT, SpanKind, trace, type Attributes, type Context, type Histogram, type Link, type MeterProvider, type Span } from '@opentelemetry/api';
+import { ATTR, errorType, INSTRUMENTATION_NAME, recordFailure, registeredTracer, remoteSpanContext, SYSTEM } from './telemetry.js';
 
 /**
  * How a Worker's `process` span relates to the context stored with the job: `'child'` continues
@@ -76,6 +76,26 @@ function processInstruments(): Instruments | undefined {
   return cachedInstruments;
 }
 
+/**
+ * The parent context and links of a `process` span: of one job, by the Worker's `tracing.parent`;
+ * of a batch (`batch`, whatever its size), links to its jobs' contexts.
+ */
+function consumerParent(jobs: readonly ProcessedJob[], mode: TracingParent, batch: boolean): { parent: Context; links: Link[] | undefined } {
+  const first = jobs[0];
+  if (!batch && first?.traceparent !== undefined) {
+    const remote = remoteSpanContext(first.traceparent);
+    if (remote && mode === 'child') return { parent: trace.setSpanContext(ROOT_CONTEXT, remote), links: undefined };
+    return { parent: ROOT_CONTEXT, links: remote ? [{ context: remote }] : undefined };
+  }
+  // A batch: a span of its own, linked to each job's context (a span has one parent).
+  let links: Link[] | undefined;
+  for (const job of jobs) {
+    const remote = job.traceparent === undefined ? undefined : remoteSpanContext(job.traceparent);
+    if (remote) (links ??= []).push({ context: remote, attributes: { [ATTR.messageId]: job.id, [ATTR.attempt]: job.attempt } });
+  }
+  return { parent: ROOT_CONTEXT, links };
+}
+
 /** A Worker's telemetry: one per Worker. */
 export class ConsumerTelemetry {
   readonly #parent: TracingParent;
@@ -109,7 +129,7 @@ export class ConsumerTelemetry {
     let span: Span | undefined;
     let spanContext: Context | undefined;
     if (tracer !== undefined) {
-      const { parent, links } = consumerParent(jobs, this.#parent);
+      const { parent, links } = consumerParent(jobs, this.#parent, Array.isArray(unit));
       const attributes: Attributes = {
         [ATTR.system]: SYSTEM,
         [ATTR.operationName]: 'process',

@@ -11,13 +11,10 @@ import {
   context,
   isSpanContextValid,
   ProxyTracerProvider,
-  ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
   trace,
   type Attributes,
-  type Context,
-  type Link,
   type Span,
   type SpanContext,
   type Tracer,
@@ -195,24 +192,4 @@ export async function withSpan<R>(span: Span | undefined, call: () => Promise<R>
 export function linkJob(span: Span | undefined, traceparent: string | undefined): void {
   const remote = span && traceparent !== undefined ? remoteSpanContext(traceparent) : undefined;
   if (span && remote) span.addLink({ context: remote });
-}
-
-/** The parent context and links of a consumer span (telemetry-consumer.ts), by the Worker's `tracing.parent`. */
-export function consumerParent(
-  jobs: readonly { readonly id: string; readonly attempt: number; readonly traceparent?: string | undefined }[],
-  mode: 'child' | 'link',
-): { parent: Context; links: Link[] | undefined } {
-  const first = jobs[0];
-  if (jobs.length === 1 && first?.traceparent !== undefined) {
-    const remote = remoteSpanContext(first.traceparent);
-    if (remote && mode === 'child') return { parent: trace.setSpanContext(ROOT_CONTEXT, remote), links: undefined };
-    return { parent: ROOT_CONTEXT, links: remote ? [{ context: remote }] : undefined };
-  }
-  // A batch: a span of its own, linked to each job's context (a span has one parent).
-  let links: Link[] | undefined;
-  for (const job of jobs) {
-    const remote = job.traceparent === undefined ? undefined : remoteSpanContext(job.traceparent);
-    if (remote) (links ??= []).push({ context: remote, attributes: { [ATTR.messageId]: job.id, [ATTR.attempt]: job.attempt } });
-  }
-  return { parent: ROOT_CONTEXT, links };
 }
