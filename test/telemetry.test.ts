@@ -233,6 +233,23 @@ describe('the consumer (Worker)', () => {
     });
   });
 
+  it("a job its handler adds to another queue continues the trace: that send span is the process span's child", () =>
+    traced(async tracing => {
+      const first = queue();
+      const second = queue();
+      await first.add({ n: 1 });
+      redis.track(new Worker<{ n: number }>(first.name, job => second.add({ n: job.payload.n + 1 }), { connection: redis.url }));
+      const { seen } = worker(second.name);
+      await waitFor(() => seen.length === 1, 10_000, 'the second job');
+      await waitFor(() => byName(tracing.spans(), `process ${second.name}`).length === 1, 10_000, 'its process span');
+      const spans = tracing.spans();
+      const [send1, process1, send2, process2] = [`send ${first.name}`, `process ${first.name}`, `send ${second.name}`, `process ${second.name}`].map(name => one(spans, name)) as SpanRecord[];
+      assert.equal(process1?.parentSpanId, send1?.spanId);
+      assert.equal(send2?.parentSpanId, process1?.spanId);
+      assert.equal(process2?.parentSpanId, send2?.spanId);
+      assert.equal(new Set([send1, process1, send2, process2].map(span => span?.traceId)).size, 1);
+    }));
+
   it("with tracing.parent 'link', starts a new trace linked to the send span", () =>
     traced(async tracing => {
       const q = queue();
