@@ -14,19 +14,21 @@ export class ClaimedJob<T> implements Job<T> {
   readonly dueAt: number;
   readonly attempt: number;
   readonly maxAttempts: number;
+  readonly #traceparent: string | undefined;
   readonly #tickAt: number | undefined;
   readonly #limitedAt: number;
   #controller: AbortController | undefined;
   #abortReason: unknown;
 
   /** `limitedAt`: the last time the queue's limit held claims back (server ms), -1 never. */
-  constructor(id: string, queue: string, payload: T, dueAt: number, attempt: number, maxAttempts: number, tickAt: number | undefined, limitedAt = -1) {
+  constructor(id: string, queue: string, payload: T, dueAt: number, attempt: number, maxAttempts: number, tickAt: number | undefined, traceparent: string | undefined, limitedAt = -1) {
     this.id = id;
     this.queue = queue;
     this.payload = payload;
     this.dueAt = dueAt;
     this.attempt = attempt;
     this.maxAttempts = maxAttempts;
+    this.#traceparent = traceparent;
     this.#tickAt = tickAt;
     this.#limitedAt = limitedAt;
     this.#controller = undefined;
@@ -36,6 +38,11 @@ export class ClaimedJob<T> implements Job<T> {
   /** The schedule tick this job is, if it is one (made when asked for: most jobs are not ticks). */
   get schedule(): JobSchedule | undefined {
     return this.#tickAt === undefined ? undefined : tickOfJob(this.id, this.#tickAt);
+  }
+
+  /** The W3C traceparent stored with the job, if it was added in a trace (a getter, like `schedule`). */
+  get traceparent(): string | undefined {
+    return this.#traceparent;
   }
 
   get heldByLimit(): boolean {

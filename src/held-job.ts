@@ -36,7 +36,7 @@ export class HeldJob<T> implements HeldLease, KeptSettlement {
     this.stored = stored;
     // As claimedJobFields (record.ts) builds them, without the object in between. A claim always
     // answers with the due score it took the job at.
-    this.job = new ClaimedJob<T>(stored.id, source.queue, JSON.parse(stored.payloadJson) as T, stored.dueAt as number, stored.attempts, stored.maxAttempts ?? defaultMaxAttempts, stored.tickAt, limitedAt);
+    this.job = new ClaimedJob<T>(stored.id, source.queue, JSON.parse(stored.payloadJson) as T, stored.dueAt as number, stored.attempts, stored.maxAttempts ?? defaultMaxAttempts, stored.tickAt, stored.traceparent, limitedAt);
     this.leaseUntilLocal = leaseUntilLocal;
     this.#listener = listener;
   }

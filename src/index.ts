@@ -5,6 +5,7 @@
 export { Queue, listQueues, type QueueOptions, type JobPage, type ListOptions } from './queue.js';
 export { PullConsumer, type PullConsumerOptions, type PulledJob } from './pull-consumer.js';
 export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker.js';
+export type { TracingParent } from './telemetry-consumer.js';
 export {
   SandglassError,
   type SandglassErrorCode,

@@ -1,3 +1,4 @@
+import type { Span } from '@opentelemetry/api';
 import { retryDelayAfter } from './backoff.js';
 import { newClaimId } from './ids.js';
 import { acquireConnection, type ConnectionLease } from './connection.js';
@@ -9,6 +10,7 @@ import { QueueLimiter, type LimitedClaimResult } from './queue-limiter.js';
 import { claimedJobFields } from './store/record.js';
 import { keptResultJson, MAX_RESULT_BYTES } from './retention.js';
 import { tendInBackground } from './schedules.js';
+import { linkJob, startSettle, withSpan } from './telemetry.js';
 import type { BackoffOption, Job, Logger } from './types.js';
 import { MAX_DELAY_MS, assertInteger, assertJobId, assertOptions } from './validate.js';
 
@@ -113,6 +115,10 @@ export class PullConsumer<T = unknown> {
     this.#assertOpen();
     assertLease(id, token);
     assertOptions('consumer.ack', options, ['result']);
+    return withSpan(startSettle(this.queue, 'ack', id), () => this.#ack(id, token, options));
+  }
+
+  async #ack(id: string, token: string, options: { result?: unknown }): Promise<'acked' | 'stale'> {
     const store = await this.#partitions.storeFor(id, SETTLE);
     // Sent unless a claim said the queue keeps nothing; the script applies the cap the consumer may not know.
     const maxResultBytes = this.#maxResultBytes.get(store);
@@ -135,11 +141,17 @@ export class PullConsumer<T = unknown> {
     if (options.retryDelayMs !== undefined) assertInteger('retryDelayMs', options.retryDelayMs, 0, MAX_DELAY_MS);
     if (options.error !== undefined && typeof options.error !== 'string') throw new ValidationError(`Expected \`error\` to be a string, got ${typeof options.error}`);
     if (options.dead !== undefined && typeof options.dead !== 'boolean') throw new ValidationError(`Expected \`dead\` to be a boolean, got ${typeof options.dead}`);
+    const span = startSettle(this.queue, 'fail', id);
+    return withSpan(span, () => this.#fail(id, token, options, span));
+  }
+
+  async #fail(id: string, token: string, options: { error?: string; retryDelayMs?: number; dead?: boolean }, span: Span | undefined): Promise<{ result: 'retried' | 'dead' | 'stale'; retryAt?: number }> {
     const store = await this.#partitions.storeFor(id, SETTLE);
     // Read to decide retry or dead; the script checks the token again, and refuses (and counts) a
     // token that does not hold the job, also when this read already saw it so.
     const current = await store.get(id);
     const job = current?.job;
+    linkJob(span, job?.traceparent);
     const retryDelayMs = job
       ? retryDelayAfter(job.attempts, job.maxAttempts ?? this.#maxAttempts, job.backoff ?? this.#backoff, options.error, { dead: options.dead, retryDelayMs: options.retryDelayMs })
       : -1;

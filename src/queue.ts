@@ -35,7 +35,8 @@ import type {
   UnscheduleResult,
   When,
 } from './types.js';
-import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertOnExpire, assertOptions, serializePayload, toDue, toExpireAfterMs } from './validate.js';
+import { endSend, startSend } from './telemetry.js';
+import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertOnExpire, assertOptions, serializePayload, toDue, toExpireAfterMs, toTraceparent } from './validate.js';
 
 export type { QueueOptions } from './queue-options.js';
 
@@ -54,8 +55,8 @@ const CREATE = { create: true } as const;
 /** Dead letters moved or deleted per script call. */
 const DEAD_BATCH = 1_000;
 /** Option names, refused when unknown: a misspelled `dealy` must not add a job due at once. */
-const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire'];
-const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire'];
+const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent'];
+const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent'];
 const LIST_OPTIONS = ['limit', 'cursor'];
 const STATES: readonly JobState[] = ['delayed', 'ready', 'active', 'dead', 'completed'];
 /** Kept completed jobs removed per script call when `setRetention` trims to a new retention. */
@@ -116,7 +117,7 @@ export class Queue<T = unknown> {
     this.#assertOpen();
     assertOptions('queue.add', options, ADD_OPTIONS);
     const { ifExists = 'keep', ...rest } = options ?? {};
-    const [id] = await this.#add([this.#encode({ ...rest, payload } as BulkJob<T>)], ifExists);
+    const [id] = await this.#add([this.#encode({ ...rest, payload } as BulkJob<T>)], ifExists, false);
     return id as string;
   }
 
@@ -136,12 +137,28 @@ export class Queue<T = unknown> {
       assertOptions(`queue.addBulk (jobs[${index}])`, job, BULK_FIELDS);
       return this.#encode(job as BulkJob<T>);
     });
-    return this.#add(encoded, ifExists);
+    return this.#add(encoded, ifExists, true);
+  }
+
+  /**
+   * Writes validated jobs inside the PRODUCER span `send <queue>` (one per call, and per explicit
+   * `traceparent`: telemetry.ts), each job storing its span's context.
+   */
+  async #add(encoded: EncodedJob[], ifExists: unknown, bulk: boolean): Promise<string[]> {
+    if (ifExists !== 'keep' && ifExists !== 'replace') throw new ValidationError(`Expected \`ifExists\` to be 'keep' or 'replace', got ${String(ifExists)}`);
+    const spans = startSend(this.name, encoded, bulk);
+    try {
+      const ids = await this.#write(encoded, ifExists);
+      endSend(spans);
+      return ids;
+    } catch (error) {
+      endSend(spans, error);
+      throw error;
+    }
   }
 
   /** Writes validated jobs: partitions in parallel, each in chunks, in order. */
-  async #add(encoded: readonly EncodedJob[], ifExists: unknown): Promise<string[]> {
-    if (ifExists !== 'keep' && ifExists !== 'replace') throw new ValidationError(`Expected \`ifExists\` to be 'keep' or 'replace', got ${String(ifExists)}`);
+  async #write(encoded: readonly EncodedJob[], ifExists: 'keep' | 'replace'): Promise<string[]> {
     const [stores] = await Promise.all([this.#partitions.all({ create: true }), this.#register()]);
     const byPartition = stores.map(() => [] as EncodedJob[]);
     for (const job of encoded) byPartition[partitionOf(job.id, stores.length)]?.push(job);
@@ -548,6 +565,8 @@ export class Queue<T = unknown> {
       payloadJson: serializePayload(job.payload, this.#maxPayloadBytes),
       expireAfterMs: job.expireAfter === undefined ? undefined : toExpireAfterMs(job.expireAfter),
       dropOnExpire: job.onExpire === 'drop',
+      // The explicit parent for now; #add sets what the job stores once its send span started.
+      traceparent: job.traceparent === undefined ? undefined : toTraceparent(job.traceparent),
     };
   }
 
@@ -598,6 +617,7 @@ function toJobInfo<T>({ job, state, dueAt, leaseUntil, deadAt, reason, expiresAt
   if (job.maxAttempts !== undefined) info.maxAttempts = job.maxAttempts;
   if (lastError !== undefined) info.lastError = lastError;
   if (job.tickAt !== undefined) info.schedule = tickOfJob(job.id, job.tickAt);
+  if (job.traceparent !== undefined) info.traceparent = job.traceparent;
   return info;
 }
 

@@ -99,6 +99,14 @@ export interface AddSettings {
    * @default 'dead'
    */
   onExpire?: 'dead' | 'drop';
+  /**
+   * The trace context the job is added in, as a W3C `traceparent`, in place of the active
+   * OpenTelemetry context: the parent of the `send` span (when a tracer provider is registered;
+   * else it is stored as it is). For producers that carry a context by hand (the HTTP service
+   * passes its request's `traceparent` header). A malformed one is a ValidationError.
+   * Default: the active context, if there is one. See README, "OpenTelemetry".
+   */
+  traceparent?: string;
 }
 
 /**
@@ -137,6 +145,8 @@ export interface JobInfo<T> {
   finishedAt?: number;
   /** While completed: the handler's return value (JSON), or a {@link ResultTooLarge} marker. */
   result?: unknown;
+  /** The W3C traceparent stored with the job when it was added in a trace (README, "OpenTelemetry"). */
+  traceparent?: string;
 }
 
 /** Kept instead of a handler's result whose JSON exceeds the queue's `maxResultBytes`. */
@@ -240,6 +250,11 @@ export interface Job<T> {
    * back: its lateness (start minus `dueAt`) is the limit's doing, not sandglass's.
    */
   readonly heldByLimit?: boolean;
+  /**
+   * The W3C traceparent stored with the job when it was added in a trace: the producer's `send`
+   * span (README, "OpenTelemetry"). Absent for a job added outside any trace.
+   */
+  readonly traceparent?: string;
 }
 
 /** The answer of `queue.cancel`. */

@@ -1,6 +1,7 @@
 import { parseDuration } from './duration.js';
 import { PayloadTooLargeError, ValidationError } from './errors.js';
 import { findNonFiniteNumber } from './json-numbers.js';
+import { normalizeTraceparent } from './traceparent.js';
 import type { BackoffOption } from './types.js';
 
 /** The longest delay accepted: ten years. Anything larger is almost surely a unit mistake. */
@@ -121,6 +122,20 @@ export function toExpireAfterMs(value: unknown, name = 'expireAfter'): number {
 /** What an expired job becomes (`onExpire`): dead-lettered or dropped. */
 export function assertOnExpire(value: unknown, name = 'onExpire'): asserts value is 'dead' | 'drop' {
   if (value !== 'dead' && value !== 'drop') throw new ValidationError(`Expected \`${name}\` to be 'dead' or 'drop', got ${describe(value)}`);
+}
+
+/**
+ * A job's explicit trace context (`traceparent` of `add`): a W3C `traceparent` (traceparent.ts),
+ * returned in the version-00 form it is stored in. A malformed one is refused here, before anything
+ * is written (the HTTP service, where the value comes from a request header, ignores a malformed one
+ * instead, as the W3C specification asks of a receiver).
+ */
+export function toTraceparent(value: unknown, name = 'traceparent'): string {
+  const normalized = normalizeTraceparent(value);
+  if (normalized === undefined) {
+    throw new ValidationError(`Expected \`${name}\` to be a W3C traceparent such as '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', got ${describe(value)}`);
+  }
+  return normalized;
 }
 
 /** Serializes a payload, refusing what JSON cannot carry and what is over the size limit. */

@@ -1,5 +1,6 @@
 import { ValidationError } from './errors.js';
 import type { QueuePriority } from './queue-priority.js';
+import type { TracingParent } from './telemetry-consumer.js';
 import { resolveRetryOptions, resolveSharedOptions } from './role-options.js';
 import type { BackoffFunction, BackoffOption, ConnectionOption, Logger } from './types.js';
 import { assertInteger, assertOptions, assertQueueName, describe } from './validate.js';
@@ -77,6 +78,15 @@ export interface WorkerOptions {
   /** Where warnings and errors without an 'error' listener go. Default: Node process warnings. */
   logger?: Logger;
   /**
+   * OpenTelemetry (used only when the application registered a tracer provider; README,
+   * "OpenTelemetry"). `parent`: how each handler's CONSUMER span `process <queue>` relates to the
+   * trace context stored with the job: `'child'` continues the producer's trace (one trace from
+   * the request that added the job to its handler), `'link'` starts a new trace linked to it (for
+   * jobs that run long after they were added). A batch's span always links to its jobs' contexts.
+   * @default { parent: 'child' }
+   */
+  tracing?: { parent?: TracingParent };
+  /**
    * The local clock, for tests that skew it. Due times and leases are decided on the Redis
    * server's clock; this only converts them into sleep durations.
    * @internal
@@ -84,7 +94,7 @@ export interface WorkerOptions {
   clock?: () => number;
 }
 
-const KNOWN = ['connection', 'prefix', 'concurrency', 'leaseMs', 'maxAttempts', 'backoff', 'partitions', 'batch', 'prefetch', 'weights', 'strictPriority', 'closeTimeoutMs', 'safetyIntervalMs', 'logger', 'clock'];
+const KNOWN = ['connection', 'prefix', 'concurrency', 'leaseMs', 'maxAttempts', 'backoff', 'partitions', 'batch', 'prefetch', 'weights', 'strictPriority', 'closeTimeoutMs', 'safetyIntervalMs', 'logger', 'tracing', 'clock'];
 /** The heaviest queue weight: beyond 1000:1 a share is too small to matter, and strict order says it better. */
 const MAX_WEIGHT = 1_000;
 /** The longest timer Node keeps: a longer one fires at once. */
@@ -109,6 +119,8 @@ export interface ResolvedWorkerOptions {
   readonly priority: QueuePriority | undefined;
   readonly logger: Logger;
   readonly clock: () => number;
+  /** How `process` spans relate to the jobs' stored trace contexts. */
+  readonly tracingParent: TracingParent;
 }
 
 /** Validates a Worker's arguments with exact messages, before anything connects. */
@@ -136,6 +148,7 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
   const safetyIntervalMs = options.safetyIntervalMs ?? 5_000;
   assertInteger('safetyIntervalMs', safetyIntervalMs, 10, 3_600_000);
   const priority = resolvePriority(names, options.weights, options.strictPriority);
+  const tracingParent = resolveTracing(options.tracing);
   return {
     names,
     ...shared,
@@ -149,7 +162,17 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
     safetyIntervalMs,
     priority,
     clock: options.clock ?? Date.now,
+    tracingParent,
   };
+}
+
+/** The `tracing` option: `{ parent: 'child' | 'link' }`. */
+function resolveTracing(tracing: unknown): TracingParent {
+  if (tracing === undefined) return 'child';
+  assertOptions('`tracing`', tracing, ['parent']);
+  const parent = (tracing as { parent?: unknown }).parent ?? 'child';
+  if (parent !== 'child' && parent !== 'link') throw new ValidationError(`Expected \`tracing.parent\` to be 'child' or 'link', got ${describe(parent)}`);
+  return parent;
 }
 
 /**

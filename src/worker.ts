@@ -8,6 +8,7 @@ import { LeaseRenewer } from './lease-renewer.js';
 import type { SettleOutcome } from './settler.js';
 import { Settler } from './settler.js';
 import { keptResultJson } from './retention.js';
+import { ConsumerTelemetry, type Processing } from './telemetry-consumer.js';
 import type { StoredJob } from './store/record.js';
 import type { BackoffFunction, BackoffOption, Job, Logger } from './types.js';
 import { resolveWorkerOptions, type WorkerOptions } from './worker-options.js';
@@ -64,6 +65,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #maxAttempts: number;
   readonly #backoff: BackoffOption | BackoffFunction;
   readonly #closeTimeoutMs: number;
+  readonly #telemetry: ConsumerTelemetry;
   /**
    * Prefetched work waiting for a handler slot, oldest first: one job per entry, or one batch per
    * entry in batch mode (a batch stays the jobs of one claim, as without the prefetch).
@@ -126,6 +128,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
       clock: this.#clock,
       priority: resolved.priority,
     });
+    this.#telemetry = new ConsumerTelemetry(resolved.tracingParent, () => this.#loop.serverNow());
     this.#ready = this.#loop.start(resolved.names, resolved.prefix, resolved.partitions);
     this.#ready.catch(() => undefined);
   }
@@ -213,24 +216,28 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#busySlots += 1;
     this.#runningJobs += Array.isArray(unit) ? unit.length : 1;
     let result: unknown;
+    const arg = Array.isArray(unit) ? unit.map(held => held.job) : unit.job;
+    // Undefined unless an OpenTelemetry provider is registered: then the call runs as it always did.
+    const processing = this.#telemetry.start(arg);
     try {
-      result = this.#handler(Array.isArray(unit) ? unit.map(held => held.job) : unit.job);
+      result = processing === undefined ? this.#handler(arg) : this.#telemetry.run(processing, this.#handler, arg);
       if (isThenable(result)) {
         result.then(
-          value => this.#ran(unit, true, value),
-          (error: unknown) => this.#ran(unit, false, error),
+          value => this.#ran(unit, true, value, processing),
+          (error: unknown) => this.#ran(unit, false, error, processing),
         );
         return;
       }
     } catch (error) {
-      this.#ran(unit, false, error);
+      this.#ran(unit, false, error, processing);
       return;
     }
-    this.#ran(unit, true, result);
+    this.#ran(unit, true, result, processing);
   }
 
   /** The handler settled: free the slot, start the next prefetched work, then settle this one. */
-  #ran(unit: HeldJob<T> | HeldJob<T>[], ok: boolean, outcome: unknown): void {
+  #ran(unit: HeldJob<T> | HeldJob<T>[], ok: boolean, outcome: unknown, processing: Processing | undefined): void {
+    if (processing !== undefined) this.#telemetry.finish(processing, ok, outcome);
     this.#busySlots -= 1;
     if (Array.isArray(unit)) {
       this.#runningJobs -= unit.length;

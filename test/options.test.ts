@@ -126,9 +126,9 @@ describe('unknown option names', () => {
     const before = await digest();
     const odd = (value: object) => value as never;
     const cases: [string, () => unknown, string | RegExp][] = [
-      ['add', () => q.add(1, odd({ dealy: 5_000 })), 'Unknown option `dealy` of queue.add (known: delay, at, id, ifExists, maxAttempts, backoff, expireAfter, onExpire)'],
+      ['add', () => q.add(1, odd({ dealy: 5_000 })), 'Unknown option `dealy` of queue.add (known: delay, at, id, ifExists, maxAttempts, backoff, expireAfter, onExpire, traceparent)'],
       ['add with options that are not an object', () => q.add(1, odd([5])), 'Expected the options of queue.add to be an object, got an array'],
-      ['bulk entry', () => q.addBulk([{ payload: 1 }, odd({ payload: 2, dealy: 5 })]), 'Unknown option `dealy` of queue.addBulk (jobs[1]) (known: payload, delay, at, id, maxAttempts, backoff, expireAfter, onExpire)'],
+      ['bulk entry', () => q.addBulk([{ payload: 1 }, odd({ payload: 2, dealy: 5 })]), 'Unknown option `dealy` of queue.addBulk (jobs[1]) (known: payload, delay, at, id, maxAttempts, backoff, expireAfter, onExpire, traceparent)'],
       ['bulk entry ifExists', () => q.addBulk([odd({ payload: 1, ifExists: 'replace' })]), "`jobs[0].ifExists` is not an option of one entry: give it for the whole call, addBulk(jobs, 'replace')"],
       ['backoff field', () => q.add(1, { backoff: odd({ type: 'fixed', delayMs: 5, maxDelayMs: 9 }) }), 'Unknown option `maxDelayMs` of `backoff` (known: type, delayMs)'],
       ['reschedule', () => q.reschedule('x', odd({ dely: 5 })), 'Unknown option `dely` of queue.reschedule (known: delay, at)'],

@@ -24,6 +24,8 @@ export interface RouteSpec {
   readonly tag: 'producers' | 'schedules' | 'pull consumers' | 'admin' | 'operations' | 'dashboard';
   readonly summary: string;
   readonly query?: { properties: Record<string, JsonSchema>; required?: string[] };
+  /** Optional request headers it reads (documented only: a malformed one is ignored, never refused). */
+  readonly headers?: Record<string, JsonSchema>;
   readonly body?: JsonSchema;
   /** A POST whose body may be left out (same as `{}`). */
   readonly bodyOptional?: boolean;
@@ -47,8 +49,8 @@ const NO_BODY: JsonSchema = { type: 'object', additionalProperties: false, prope
 
 export const ROUTES: readonly RouteSpec[] = [
   // producers
-  { operationId: 'addJob', method: 'POST', path: `${Q}/jobs`, tag: 'producers', summary: 'Add a job (idempotent by id)', body: s.addBody, ok: { status: 201, description: 'The job id (an existing id is returned unchanged).', schema: s.answers.id }, errors: ['PAYLOAD_TOO_LARGE', 'CONFLICT', 'REDIS_FULL'] },
-  { operationId: 'addJobs', method: 'POST', path: `${Q}/jobs:bulk`, tag: 'producers', summary: 'Add up to 1,000 jobs; every entry is validated before any is written', body: s.bulkBody, ok: { status: 201, description: 'The ids, in the order of `jobs`.', schema: s.answers.ids }, errors: ['PAYLOAD_TOO_LARGE', 'CONFLICT', 'REDIS_FULL'] },
+  { operationId: 'addJob', method: 'POST', path: `${Q}/jobs`, tag: 'producers', summary: 'Add a job (idempotent by id)', headers: { traceparent: s.traceparentHeader }, body: s.addBody, ok: { status: 201, description: 'The job id (an existing id is returned unchanged).', schema: s.answers.id }, errors: ['PAYLOAD_TOO_LARGE', 'CONFLICT', 'REDIS_FULL'] },
+  { operationId: 'addJobs', method: 'POST', path: `${Q}/jobs:bulk`, tag: 'producers', summary: 'Add up to 1,000 jobs; every entry is validated before any is written', headers: { traceparent: s.traceparentHeader }, body: s.bulkBody, ok: { status: 201, description: 'The ids, in the order of `jobs`.', schema: s.answers.ids }, errors: ['PAYLOAD_TOO_LARGE', 'CONFLICT', 'REDIS_FULL'] },
   { operationId: 'getJob', method: 'GET', path: J, tag: 'producers', summary: 'Look a job up', ok: { status: 200, description: 'The job.', schema: s.answers.job }, errors: ['NOT_FOUND'] },
   { operationId: 'cancelJob', method: 'DELETE', path: J, tag: 'producers', summary: 'Cancel a waiting or dead job', ok: { status: 200, description: 'Cancelled (deleted).', schema: s.answers.result('cancelled') }, errors: ['NOT_FOUND', 'JOB_RUNNING'] },
   { operationId: 'rescheduleJob', method: 'POST', path: `${J}/reschedule`, tag: 'producers', summary: 'Move a waiting job (or revive a dead one) to a new due time, atomically', body: s.rescheduleBody, ok: { status: 200, description: 'Rescheduled.', schema: s.answers.result('rescheduled') }, errors: ['NOT_FOUND', 'JOB_RUNNING'] },
@@ -134,6 +136,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     const parameters = [
       ...pathParams(spec.path).map(name => ({ name, in: 'path', required: true, schema: PATH_PARAMS[name] })),
       ...Object.entries(spec.query?.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: spec.query?.required?.includes(name) ?? false, schema })),
+      ...Object.entries(spec.headers ?? {}).map(([name, schema]) => ({ name, in: 'header', required: false, schema })),
     ];
     const responses: Record<string, unknown> = {
       [spec.ok.status]: { description: spec.ok.description, content: { [spec.ok.contentType ?? 'application/json']: { schema: spec.ok.schema ?? {} } } },

@@ -261,6 +261,18 @@ export const timelineQuery = {
 
 const epochMs = { type: 'integer', description: 'Epoch milliseconds (Redis server clock).' };
 
+/** The request header of the add routes that carries the caller's trace context into the jobs. */
+export const traceparentHeader: JsonSchema = {
+  type: 'string',
+  description: "The caller's W3C trace context: stored with the jobs added, so that their handlers' spans join the caller's trace (README, \"OpenTelemetry\"). A malformed one is ignored.",
+};
+
+/** Set on a job that was added in a trace (README, "OpenTelemetry"). */
+const traceparent: JsonSchema = {
+  type: 'string',
+  description: "The W3C traceparent stored with the job: the context of the producer's span (or of the add request's `traceparent` header). Absent for a job added outside any trace. A pull consumer continues the trace from it.",
+};
+
 /** Set on a job that is a tick of a recurring schedule. */
 const jobSchedule: JsonSchema = {
   type: 'object',
@@ -299,6 +311,7 @@ export const components: Record<string, JsonSchema> = {
       expiresAt: { ...epochMs, description: 'While waiting: the deadline by which it must start (`expireAfter`).' },
       finishedAt: { ...epochMs, description: 'While completed: when it completed.' },
       result: { description: "While completed: the handler's return value (JSON), or `{ resultTooLarge: true, bytes }`." },
+      traceparent,
     },
   },
   PulledJob: {
@@ -315,6 +328,7 @@ export const components: Record<string, JsonSchema> = {
       leaseUntilAt: epochMs,
       schedule: jobSchedule,
       heldByLimit: { const: true, description: "Present (true) when the job fell due while the queue's rate or concurrency limit held claims back: its lateness is the limit's doing." },
+      traceparent,
     },
   },
   ScheduleInfo: {

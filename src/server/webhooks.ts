@@ -23,6 +23,7 @@ import {
 } from '../index.js';
 import { SlidingWindow, type Rate } from './rate-window.js';
 import { resolveRate } from '../limits.js';
+import { deliveryTraceparent } from '../telemetry.js';
 import { MIN_SECRET_LENGTH, signPayload } from './signature.js';
 
 export { signPayload, verifySignature, DEFAULT_TOLERANCE_SECONDS, type VerifyOptions } from './signature.js';
@@ -247,7 +248,7 @@ async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>
   if (job.signal.aborted) onJobAbort();
   else job.signal.addEventListener('abort', onJobAbort, { once: true });
   try {
-    const headers = {
+    const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       'Content-Length': String(Buffer.byteLength(body)),
       'User-Agent': USER_AGENT,
@@ -256,6 +257,10 @@ async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>
       'Sandglass-Timestamp': String(timestamp),
       'Sandglass-Signature': signPayload(binding.secret, timestamp, body),
     };
+    // The receiver joins the job's trace: under this delivery's `process` span when this process
+    // is traced, else under the context the job was added in.
+    const traceparent = deliveryTraceparent(job);
+    if (traceparent !== undefined) headers.traceparent = traceparent;
     const answer = await post(binding, agent, headers, body, controller.signal, markSent);
     if (answer.status >= 200 && answer.status < 300) return { latenessMs: startedAt - job.dueAt, heldMs };
     throw statusError(target, answer);

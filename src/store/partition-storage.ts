@@ -22,6 +22,11 @@ export interface EncodedJob {
   readonly expireAfterMs?: number | undefined;
   /** `onExpire: 'drop'`: an expired job is deleted rather than dead-lettered (also under the queue's default deadline). */
   readonly dropOnExpire?: boolean;
+  /**
+   * The W3C traceparent stored with the job (the last field of its record's header, lua/lib.lua);
+   * undefined for none. Set by the Queue once its `send` span has started, after validation.
+   */
+  traceparent?: string | undefined;
 }
 
 /**

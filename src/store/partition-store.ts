@@ -86,7 +86,9 @@ export class PartitionStore implements PartitionStorage {
     for (const job of jobs) {
       const delay = 'delayMs' in job.due ? job.due.delayMs : '';
       const at = 'atMs' in job.due ? job.due.atMs : '';
-      args.push(job.id, delay, at, job.maxAttempts, job.backoff, job.payloadJson, encodeExpiry(job));
+      // A traceparent travels as the end of `backoff`: the record's header as add.lua writes it.
+      const backoff = job.traceparent === undefined ? job.backoff : `${job.backoff},${job.traceparent}`;
+      args.push(job.id, delay, at, job.maxAttempts, backoff, job.payloadJson, encodeExpiry(job));
     }
     let reply: number[];
     let acknowledged: number | undefined;

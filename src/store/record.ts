@@ -15,10 +15,15 @@ export interface StoredJob {
   readonly backoff: BackoffOption | undefined;
   /** The tick time, for a schedule's tick job (the header's 6th field); else undefined. */
   readonly tickAt: number | undefined;
+  /** The W3C traceparent of the job's producer, when it was added in a trace (the header's last field); else undefined. */
+  readonly traceparent: string | undefined;
   readonly payloadJson: string;
 }
 
-const HEADER = /^(\d+),(\d+),(\d*),(\d*),([^,\n]*)(?:,(\d+))?\n/;
+// The optional fields after backoff: a tick time (digits), then a traceparent ("00-..."), lua/lib.lua.
+const HEADER = /^(\d+),(\d+),(\d*),(\d*),([^,\n]*)(?:,(\d+))?(?:,([0-9a-f]{2}-[^,\n]*))?\n/;
+/** '-', the 3rd character of a traceparent: what tells it from a tick time (digits only). */
+const DASH = 45;
 
 /**
  * The jobs of a claim reply (claim.lua): `dueList` "<id>\t<dueAt>\t..." and `records`
@@ -52,9 +57,22 @@ export function decodeClaimed(dueList: string, records: string, firstToken: numb
     const c3 = c1 < 0 ? -1 : records.indexOf(',', records.indexOf(',', c1 + 1) + 1);
     const c4 = c3 < 0 ? -1 : records.indexOf(',', c3 + 1);
     if (headerEnd < 0 || headerEnd > recordEnd || c1 < 0 || c4 < 0 || c4 > headerEnd) throw new Error(`Job ${id} has a malformed record`);
-    // A schedule's tick has a 6th field, its tick time (lua/lib.lua).
+    // A schedule's tick has a 6th field, its tick time; a traced job a last one, its traceparent
+    // (lua/lib.lua). Most jobs have neither, and pay one indexOf for them.
     let c5 = records.indexOf(',', c4 + 1);
     if (c5 < 0 || c5 > headerEnd) c5 = headerEnd;
+    let tickAt: number | undefined;
+    let traceparent: string | undefined;
+    if (c5 < headerEnd) {
+      if (records.charCodeAt(c5 + 3) === DASH) {
+        traceparent = records.slice(c5 + 1, headerEnd);
+      } else {
+        let c6 = records.indexOf(',', c5 + 1);
+        if (c6 < 0 || c6 > headerEnd) c6 = headerEnd;
+        tickAt = Number(records.slice(c5 + 1, c6));
+        if (c6 < headerEnd) traceparent = records.slice(c6 + 1, headerEnd);
+      }
+    }
     // Plain digits, always, as claim.lua writes them; anything else is read the slow way.
     let attempts = digitsAt(records, r, c1);
     if (Number.isNaN(attempts)) attempts = Number(records.slice(r, c1));
@@ -67,7 +85,8 @@ export function decodeClaimed(dueList: string, records: string, firstToken: numb
       dueAt,
       maxAttempts: c4 === c3 + 1 ? undefined : Number(records.slice(c3 + 1, c4)),
       backoff: c4 + 1 === c5 ? undefined : decodeBackoff(records.slice(c4 + 1, c5)),
-      tickAt: c5 === headerEnd ? undefined : Number(records.slice(c5 + 1, headerEnd)),
+      tickAt,
+      traceparent,
       payloadJson: records.slice(headerEnd + 1, recordEnd),
     });
     d = scoreEnd + 1;
@@ -92,7 +111,7 @@ function digitsAt(text: string, start: number, end: number): number {
 export function decodeRecord(id: string, record: string): StoredJob {
   const match = HEADER.exec(record);
   if (!match) throw new Error(`Job ${id} has a malformed record`);
-  const [header, attempts, token, dueAt, maxAttempts, backoff, tickAt] = match as unknown as [string, string, string, string, string, string, string | undefined];
+  const [header, attempts, token, dueAt, maxAttempts, backoff, tickAt, traceparent] = match as unknown as [string, string, string, string, string, string, string | undefined, string | undefined];
   return {
     id,
     attempts: Number(attempts),
@@ -101,6 +120,7 @@ export function decodeRecord(id: string, record: string): StoredJob {
     maxAttempts: maxAttempts === '' ? undefined : Number(maxAttempts),
     backoff: decodeBackoff(backoff),
     tickAt: tickAt === undefined ? undefined : Number(tickAt),
+    traceparent,
     payloadJson: record.slice(header.length),
   };
 }
@@ -120,7 +140,7 @@ export function decodeKept(id: string, value: string): { job: StoredJob; resultJ
  * `defaultMaxAttempts` is the consumer's, for jobs added without their own.
  */
 export function claimedJobFields<T>(queue: string, stored: StoredJob, defaultMaxAttempts: number): Omit<Job<T>, 'signal'> {
-  const fields: Omit<Job<T>, 'signal'> = {
+  const fields: { -readonly [K in keyof Omit<Job<T>, 'signal'>]: Job<T>[K] } = {
     id: stored.id,
     queue,
     payload: JSON.parse(stored.payloadJson) as T,
@@ -128,5 +148,8 @@ export function claimedJobFields<T>(queue: string, stored: StoredJob, defaultMax
     attempt: stored.attempts,
     maxAttempts: stored.maxAttempts ?? defaultMaxAttempts,
   };
-  return stored.tickAt === undefined ? fields : { ...fields, schedule: tickOfJob(stored.id, stored.tickAt) };
+  // Set only when there is one: most jobs are neither ticks nor traced.
+  if (stored.tickAt !== undefined) fields.schedule = tickOfJob(stored.id, stored.tickAt);
+  if (stored.traceparent !== undefined) fields.traceparent = stored.traceparent;
+  return fields;
 }

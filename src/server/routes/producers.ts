@@ -1,5 +1,6 @@
 /** Producer routes: add, bulk add, get, cancel, reschedule. */
 import { ValidationError, type AddOptions, type BackoffOption, type Duration, type When } from '../../index.js';
+import { requestTraceparent } from '../../telemetry.js';
 import { params, type Handlers, type ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 
@@ -35,13 +36,16 @@ export function producerRoutes({ pool }: ServiceContext): Handlers {
   return {
     async addJob(request, reply) {
       const body = request.body as JobBody & { ifExists?: 'keep' | 'replace' };
-      const id = await pool.queue(params(request).queue, queue => queue.add(body.payload, { ...addOptions(body), ifExists: body.ifExists }));
+      // The caller's trace context (a `traceparent` header) goes with the job: its handler's span joins that trace.
+      const traceparent = requestTraceparent(request.headers.traceparent);
+      const id = await pool.queue(params(request).queue, queue => queue.add(body.payload, { ...addOptions(body), ifExists: body.ifExists, traceparent }));
       return reply.code(201).send({ id });
     },
 
     async addJobs(request, reply) {
       const body = request.body as { jobs: JobBody[]; ifExists?: 'keep' | 'replace' };
-      const jobs = body.jobs.map(job => ({ payload: job.payload, ...addOptions(job) }));
+      const traceparent = requestTraceparent(request.headers.traceparent);
+      const jobs = body.jobs.map(job => ({ payload: job.payload, ...addOptions(job), traceparent }));
       const ids = await pool.queue(params(request).queue, queue => queue.addBulk(jobs, body.ifExists));
       return reply.code(201).send({ ids });
     },

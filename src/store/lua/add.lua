@@ -9,7 +9,8 @@
     delayMs      ms from the server's now, or '' when atMs is given
     atMs         epoch ms, or ''
     maxAttempts  integer or '' (the worker's default)
-    backoff      'f<ms>' | 'e<ms>' | ''
+    backoff      'f<ms>' | 'e<ms>' | '', followed by ',<traceparent>' for a job added in a trace:
+                 the rest of the record's header after maxAttempts (lib.lua), written as it is
     payload      JSON text
     expiry       '<expireAfterMs>' | '<expireAfterMs>d' (onExpire 'drop'): the job's deadline, its
                  `expiry` entry (lib.lua, "Deadlines"); '' | 'd': the queue's default (`meta` field

@@ -25,9 +25,13 @@
   and ARGV[1] is always the partition's wake channel. (claim also gets two more keys after these,
   the memo keys of this call and of the caller's previous one: KEYS[#KEYS - 1] and KEYS[#KEYS].)
 
-  A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>[,<tickAt>]\n<payload JSON>" (a
-  schedule's tick job has the 6th field, its tick time; the scripts that rewrite a record carry it
-  along inside `backoff`, which holds no comma). JSON.stringify
+  A record is "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>[,<tickAt>][,<traceparent>]\n<payload JSON>"
+  (a schedule's tick job has the 6th field, its tick time; a job added in a trace has a last field,
+  the W3C traceparent of its producer, "00-<32 hex>-<16 hex>-<2 hex>", told from a tick time by its
+  '-'; a job without one pays no byte. The scripts that rewrite a record carry both along inside
+  `backoff`, which holds no comma: readRecord's last capture runs to the end of the header, so a
+  retry, reaping, reschedule, retryDead, a wheel move and retention keep them as they are, and only
+  a replace-add, which writes a new record, changes them). JSON.stringify
   never writes a raw newline, so the first one ends the header. `attempts` counts the deliveries that
   ended (a claim does not touch the record: an active job's current delivery is attempts + 1).
   `token` is always '0' (the lease holds it). `dueAt` is '' while the job waits (the `due` score holds
@@ -734,9 +738,10 @@ local function scheduleStall(key, s, on)
   if #keys == 0 then rcall('HDEL', metaKey, 'stalled') else rcall('HSET', metaKey, 'stalled', table.concat(keys, '\n')) end
 end
 
--- The tick time (digits) of a schedule tick's record, its header's 6th field; nil for another job.
+-- The tick time (digits) of a schedule tick's record, its header's 6th field; nil for another job
+-- (a traceparent in that place has a '-' after its first two digits).
 local function recordTick(rec)
-  return string.match(rec, '^%d+,%d+,%d*,%d*,[^,\n]*,(%d+)\n')
+  return string.match(rec, '^%d+,%d+,%d*,%d*,[^,\n]*,(%d+)[,\n]')
 end
 
 -- Whether a job record is a schedule's tick.
