@@ -10,7 +10,9 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { Redis } from 'ioredis';
 import { Queue, type Job } from '../src/index.js';
 import { getQueueToken, InjectQueue, OnJobEvent, Processor, SandglassModule, SandglassWorkers } from '../src/nestjs/index.js';
-import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
+import { AppModule } from '../examples/nestjs/app.module.js';
+import { OrdersService } from '../examples/nestjs/orders.service.js';
+import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
 
@@ -195,6 +197,31 @@ describe('SandglassModule in a Nest application', () => {
       assert.equal(await client.ping(), 'PONG');
     } finally {
       client.disconnect();
+    }
+  });
+});
+
+describe('the example app (examples/nestjs)', () => {
+  it('closes an order left unpaid at its timeout and leaves a paid one alone', async () => {
+    process.env.REDIS_URL = redis.url;
+    process.env.ORDER_TIMEOUT = '300ms';
+    const app = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    app.useLogger(false);
+    await app.init();
+    try {
+      const orders = app.get(OrdersService);
+      const unpaid = await orders.place();
+      const paid = await orders.place();
+      await orders.pay(paid.id);
+      await waitFor(() => orders.get(unpaid.id).status === 'closed', 15_000, 'the unpaid order to close');
+      await sleep(300);
+      assert.equal(orders.get(paid.id).status, 'paid');
+      const queue = app.get<Queue>(getQueueToken('order-timeout'));
+      assert.equal(await queue.get(`order:${paid.id}`), null, 'its timeout was cancelled');
+    } finally {
+      await app.close();
+      delete process.env.REDIS_URL;
+      delete process.env.ORDER_TIMEOUT;
     }
   });
 });
