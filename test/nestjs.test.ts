@@ -273,5 +273,8 @@ describe('SandglassModule refuses a wrong setup at bootstrap, with a message tha
     await assert.rejects(moduleRef.init(), /@Processor ZeroConcurrency: Expected `concurrency` to be an integer/);
     await moduleRef.close();
     await waitFor(async () => (await clientCount()) === before, 5_000, 'the connections to close');
+    // The worker closed while it was still starting: nothing it was starting may connect later.
+    await sleep(500);
+    assert.equal(await clientCount(), before, 'no connection opened after the close');
   });
 });
