@@ -249,6 +249,17 @@ describe('SandglassModule refuses a wrong setup at bootstrap, with a message tha
     );
   });
 
+  it('forRoot imported twice (every processor would run twice)', async () => {
+    @Module({ imports: [SandglassModule.forRoot({ connection: redis.url, prefix: 'other' })] })
+    class SecondRoot {}
+    const moduleRef = await Test.createTestingModule({
+      imports: [SandglassModule.forRoot({ connection: redis.url }), SecondRoot],
+      providers: [Recorder, ordersProcessor(uniqueQueue('nest-twice'))],
+    }).compile();
+    await assert.rejects(moduleRef.init(), /is already run by another SandglassModule\.forRoot/);
+    await moduleRef.close();
+  });
+
   it('a request-scoped @Processor', async () => {
     @Processor(uniqueQueue('nest-bad'))
     @Injectable({ scope: Scope.REQUEST })

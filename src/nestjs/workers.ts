@@ -18,6 +18,12 @@ interface FoundProcessor {
 const EVENTS: readonly JobEventName[] = ['completed', 'failed', 'dead', 'stale', 'error'];
 
 /**
+ * Processor instances some SandglassWorkers serves: a second forRoot in one application (two
+ * SandglassWorkers) would otherwise run every processor twice.
+ */
+const served = new WeakSet<object>();
+
+/**
  * The Workers SandglassModule runs for the application's `@Processor` classes: found through
  * Nest's DiscoveryService and started at `onApplicationBootstrap` (after every provider exists and
  * `onModuleInit` ran), closed at `onModuleDestroy`, the first shutdown hook, so that running
@@ -27,7 +33,7 @@ const EVENTS: readonly JobEventName[] = ['completed', 'failed', 'dead', 'stale',
  */
 @Injectable()
 export class SandglassWorkers implements OnApplicationBootstrap, OnModuleDestroy {
-  readonly #started: { readonly queues: readonly string[]; readonly worker: Worker<unknown> }[] = [];
+  readonly #started: { readonly queues: readonly string[]; readonly worker: Worker<unknown>; readonly instance: object }[] = [];
 
   constructor(
     @Inject(DiscoveryService) private readonly discovery: DiscoveryService,
@@ -68,6 +74,7 @@ export class SandglassWorkers implements OnApplicationBootstrap, OnModuleDestroy
 
   async onModuleDestroy(): Promise<void> {
     const started = this.#started.splice(0);
+    for (const { instance } of started) served.delete(instance);
     await Promise.all(started.map(({ worker }) => worker.close()));
   }
 
@@ -86,6 +93,9 @@ export class SandglassWorkers implements OnApplicationBootstrap, OnModuleDestroy
       if (!instance) throw new ValidationError(`@Processor ${name}: Nest made no instance of it (is it a lazily loaded module's provider?)`);
       if (typeof instance.process !== 'function') {
         throw new ValidationError(`@Processor ${name} has no process() method: declare \`process(job)\` (\`process(jobs)\` with the \`batch\` option)`);
+      }
+      if (served.has(instance)) {
+        throw new ValidationError(`@Processor ${name} is already run by another SandglassModule.forRoot: import forRoot (or forRootAsync) once, in the root module`);
       }
       found.push({ name, instance, metadata, place: this.#placeOf(name, metadata.queues), events: this.#events(name, instance) });
     }
@@ -135,7 +145,8 @@ export class SandglassWorkers implements OnApplicationBootstrap, OnModuleDestroy
       if (error instanceof ValidationError) throw new ValidationError(`@Processor ${name}: ${error.message}`);
       throw error;
     }
-    this.#started.push({ queues: metadata.queues, worker });
+    this.#started.push({ queues: metadata.queues, worker, instance });
+    served.add(instance);
     for (const [method, event] of events) {
       worker.on(event, (...args: unknown[]) => {
         // A listener's failure is reported, never thrown into the worker, and a rejected promise
