@@ -182,6 +182,9 @@ export class ClaimLoop {
       }
       if (priority) this.#groups.push(newGroup(start, this.sources.length, 'weights' in priority ? (priority.weights[index] ?? 1) : 1));
     }
+    // stop() may have run while the partitions were read: subscribing now would open a pub/sub
+    // connection after the worker let its connection go, and keep the process alive.
+    if (this.#stopped) return;
     this.#all = newGroup(0, this.sources.length, 1);
     for (const source of this.sources) {
       this.#unlisteners.push(this.#connection.waker.listen(source.store.keys.wakeChannel, dueAt => this.#onWake(source, dueAt)));

@@ -75,6 +75,55 @@ export const refs = [startLocalRedis, RedisServerNotFoundError, verifySignature]
 `;
 const CJS_TYPES = ESM_TYPES.replace(/^export const use/m, 'export const usedFromCommonJs');
 
+// A Nest application context from plain JavaScript (decorators applied by hand): forRoot from
+// REDIS_URL, registerQueue, a @Processor that injects its queue; a job added runs, the app closes.
+const NEST_SCRIPT = `
+import { Inject, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { SandglassModule, Processor, OnJobEvent, InjectQueue, getQueueToken } from 'sandglass/nestjs';
+setTimeout(() => { console.error('no job ran in 30 s'); process.exit(3); }, 30_000).unref();
+let ran;
+const done = new Promise(resolve => (ran = resolve));
+class Orders {
+  constructor(queue) { this.queue = queue; }
+  process(job) { return job.payload.orderId + 1; }
+  onCompleted(job, result) { ran({ payload: job.payload, result }); }
+}
+InjectQueue('pack-nest')(Orders, undefined, 0);
+OnJobEvent('completed')(Orders.prototype, 'onCompleted', Object.getOwnPropertyDescriptor(Orders.prototype, 'onCompleted'));
+Processor('pack-nest')(Orders);
+class AppModule {}
+Module({ imports: [SandglassModule.forRoot({ connection: process.env.REDIS_URL }), SandglassModule.registerQueue({ name: 'pack-nest' })], providers: [Orders] })(AppModule);
+const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
+await app.get(getQueueToken('pack-nest')).add({ orderId: 41 });
+console.log(JSON.stringify(await done));
+await app.close();
+`;
+
+const NEST_TYPES = `
+import { Injectable, Module } from '@nestjs/common';
+import type { Job, Queue } from 'sandglass';
+import { InjectQueue, OnJobEvent, Processor, SandglassModule, type JobProcessor } from 'sandglass/nestjs';
+@Injectable()
+export class OrdersService {
+  constructor(@InjectQueue('orders') private readonly orders: Queue<{ orderId: number }>) {}
+  place(orderId: number): Promise<string> { return this.orders.add({ orderId }, { delay: '30m' }); }
+}
+@Processor('orders', { concurrency: 50 })
+export class OrdersProcessor implements JobProcessor<{ orderId: number }> {
+  async process(job: Job<{ orderId: number }>): Promise<number> { return job.payload.orderId; }
+  @OnJobEvent('dead') onDead(job: Job<{ orderId: number }>, error: unknown): void { console.error(job.id, error); }
+}
+@Module({
+  imports: [
+    SandglassModule.forRootAsync({ useFactory: async () => ({ connection: 'redis://127.0.0.1:6379', defaultWorkerOptions: { closeTimeoutMs: 5000 } }) }),
+    SandglassModule.registerQueue({ name: 'orders', maxPayloadBytes: 1024 }),
+  ],
+  providers: [OrdersService, OrdersProcessor],
+})
+export class OrdersModule {}
+`;
+
 before(async () => {
   // A fresh clone's packable files, without dist/ (node_modules linked for the build's compiler).
   mkdirSync(clone);
@@ -117,6 +166,13 @@ describe('the packed package, installed into an app', () => {
       assert.ok(existsSync(join(installed, file)), `${file} is in the package`);
     }
     assert.ok(!existsSync(join(installed, 'src')), 'src/ is not shipped');
+    // Nest is an optional peer: not installed for an app that does not ask for it, and only the
+    // sandglass/nestjs entry imports it (the other tests here run before Nest is linked in).
+    assert.ok(!existsSync(join(app, 'node_modules', '@nestjs')), 'npm installed no Nest package');
+    const importsNest = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' })
+      .filter(file => file.endsWith('.js') && !file.startsWith('nestjs'))
+      .filter(file => /from ['"]@nestjs\//.test(readFileSync(join(installed, 'dist', file), 'utf8')));
+    assert.deepEqual(importsNest, [], 'only dist/nestjs imports @nestjs');
     const maps = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' }).filter(file => file.endsWith('.js.map'));
     assert.ok(maps.length > 10, `${maps.length} maps`);
     for (const file of maps) {
@@ -144,6 +200,26 @@ describe('the packed package, installed into an app', () => {
     // The repo's lockfile does not reach a user: this is the tree `npm install sandglass` gives them.
     const { engines } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { engines: { node: string } };
     assert.deepEqual(packagesRefusing(readLockfile(join(app, 'package-lock.json')), engines.node), [], `sandglass declares node ${engines.node}`);
+  });
+
+  it('runs a Nest application with sandglass/nestjs, and its types compile with legacy decorators, once Nest is installed beside it', async () => {
+    // Nest from the repository's own node_modules (linked, not downloaded): what `npm install
+    // @nestjs/common @nestjs/core` would add to the app.
+    for (const name of ['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs']) {
+      mkdirSync(join(app, 'node_modules', name, '..'), { recursive: true });
+      symlinkSync(join(root, 'node_modules', name), join(app, 'node_modules', name));
+    }
+    writeFileSync(join(app, 'nest.mjs'), NEST_SCRIPT);
+    const { stdout } = ok(await node('nest.mjs'), 'nest.mjs');
+    assert.deepEqual(JSON.parse(stdout), { payload: { orderId: 41 }, result: 42 });
+
+    writeFileSync(join(app, 'check-nest.mts'), NEST_TYPES);
+    writeFileSync(
+      join(app, 'tsconfig.nest.json'),
+      JSON.stringify({ extends: './tsconfig.json', compilerOptions: { experimentalDecorators: true }, files: ['check-nest.mts'] }),
+    );
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    ok(await runCommand(process.execPath, [tsc, '-p', join(app, 'tsconfig.nest.json')], { cwd: app }), 'tsc (nest)');
   });
 
   it('installs the sandglass bin: npx sandglass --help', async () => {
