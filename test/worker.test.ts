@@ -232,6 +232,22 @@ describe('Worker', () => {
     assert.equal(second, 1);
   });
 
+  it('close() while the worker is still starting leaves no connection open (it does not subscribe afterwards)', async () => {
+    const name = uniqueQueue();
+    await queue(name).add('x', { delay: '1h' });
+    const { hostname, port } = new URL(redis.url);
+    const clientsNow = async () => (await redis.raw.client('LIST')).toString().trim().split('\n').length;
+    const before = await clientsNow();
+    for (let round = 0; round < 20; round++) {
+      // A connection object of its own each round: the worker opens (and must close) its own clients.
+      const worker = new Worker(name, () => undefined, { connection: { host: hostname, port: Number(port) } });
+      await new Promise(resolve => setImmediate(resolve));
+      await worker.close();
+    }
+    await sleep(300); // a subscribe that raced the close would have connected by now
+    assert.equal(await clientsNow(), before, 'every connection a closed worker opened is closed');
+  });
+
   it('rejects an ack after the lease was lost (fencing token) and counts it', async () => {
     const name = uniqueQueue();
     const q = queue(name);
