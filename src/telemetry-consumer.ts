@@ -5,8 +5,9 @@
  * with neither a tracer nor a meter provider registered it answers undefined after a few property
  * reads, and the Worker calls its handler as it would without telemetry.
  */
-import { context, createNoopMeter, metrics, ROOT_CONTEXT, SpanKind, trace, type Attributes, type Context, type Histogram, type Link, type MeterProvider, type Span } from '@opentelemetry/api';
-import { ATTR, errorType, INSTRUMENTATION_NAME, recordFailure, registeredTracer, remoteSpanContext, SYSTEM } from './telemetry.js';
+import type { Attributes, Context, Histogram, Link, MeterProvider, Span } from '@opentelemetry/api';
+import { openTelemetry } from './otel-api.js';
+import { ATTR, errorType, INSTRUMENTATION_NAME, loadedApi, recordFailure, registeredTracer, remoteSpanContext, SYSTEM } from './telemetry.js';
 
 /**
  * How a Worker's `process` span relates to the context stored with the job: `'child'` continues
@@ -43,8 +44,6 @@ interface Instruments {
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 // Lateness is milliseconds when all is well, seconds to minutes when workers are short.
 const LATENESS_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
-const NoopMeter = createNoopMeter().constructor;
-
 let instrumentsOf: MeterProvider | undefined;
 let cachedInstruments: Instruments | undefined;
 
@@ -53,12 +52,14 @@ let cachedInstruments: Instruments | undefined;
  * per provider (the metrics API has no proxy: a meter taken before the SDK registered stays a no-op).
  */
 function processInstruments(): Instruments | undefined {
-  const provider = metrics.getMeterProvider();
+  const api = openTelemetry();
+  if (api === undefined) return undefined;
+  const provider = api.metrics.getMeterProvider();
   if (provider !== instrumentsOf) {
     instrumentsOf = provider;
     const meter = provider.getMeter(INSTRUMENTATION_NAME);
     cachedInstruments =
-      meter instanceof NoopMeter
+      meter instanceof api.createNoopMeter().constructor
         ? undefined
         : {
             duration: meter.createHistogram('messaging.process.duration', {
@@ -81,6 +82,7 @@ function processInstruments(): Instruments | undefined {
  * of a batch (`batch`, whatever its size), links to its jobs' contexts.
  */
 function consumerParent(jobs: readonly ProcessedJob[], mode: TracingParent, batch: boolean): { parent: Context; links: Link[] | undefined } {
+  const { ROOT_CONTEXT, trace } = loadedApi();
   const first = jobs[0];
   if (!batch && first?.traceparent !== undefined) {
     const remote = remoteSpanContext(first.traceparent);
@@ -143,15 +145,15 @@ export class ConsumerTelemetry {
         attributes[ATTR.messageId] = first.id;
         attributes[ATTR.attempt] = first.attempt;
       }
-      span = tracer.startSpan(`process ${queue}`, { kind: SpanKind.CONSUMER, attributes, links }, parent);
-      spanContext = trace.setSpan(parent, span);
+      span = tracer.startSpan(`process ${queue}`, { kind: loadedApi().SpanKind.CONSUMER, attributes, links }, parent);
+      spanContext = loadedApi().trace.setSpan(parent, span);
     }
     return { span, context: spanContext, queue, startedAt: performance.now(), instruments };
   }
 
   /** Calls `handler(arg)` with the call's span active, so that the handler's own spans are its children. */
   run<A, R>(processing: Processing, handler: (arg: A) => R, arg: A): R {
-    return processing.context === undefined ? handler(arg) : context.with(processing.context, handler, undefined, arg);
+    return processing.context === undefined ? handler(arg) : loadedApi().context.with(processing.context, handler, undefined, arg);
   }
 
   /** The handler settled: `ok` with its value, or failed with `outcome`. Ends the span, records the duration. */

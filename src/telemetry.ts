@@ -7,18 +7,8 @@
  * The trace context travels with the job as a W3C `traceparent` (traceparent.ts) that sandglass
  * writes and reads itself, so no global propagator is needed. README, "OpenTelemetry".
  */
-import {
-  context,
-  isSpanContextValid,
-  ProxyTracerProvider,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Span,
-  type SpanContext,
-  type Tracer,
-} from '@opentelemetry/api';
+import type { Attributes, Span, SpanContext, Tracer } from '@opentelemetry/api';
+import { openTelemetry, type OpenTelemetryApi } from './otel-api.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 
 /** The instrumentation scope of sandglass's tracer and meter. */
@@ -47,9 +37,21 @@ export const SYSTEM = 'sandglass';
  * application the instanceof fails, and the provider's own tracer is used: correct, if slower.)
  */
 export function registeredTracer(): Tracer | undefined {
-  const provider = trace.getTracerProvider();
-  if (provider instanceof ProxyTracerProvider) return provider.getDelegateTracer(INSTRUMENTATION_NAME);
+  const api = openTelemetry();
+  if (api === undefined) return undefined;
+  const provider = api.trace.getTracerProvider();
+  if (provider instanceof api.ProxyTracerProvider) return provider.getDelegateTracer(INSTRUMENTATION_NAME);
   return provider.getTracer(INSTRUMENTATION_NAME);
+}
+
+/**
+ * The API, where a span or tracer exists: loaded, since something made them. Only for code that
+ * holds one.
+ */
+export function loadedApi(): OpenTelemetryApi {
+  const api = openTelemetry();
+  if (api === undefined) throw new Error('@opentelemetry/api is not loaded although a span exists');
+  return api;
 }
 
 /** The span context of a stored traceparent, as a remote parent; undefined when it is malformed. */
@@ -60,8 +62,9 @@ export function remoteSpanContext(traceparent: string): SpanContext | undefined 
 
 /** The traceparent of the active context's span, or undefined when there is no valid one. */
 export function activeTraceparent(): string | undefined {
-  const spanContext = trace.getSpanContext(context.active());
-  return spanContext && isSpanContextValid(spanContext) ? formatTraceparent(spanContext) : undefined;
+  const api = openTelemetry();
+  const spanContext = api?.trace.getSpanContext(api.context.active());
+  return spanContext && api?.isSpanContextValid(spanContext) ? formatTraceparent(spanContext) : undefined;
 }
 
 /**
@@ -92,6 +95,7 @@ export function errorType(error: unknown): string {
 
 /** Marks `span` failed by `error`: `error.type`, status ERROR and the exception event. */
 export function recordFailure(span: Span, error: unknown): void {
+  const { SpanStatusCode } = loadedApi();
   span.setAttribute(ATTR.errorType, errorType(error));
   if (error instanceof Error) {
     span.recordException(error);
@@ -131,6 +135,7 @@ export function startSend(queue: string, jobs: readonly TracedWrite[], bulk: boo
     if (group) group.push(job);
     else groups.set(key, [job]);
   }
+  const { context, isSpanContextValid, SpanKind, trace } = loadedApi();
   const spans: Span[] = [];
   const active = context.active();
   for (const [parent, group] of groups) {
@@ -166,7 +171,7 @@ export function startSettle(queue: string, operation: 'ack' | 'fail', id: string
   const tracer = registeredTracer();
   if (tracer === undefined) return undefined;
   return tracer.startSpan(`${operation} ${queue}`, {
-    kind: SpanKind.CLIENT,
+    kind: loadedApi().SpanKind.CLIENT,
     attributes: { [ATTR.system]: SYSTEM, [ATTR.operationName]: operation, [ATTR.operationType]: 'settle', [ATTR.destination]: queue, [ATTR.messageId]: id },
   });
 }
@@ -177,6 +182,7 @@ export function startSettle(queue: string, operation: 'ack' | 'fail', id: string
  */
 export async function withSpan<R>(span: Span | undefined, call: () => Promise<R>): Promise<R> {
   if (span === undefined) return call();
+  const { context, trace } = loadedApi();
   try {
     const result = await context.with(trace.setSpan(context.active(), span), call);
     span.end();

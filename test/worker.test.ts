@@ -236,7 +236,7 @@ describe('Worker', () => {
     const name = uniqueQueue();
     await queue(name).add('x', { delay: '1h' });
     const { hostname, port } = new URL(redis.url);
-    const clientsNow = async () => (await redis.raw.client('LIST')).toString().trim().split('\n').length;
+    const clientsNow = async () => String(await redis.raw.client('LIST')).trim().split('\n').length;
     const before = await clientsNow();
     for (let round = 0; round < 20; round++) {
       // A connection object of its own each round: the worker opens (and must close) its own clients.
