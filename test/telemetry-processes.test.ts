@@ -77,7 +77,9 @@ describe('a job added inside a request span, processed by a worker in another pr
     const queue = redis.track(new Queue<{ n: number }>(name, { connection: redis.url }));
     const worker = await spawnTracedWorker(name, 'child');
     const { request, send, id } = await addInRequest(queue);
-    await waitFor(() => worker.spans.some(span => span.name === 'handler work'), 20_000, 'the handler span from the child process');
+    // The handler's span ends (and is printed) before the process span that holds it: wait for both.
+    const printed = (spanName: string) => worker.spans.some(span => span.name === spanName);
+    await waitFor(() => printed('handler work') && printed(`process ${name}`), 20_000, 'the handler and process spans from the child process');
     const processSpan = worker.spans.find(span => span.name === `process ${name}`);
     const handlerSpan = worker.spans.find(span => span.name === 'handler work');
     assert.ok(processSpan && handlerSpan);
