@@ -480,6 +480,8 @@ describe('the HTTP service and webhooks', () => {
     await traced(async tracing => {
       await q.add({ n: 3 }, { traceparent: CALLER });
       await waitFor(() => target.headers.length === 3, 10_000, 'the third delivery');
+      // The delivery's span ends once the target's answer is back, after the target saw the request.
+      await waitFor(() => byName(tracing.spans(), `process ${name}`).length === 1, 10_000, 'the delivery span');
       const processSpan = one(tracing.spans(), `process ${name}`);
       assert.equal(target.headers[2]?.traceparent, traceparentOf(processSpan));
       assert.equal(processSpan.traceId, '0af7651916cd43dd8448eb211c80319c');
