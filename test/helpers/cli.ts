@@ -15,9 +15,14 @@ export interface CliRun {
 
 /** Runs the CLI with `--redis <redisUrl>` and `args`; stdin gets `input` (or nothing) and is closed. */
 export function runCli(redisUrl: string, args: readonly string[], input = ''): Promise<CliRun> {
+  return runCliProcess(['--redis', redisUrl, ...args], process.env, input);
+}
+
+/** Runs the CLI with exactly `args` in the environment `env`; stdin gets `input` and is closed. */
+export function runCliProcess(args: readonly string[], env: NodeJS.ProcessEnv, input = ''): Promise<CliRun> {
   const startedAt = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cliPath, '--redis', redisUrl, ...args], { stdio: 'pipe' });
+    const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args], { stdio: 'pipe', env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', chunk => (stdout += String(chunk)));

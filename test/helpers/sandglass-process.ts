@@ -2,7 +2,7 @@
 // (flags and environment), for the tests of the CLI and the service on Cluster, Sentinel, TLS and
 // ACL users. The environment is cleaned of every Redis setting the machine may have.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cliPath, type CliRun } from './cli.js';
+import { cliPath, runCliProcess, type CliRun } from './cli.js';
 import { waitFor } from './redis.js';
 
 const REDIS_VARIABLES = [
@@ -18,17 +18,7 @@ function environment(env: Record<string, string>): NodeJS.ProcessEnv {
 
 /** Runs `sandglass <args>` with `env` added to a clean environment; stdin gets `input`. */
 export function sandglass(args: readonly string[], env: Record<string, string> = {}, input = ''): Promise<CliRun> {
-  const startedAt = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args], { stdio: 'pipe', env: environment(env) });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', chunk => (stdout += String(chunk)));
-    child.stderr.on('data', chunk => (stderr += String(chunk)));
-    child.on('error', reject);
-    child.on('close', code => resolve({ code: code ?? -1, stdout, stderr, ms: Date.now() - startedAt }));
-    child.stdin.end(input);
-  });
+  return runCliProcess(args, environment(env), input);
 }
 
 /** `sandglass --json <args>`: stdout parsed as the one JSON document it must be. */
