@@ -38,7 +38,7 @@ async function partitionCount(name: string, expected: number): Promise<void> {
   }
 }
 
-describe('the CLI on a Redis Cluster', { timeout: 120_000 }, () => {
+describe('the CLI on a Redis Cluster', { timeout: 300_000 }, () => {
   it('adds with --partitions 4 (a partitioned queue), imports, lists, shows stats, sets limits and schedules through --cluster', async () => {
     const name = uniqueQueue('cli');
     const added = await sandglass(['--cluster', nodes, 'add', name, '{"n":0}', '--delay', '1h', '--id', 'first', '--partitions', '4']);
@@ -132,7 +132,7 @@ describe('the CLI on a Redis Cluster', { timeout: 120_000 }, () => {
   });
 });
 
-describe('sandglass serve on a Redis Cluster', { timeout: 120_000 }, () => {
+describe('sandglass serve on a Redis Cluster', { timeout: 300_000 }, () => {
   let receiver: Server;
   const delivered: unknown[] = [];
 

@@ -20,7 +20,7 @@ after(async () => {
   await setup?.stop();
 });
 
-describe('the CLI and serve through Redis Sentinel', { timeout: 120_000 }, () => {
+describe('the CLI and serve through Redis Sentinel', { timeout: 300_000 }, () => {
   it('adds, shows stats and lists through --sentinels and --sentinel-name, and through the environment', async () => {
     const name = uniqueQueue('sentinel');
     const flags = ['--sentinels', sentinels, '--sentinel-name', MASTER_NAME];

@@ -59,7 +59,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('the CLI on a Redis with TLS', { timeout: 120_000 }, () => {
+describe('the CLI on a Redis with TLS', { timeout: 300_000 }, () => {
   it('rediss:// with --tls-ca works, with an ACL user, and with a client certificate from the environment', async t => {
     if (tlsPort === undefined) return t.skip('no TLS on this machine');
     const name = uniqueQueue('tls');
@@ -99,7 +99,7 @@ describe('the CLI on a Redis with TLS', { timeout: 120_000 }, () => {
   });
 });
 
-describe('the CLI with an ACL user', { timeout: 60_000 }, () => {
+describe('the CLI with an ACL user', { timeout: 300_000 }, () => {
   it('takes the user and password from the URL or from REDIS_USERNAME / REDIS_PASSWORD; a wrong password is a clear error', async () => {
     const name = uniqueQueue('acl');
     const url = new URL(plainUrl);
@@ -118,7 +118,7 @@ describe('the CLI with an ACL user', { timeout: 60_000 }, () => {
   });
 });
 
-describe('Redis settings the CLI refuses', { timeout: 60_000 }, () => {
+describe('Redis settings the CLI refuses', { timeout: 300_000 }, () => {
   it('answers exit 2 with a message that names the fix', async () => {
     const unreadable = file('unreadable.pem');
     writeFileSync(unreadable, 'secret');
