@@ -8,7 +8,8 @@ import type { Command } from 'commander';
 import { Queue, ValidationError, Worker } from '../index.js';
 import { startLocalRedis, type LocalRedis } from '../local-redis.js';
 import { redactUrl } from '../redact-url.js';
-import { closeWithin, type Cli } from './context.js';
+import { closeWithin } from '../connection.js';
+import type { Cli } from './context.js';
 import { durationArgument, integerArgument } from './input.js';
 
 /** Keys of a bench against your Redis live under their own prefix, away from your queues. */

@@ -2,6 +2,7 @@
 // document), and opening queues with a bounded first contact with Redis.
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { closeWithin } from '../connection.js';
 import { DEFAULT_DATA_DIR, readDataFolderOwner } from '../data-folder.js';
 import { ConflictError, ConnectionError, NotFoundError, PayloadTooLargeError, Queue, SandglassError, ValidationError, listQueues, type Logger } from '../index.js';
 import { REDIS_SETTINGS, resolveRedisSettings, type OpenedRedis, type RedisSettingName, type RedisSettings, type RedisTarget } from '../redis-target.js';
@@ -208,13 +209,6 @@ function isMoved(error: unknown): boolean {
     if (/(^|\s)MOVED \d+ /.test(current.message)) return true;
   }
   return false;
-}
-
-/** Closes a queue, but never waits on an unreachable Redis for long: the process exits anyway. */
-export async function closeWithin(item: { close(): Promise<unknown> }, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([item.close().catch(() => undefined), new Promise(resolve => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }
 
 /** The exit code for an error thrown by a command. */

@@ -1,7 +1,8 @@
 // Whole queues: stats (one or all), ls by state, pause, resume.
 import type { Command } from 'commander';
 import { NotFoundError, type JobInfo, type JobState, type QueueCounters, type QueueLimits, type QueueStats } from '../index.js';
-import { closeWithin, type Cli } from './context.js';
+import { closeWithin } from '../connection.js';
+import type { Cli } from './context.js';
 import { describeLimits, describeRetention } from './flow.js';
 import { formatRelative, formatTable, oneLine, type Column } from './format.js';
 import { choiceArgument, integerArgument } from './input.js';

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
+import { closeWithin } from '../connection.js';
 import type { ConnectionOption } from '../index.js';
 import type { OpenedRedis } from '../redis-target.js';
 import { buildApp } from './app.js';
@@ -154,13 +155,6 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     failed,
     close,
   };
-}
-
-/** Closes `item`, but never waits on an unreachable Redis for long. */
-async function closeWithin(item: { close(): Promise<unknown> }, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([item.close().catch(() => undefined), new Promise(resolve => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }
 
 /**
