@@ -4,9 +4,9 @@
 // written; numbers written as doubles (0.1, 1e300) keep their value.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PullConsumer, Queue, ValidationError } from '../src/index.js';
+import { PullConsumer, Queue, ValidationError, Worker } from '../src/index.js';
 import { useApp, type Answer } from './helpers/http.js';
-import { uniqueQueue, useRedis } from './helpers/redis.js';
+import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
 const api = useApp(redis);
@@ -99,5 +99,27 @@ describe('the library refuses what JSON cannot keep', () => {
     }
     assert.equal((await q.get(job.id))?.state, 'active');
     assert.equal(await consumer.ack(job.id, job.token, { result: { n: String(2n ** 64n) } }), 'acked');
+  });
+
+  it("a Worker handler's result that JSON would change completes the job without a result, and the logger says why", async () => {
+    const name = uniqueQueue('exact');
+    const q = redis.track(new Queue<number>(name, { connection: redis.url }));
+    await q.setRetention({ completed: { count: 10 } });
+    const warnings: string[] = [];
+    const logger = { debug: () => undefined, info: () => undefined, warn: (message: string) => void warnings.push(message), error: () => undefined };
+    const results = [{ n: Number.NaN }, { id: 2 ** 53 }, { id: Number.MAX_SAFE_INTEGER }];
+    const done: string[] = [];
+    const worker = redis.track(new Worker<number>(name, job => results[job.payload], { connection: redis.url, logger }));
+    worker.on('completed', job => done.push(job.id));
+    const ids = await q.addBulk(results.map((_, i) => ({ payload: i })));
+    await waitFor(() => done.length === 3, 10_000, '3 jobs');
+    const [nan, unsafe, safe] = await Promise.all(ids.map(id => q.get(id)));
+    assert.deepEqual([nan?.state, unsafe?.state, safe?.state], ['completed', 'completed', 'completed']);
+    assert.equal('result' in (nan ?? {}), false, 'NaN is not kept as null');
+    assert.equal('result' in (unsafe ?? {}), false, '2^53 is not kept as digits another reader takes for exact');
+    assert.deepEqual(safe?.result, { id: Number.MAX_SAFE_INTEGER });
+    assert.equal(warnings.length, 1, warnings.join('\n'));
+    // Once per worker and queue: whichever of the two completed first.
+    assert.match(warnings[0] as string, /cannot be written as JSON .*(result\.n is a number JSON cannot carry|result\.id is an integer beyond)/);
   });
 });
