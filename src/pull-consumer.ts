@@ -8,11 +8,11 @@ import type { PartitionStore } from './store/partition-store.js';
 import { QueuePartitions } from './store/partitions.js';
 import { QueueLimiter, type LimitedClaimResult } from './queue-limiter.js';
 import { claimedJobFields } from './store/record.js';
-import { keptResultJson, MAX_RESULT_BYTES } from './retention.js';
+import { cappedResultJson, MAX_RESULT_BYTES } from './retention.js';
 import { tendInBackground } from './schedules.js';
 import { linkJob, startSettle, withSpan } from './telemetry.js';
 import type { BackoffOption, Job, Logger } from './types.js';
-import { MAX_DELAY_MS, assertInteger, assertJobId, assertOptions } from './validate.js';
+import { MAX_DELAY_MS, assertInteger, assertJobId, assertOptions, toJson } from './validate.js';
 
 export type { PullConsumerOptions } from './pull-consumer-options.js';
 
@@ -106,8 +106,11 @@ export class PullConsumer<T = unknown> {
    *
    * `result`: kept as the job's `result` while the queue keeps completed jobs (`queue.setRetention`),
    * as JSON; over the queue's `maxResultBytes` the marker `{ resultTooLarge: true, bytes }` is kept
-   * instead, and a value JSON cannot hold (a BigInt, a cycle) keeps none. The job completes either way.
+   * instead. A result JSON would not keep as it is (a BigInt, a cycle, NaN or ±Infinity, an integer
+   * beyond ±(2^53 - 1)) is refused before anything is written: ack again without it, or send such
+   * numbers as strings.
    *
+   * @throws {ValidationError} a result JSON would not keep as it is (the message names its path).
    * @throws {NotFoundError} no such job, and none with this id completed in the last minute (a
    *   wrong queue or id, or a job cancelled or purged).
    */
@@ -115,14 +118,16 @@ export class PullConsumer<T = unknown> {
     this.#assertOpen();
     assertLease(id, token);
     assertOptions('consumer.ack', options, ['result']);
-    return withSpan(startSettle(this.queue, 'ack', id), () => this.#ack(id, token, options));
+    // Judged whether or not the queue keeps results now, so that an ack does not start failing when retention is turned on.
+    const resultJson = options.result === undefined ? undefined : toJson(options.result, 'result');
+    return withSpan(startSettle(this.queue, 'ack', id), () => this.#ack(id, token, resultJson));
   }
 
-  async #ack(id: string, token: string, options: { result?: unknown }): Promise<'acked' | 'stale'> {
+  async #ack(id: string, token: string, resultJson: string | undefined): Promise<'acked' | 'stale'> {
     const store = await this.#partitions.storeFor(id, SETTLE);
     // Sent unless a claim said the queue keeps nothing; the script applies the cap the consumer may not know.
     const maxResultBytes = this.#maxResultBytes.get(store);
-    const results = options.result === undefined || maxResultBytes === 0 ? undefined : [keptResultJson(options.result, maxResultBytes ?? MAX_RESULT_BYTES).json];
+    const results = resultJson === undefined || maxResultBytes === 0 ? undefined : [cappedResultJson(resultJson, maxResultBytes ?? MAX_RESULT_BYTES).json];
     const { stale, notFound } = await store.ack([{ id, token }], results);
     this.#limiter?.release(store, token);
     if (notFound.length > 0) throw new NotFoundError(`No job ${id} in queue ${this.queue} to ack: it does not exist, and none with this id completed in the last minute`);

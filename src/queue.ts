@@ -135,7 +135,7 @@ export class Queue<T = unknown> {
         throw new ValidationError(`\`jobs[${index}].ifExists\` is not an option of one entry: give it for the whole call, addBulk(jobs, 'replace')`);
       }
       assertOptions(`queue.addBulk (jobs[${index}])`, job, BULK_FIELDS);
-      return this.#encode(job as BulkJob<T>);
+      return this.#encode(job as BulkJob<T>, `jobs[${index}].payload`);
     });
     return this.#add(encoded, ifExists, true);
   }
@@ -552,7 +552,8 @@ export class Queue<T = unknown> {
     await this.#connection.release();
   }
 
-  #encode(job: BulkJob<T>): EncodedJob {
+  /** `payloadName`: the payload as refusals name it (`jobs[3].payload` in a bulk add). */
+  #encode(job: BulkJob<T>, payloadName = 'payload'): EncodedJob {
     if (job.id !== undefined) assertJobId(job.id);
     if (job.maxAttempts !== undefined) assertInteger('maxAttempts', job.maxAttempts, 1, 1_000_000);
     if (job.backoff !== undefined) assertBackoff(job.backoff);
@@ -562,7 +563,7 @@ export class Queue<T = unknown> {
       due: toDue(job, Date.now()),
       maxAttempts: job.maxAttempts === undefined ? '' : String(job.maxAttempts),
       backoff: encodeBackoff(job.backoff),
-      payloadJson: serializePayload(job.payload, this.#maxPayloadBytes),
+      payloadJson: serializePayload(job.payload, this.#maxPayloadBytes, payloadName),
       expireAfterMs: job.expireAfter === undefined ? undefined : toExpireAfterMs(job.expireAfter),
       dropOnExpire: job.onExpire === 'drop',
       // The explicit parent for now; #add sets what the job stores once its send span started.

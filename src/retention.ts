@@ -6,7 +6,7 @@
  */
 import { ValidationError } from './errors.js';
 import type { Retention, RetentionInput } from './types.js';
-import { assertInteger, assertOptions, describe, toDelayMs } from './validate.js';
+import { assertInteger, assertOptions, describe, toDelayMs, toJson } from './validate.js';
 
 /** The largest result JSON kept by default, bytes (64 KiB). */
 export const DEFAULT_MAX_RESULT_BYTES = 65_536;
@@ -86,18 +86,23 @@ export function decodeRetention(value: string): Retention {
 /**
  * The JSON kept of a result: '' for none (`undefined`, or what JSON cannot hold at all: a function,
  * a symbol), the marker `{ resultTooLarge: true, bytes }` (src/types.ts ResultTooLarge; ack.lua
- * writes the same) for JSON over `maxBytes`. A value JSON.stringify throws on (a BigInt, a cycle,
- * a throwing toJSON) keeps none either, and says why in `notJson`. The job completes either way.
+ * writes the same) for JSON over `maxBytes`. A value JSON would not keep as it is (a BigInt, a cycle,
+ * a throwing toJSON, NaN, an integer beyond 2^53: validate.ts toJson) keeps none either, and says
+ * why in `notJson`. The job completes either way.
  */
 export function keptResultJson(value: unknown, maxBytes: number): { json: string; tooLargeBytes?: number; notJson?: string } {
   if (value === undefined) return { json: '' };
   let json: string | undefined;
   try {
-    json = JSON.stringify(value);
+    json = toJson(value, 'result');
   } catch (error) {
     return { json: '', notJson: error instanceof Error ? error.message : String(error) };
   }
-  if (json === undefined) return { json: '' };
+  return json === undefined ? { json: '' } : cappedResultJson(json, maxBytes);
+}
+
+/** The JSON kept of a result whose JSON is `json`: itself, or the too-large marker over `maxBytes`. */
+export function cappedResultJson(json: string, maxBytes: number): { json: string; tooLargeBytes?: number } {
   // A UTF-16 unit is at most 3 bytes of UTF-8: short JSON needs no count.
   if (json.length * 3 <= maxBytes) return { json };
   const bytes = Buffer.byteLength(json);

@@ -1,6 +1,6 @@
 import { parseDuration } from './duration.js';
 import { PayloadTooLargeError, ValidationError } from './errors.js';
-import { findNonFiniteNumber } from './json-numbers.js';
+import { findBigInt, findNonFiniteNumber, findUnsafeIntegerLiteral, UNSAFE_INTEGER } from './json-numbers.js';
 import { normalizeTraceparent } from './traceparent.js';
 import type { BackoffOption } from './types.js';
 
@@ -138,23 +138,47 @@ export function toTraceparent(value: unknown, name = 'traceparent'): string {
   return normalized;
 }
 
-/** Serializes a payload, refusing what JSON cannot carry and what is over the size limit. */
-export function serializePayload(payload: unknown, maxBytes: number): string {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(payload);
-  } catch (error) {
-    throw new ValidationError(`Payload is not JSON-serializable: ${(error as Error).message}`);
-  }
+/**
+ * Serializes a payload, refusing what JSON cannot carry ({@link toJson}) and what is over the size
+ * limit. `root` names the payload in messages (`payload`, `jobs[3].payload` in a bulk add).
+ */
+export function serializePayload(payload: unknown, maxBytes: number, root = 'payload'): string {
+  const json = toJson(payload, root, 'Payload is not JSON-serializable');
   if (json === undefined) throw new ValidationError(`Payload is not JSON-serializable: got ${describe(payload)}`);
-  // JSON.stringify writes NaN and ±Infinity as null: refuse them rather than change the job's data.
-  // Only a payload whose JSON holds a null can contain one, so common payloads skip the walk.
-  if (json.includes('null')) {
-    const path = findNonFiniteNumber(payload);
-    if (path !== undefined) throw new ValidationError(`Payload is not JSON-serializable: payload${path} is a number JSON cannot carry (NaN or ±Infinity)`);
-  }
   const bytes = Buffer.byteLength(json);
   if (bytes > maxBytes) throw new PayloadTooLargeError(bytes, maxBytes);
+  return json;
+}
+
+/**
+ * `JSON.stringify(value)` (undefined for what JSON has no text for: undefined, a function, a
+ * symbol), refusing with a {@link ValidationError} that names the path from `root` what the JSON
+ * would not keep as it is, so that a job's data is never changed silently:
+ * - a BigInt, a cycle, a throwing `toJSON` (JSON.stringify throws);
+ * - NaN and ±Infinity (JSON.stringify writes them as `null`);
+ * - an integer beyond ±(2^53 - 1): JSON.stringify writes any number from 2^53 to 1e21 as digits
+ *   (`9007199254740992`, `12345678901234567000`), which another reader takes for an exact integer
+ *   although it is a rounded double; the caller sends such an id as a string. From 1e21 on, numbers
+ *   are written with an exponent (`1e+21`), as doubles, and kept.
+ * The HTTP service applies the same integer rule to the text of a request ({@link findUnsafeIntegerLiteral}).
+ */
+export function toJson(value: unknown, root: string, what = `\`${root}\` is not JSON-serializable`): string | undefined {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (error) {
+    const bigint = findBigInt(value);
+    if (bigint !== undefined) throw new ValidationError(`${what}: ${root}${bigint} is a BigInt, which JSON cannot carry: send it as a string`);
+    throw new ValidationError(`${what}: ${(error as Error).message}`);
+  }
+  if (json === undefined) return undefined;
+  // Only JSON that holds a null can hold a NaN or ±Infinity, so common values skip the walk.
+  if (json.includes('null')) {
+    const path = findNonFiniteNumber(value);
+    if (path !== undefined) throw new ValidationError(`${what}: ${root}${path} is a number JSON cannot carry (NaN or ±Infinity)`);
+  }
+  const unsafe = findUnsafeIntegerLiteral(json);
+  if (unsafe !== undefined) throw new ValidationError(`${what}: ${root}${unsafe} ${UNSAFE_INTEGER}`);
   return json;
 }
 

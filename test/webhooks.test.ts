@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { Queue, ValidationError, type Job } from '../src/index.js';
 import { SlidingWindow } from '../src/server/rate-window.js';
 import { parseWebhookBindings, signPayload, verifySignature, WebhookDelivery, type WebhookBinding } from '../src/server/webhooks.js';
+import { startApp } from './helpers/http.js';
 import { assertNeverEarlyAndOnTime } from './helpers/lateness.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
@@ -226,11 +227,46 @@ describe('webhook delivery', () => {
     const sent = (name: string) => target.received.filter(request => request.body?.queue === name).length;
     assert.equal(sent(gone), 1, '410: no second attempt');
     assert.equal((await queue(gone).get(goneId))?.attempts, 1);
-    assert.match((await queue(gone).get(goneId))?.lastError ?? '', /UnrecoverableError: .*answered 410 Gone/);
+    assert.match((await queue(gone).get(goneId))?.lastError ?? '', /^Webhook http:\/\/127\.0\.0\.1:\d+ answered 410 Gone: ok$/);
     assert.equal(sent(missing), 2, '404: retried, then delivered');
     assert.equal(sent(moved), 2, '301: retried up to maxAttempts');
     assert.ok(target.received.every(request => request.method === 'POST'), 'a redirect never turns into a GET');
     assert.match((await queue(moved).get(movedId))?.lastError ?? '', /answered 301 Moved Permanently \(redirects are not followed/);
+  });
+
+  it("a dead letter read over HTTP holds the documented message and none of the service's stack frames", async () => {
+    const gone = uniqueQueue('gone');
+    const failing = uniqueQueue('failing');
+    const unreachable = uniqueQueue('unreachable');
+    const target = await receiver(request => (request.body?.queue === gone ? { status: 410, body: 'gone for good' } : { status: 503, body: 'upstream timed out' }));
+    const closed = await receiver();
+    await closed.close();
+    const { delivery, events } = deliveryFor([
+      { queue: gone, url: target.url },
+      { queue: failing, url: target.url, maxAttempts: 1 },
+      { queue: unreachable, url: closed.url, maxAttempts: 1 },
+    ]);
+    const api = await startApp(redis, { webhooks: delivery });
+    await delivery.start();
+    for (const name of [gone, failing, unreachable]) await queue(name).add('x');
+    await waitFor(() => events.dead.length === 3, 5_000, 'three dead letters');
+
+    const origin = (url: string) => new URL(url).origin.replaceAll('.', '\\.');
+    const expected: [string, RegExp][] = [
+      [gone, new RegExp(`^Webhook ${origin(target.url)} answered 410 Gone: gone for good$`)],
+      [failing, new RegExp(`^Webhook ${origin(target.url)} answered 503 Service Unavailable: upstream timed out$`)],
+      [unreachable, new RegExp(`^Webhook ${origin(closed.url)} request failed: connect ECONNREFUSED 127\\.0\\.0\\.1:\\d+$`)],
+    ];
+    for (const [name, message] of expected) {
+      const listed = await api.call('GET', `/v1/queues/${name}/jobs?state=dead`);
+      assert.equal(listed.status, 200, listed.text);
+      const [letter] = listed.body.jobs as { id: string; lastError: string }[];
+      const job = await api.call('GET', `/v1/queues/${name}/jobs/${letter?.id}`);
+      for (const lastError of [letter?.lastError, job.body.lastError as string]) {
+        assert.match(lastError ?? '', message);
+        assert.ok(!lastError?.includes('file://') && !/\n\s*at /.test(lastError ?? ''), `no stack frames: ${lastError}`);
+      }
+    }
   });
 
   it('a receiver slower than timeoutMs fails the attempt; the next attempt is delivered', async () => {

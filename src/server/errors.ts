@@ -7,7 +7,7 @@ import { SandglassError, type SandglassErrorCode } from '../index.js';
 
 /** The stable error codes, their status and when they are answered (docs/http-api.md lists them too). */
 export const ERROR_CODES = {
-  VALIDATION: { status: 400, when: 'a parameter, query or body field is missing, of the wrong type or out of range' },
+  VALIDATION: { status: 400, when: 'a parameter, query or body field is missing, of the wrong type or out of range, or a body holds a number JSON would change (an integer beyond ±(2^53 - 1), a number beyond the double range)' },
   INVALID_JSON: { status: 400, when: 'the body is not valid JSON' },
   JSON_TOO_DEEP: { status: 400, when: 'the body nests objects or arrays deeper than 64 levels' },
   FORBIDDEN_KEY: { status: 400, when: 'the body has a `__proto__` key, or a `constructor` key holding `prototype`' },

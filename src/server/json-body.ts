@@ -1,10 +1,12 @@
 /**
  * The JSON body parser: fastify's own (secure-json-parse, with `__proto__` and `constructor.prototype`
  * keys refused), preceded by a nesting check on the raw text so that a deep document is refused
- * before any recursive code sees it, and followed by precise error codes.
+ * before any recursive code sees it, and followed by precise error codes. Numbers that parsing would
+ * change are refused with their path, in every body (json-numbers.ts): beyond the double range, and
+ * integers beyond ±(2^53 - 1), which only the raw text shows (after JSON.parse the digits are gone).
  */
 import type { FastifyInstance } from 'fastify';
-import { findOutOfRangeNumber, OUT_OF_RANGE } from '../json-numbers.js';
+import { findOutOfRangeNumber, findUnsafeIntegerLiteral, OUT_OF_RANGE, UNSAFE_INTEGER } from '../json-numbers.js';
 import { HttpError } from './errors.js';
 
 /** Deepest nesting of objects and arrays accepted in a body, counting the body itself. */
@@ -26,9 +28,13 @@ export function installJsonParser(app: FastifyInstance): void {
       return;
     }
     secureParse(request, text, (error, value) => {
-      const overflow = error ? undefined : findOutOfRangeNumber(text, value);
-      if (overflow !== undefined) return done(new HttpError('VALIDATION', `body${overflow} ${OUT_OF_RANGE}`), undefined);
-      if (!error) return done(null, value);
+      if (!error) {
+        const overflow = findOutOfRangeNumber(text, value);
+        if (overflow !== undefined) return done(new HttpError('VALIDATION', `body${overflow} ${OUT_OF_RANGE}`), undefined);
+        const unsafe = findUnsafeIntegerLiteral(text);
+        if (unsafe !== undefined) return done(new HttpError('VALIDATION', `body${unsafe} ${UNSAFE_INTEGER}`), undefined);
+        return done(null, value);
+      }
       done(isValidJson(text) ? forbiddenKey() : new HttpError('INVALID_JSON', 'The body is not valid JSON'), undefined);
     });
   });

@@ -73,7 +73,7 @@ const backoff: JsonSchema = {
 const duration = (description: string): JsonSchema => ({ type: ['integer', 'string'], maxLength: 64, description: `${description}: ms, or a duration such as '30s', '1h' (units ms s m h d w).` });
 
 const jobFields = {
-  payload: { description: 'Any JSON value; at most 256 KiB of JSON.' },
+  payload: { description: 'Any JSON value; at most 256 KiB of JSON. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.' },
   delay,
   at,
   id: jobId,
@@ -130,7 +130,7 @@ export const ackBody: JsonSchema = {
   additionalProperties: false,
   properties: {
     token,
-    result: { description: "The job's result, any JSON value: kept with the completed job while the queue keeps completed jobs (retention), as `{ resultTooLarge: true, bytes }` when over its `maxResultBytes`; ignored otherwise." },
+    result: { description: "The job's result, any JSON value: kept with the completed job while the queue keeps completed jobs (retention), as `{ resultTooLarge: true, bytes }` when over its `maxResultBytes`; ignored otherwise. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings." },
   },
 };
 
@@ -190,7 +190,7 @@ export const scheduleBody: JsonSchema = {
     cron: { type: 'string', maxLength: 1_000, description: "A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first), read in `tz`: '0 9 * * *'." },
     every: { type: ['integer', 'string'], maxLength: 64, description: "An interval: ms, or a duration such as '5m', '1h30m' (units ms s m h d w); at least 1 s. Pure elapsed time (DST does not move it)." },
     tz: { type: 'string', maxLength: 100, description: "The IANA time zone `cron` is read in ('Europe/Berlin'). Default 'UTC', never the server's zone." },
-    payload: { description: "Every tick's job payload; any JSON value, at most 256 KiB of JSON. Default null." },
+    payload: { description: "Every tick's job payload; any JSON value, at most 256 KiB of JSON. Default null. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings." },
     startAt: scheduleInstant('No tick before this instant (a tick exactly at it counts); anchors an `every` grid'),
     endAt: scheduleInstant('No tick at or after this instant'),
     limit: { type: 'integer', description: 'The number of runs (ticks created) after which the schedule ends.' },

@@ -171,7 +171,7 @@ export class WebhookDelivery extends EventEmitter<WebhookDeliveryEvents> {
     const agent = new (binding.https ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: binding.concurrency });
     this.#agents.push(agent);
     const limiter = binding.rate && new SlidingWindow(binding.rate);
-    const worker = new Worker<unknown>(queue, job => deliver(binding, agent, job, limiter), {
+    const worker = new Worker<unknown>(queue, job => deliver(binding, agent, job, limiter).catch(error => this.#failure(queue, job, error)), {
       connection: this.#connection,
       prefix: this.#prefix,
       concurrency: binding.concurrency,
@@ -185,6 +185,21 @@ export class WebhookDelivery extends EventEmitter<WebhookDeliveryEvents> {
     worker.on('stale', job => this.#logger.warn(`sandglass webhooks: the ack of job ${job.id} of ${queue} came after its lease ran out; it may be delivered twice`));
     worker.on('error', error => this.#reportError(error));
     return worker;
+  }
+
+  /**
+   * Rethrows a failed delivery to its Worker without stack frames. The Worker keeps an error's
+   * `stack` as the job's `lastError`, which is right when the handler is the user's own code; here
+   * the service is the handler, and the frames would show every API consumer the service's files
+   * (`file:///.../dist/server/webhooks.js:245:36`). The dead letter keeps the message alone, as
+   * documented (docs/webhooks.md); a network error keeps its own stack on `cause`, and an error
+   * that is not one of the expected failures (a bug) has its stack logged here.
+   */
+  #failure(queue: string, job: Job<unknown>, error: unknown): never {
+    const failure = asError(error);
+    if (!(failure instanceof SandglassError)) this.#logger.error(`sandglass webhooks: delivery of job ${job.id} of ${queue} failed unexpectedly: ${failure.stack ?? failure.message}`);
+    Object.defineProperty(failure, 'stack', { value: failure.message, writable: true, configurable: true });
+    throw failure;
   }
 
   #reportError(error: Error): void {
