@@ -128,3 +128,17 @@ export function findUnsafeIntegerLiteral(text: string): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The first number that parsing `text` into `value` changed, as its path and the words of the
+ * refusal (`{ path: '.payload.orderId', problem: UNSAFE_INTEGER }`), or undefined when every number
+ * is kept: the one check of parsed user JSON that the HTTP body parser and the CLI's payload flags
+ * and import lines share.
+ */
+export function findChangedNumber(text: string, value: unknown): { path: string; problem: string } | undefined {
+  const overflow = findOutOfRangeNumber(text, value);
+  if (overflow !== undefined) return { path: overflow, problem: OUT_OF_RANGE };
+  const unsafe = findUnsafeIntegerLiteral(text);
+  if (unsafe !== undefined) return { path: unsafe, problem: UNSAFE_INTEGER };
+  return undefined;
+}

@@ -112,6 +112,9 @@ describe('sandglass import', { concurrency: 3 }, () => {
     const bare = await cli(['import', name, '--bare'], '{"x":1e400}\n');
     assert.equal(bare.code, 5, bare.stderr);
     assert.match(bare.stderr, /^line 1: payload\.x is a number out of range/m);
+    const long = await cli(['import', name], '{"payload":{"ids":[1,123456789012345678901234567890]}}\n');
+    assert.equal(long.code, 5, long.stderr);
+    assert.match(long.stderr, /^line 1: payload\.ids\[1\] is an integer beyond ±9007199254740991/m);
     const queue = openQueue(name);
     assert.equal(await queue.get('big'), null);
     assert.equal((await queue.get('fine'))?.payload, 1e300);

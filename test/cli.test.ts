@@ -52,6 +52,11 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     assert.equal(overflow.code, 2, overflow.stderr);
     assert.match(overflow.stderr, /payload\.amount is a number out of range/);
     assert.equal((await openQueue(name).stats()).ready, 0, 'not added with a null amount');
+    // 30 digits: JSON.stringify writes the parsed double as 1.2345678901234568e+29, so only the text shows the change.
+    const long = await cli(['add', name, '{"orderId":123456789012345678901234567890}']);
+    assert.equal(long.code, 2, long.stderr);
+    assert.match(long.stderr, /payload\.orderId is an integer beyond ±9007199254740991 .*send it as a string/);
+    assert.equal((await openQueue(name).stats()).ready, 0, 'not added with a rounded order id');
   });
 
   it('add takes the payload from --file or stdin, with --at and --max-attempts', async () => {

@@ -6,7 +6,7 @@
 // of bare payload objects fed without --bare is then skipped line by line with a hint, instead of
 // being imported as jobs whose payload is missing. With --bare, each line is the payload itself.
 import { ValidationError, parseDuration, type BulkJob, type Duration } from '../index.js';
-import { findOutOfRangeNumber, OUT_OF_RANGE } from '../json-numbers.js';
+import { findChangedNumber } from '../json-numbers.js';
 import { parseAt } from './input.js';
 
 export type LineFormat = 'envelope' | 'bare';
@@ -30,10 +30,10 @@ export function parseLine(text: string, format: LineFormat, defaults: LineDefaul
   } catch (error) {
     return { error: `not valid JSON (${(error as Error).message})` };
   }
-  const overflow = findOutOfRangeNumber(text, value);
-  if (overflow !== undefined) {
-    const field = format === 'bare' ? `payload${overflow}` : overflow.replace(/^\./, '') || 'the line';
-    return { error: `${field} ${OUT_OF_RANGE}` };
+  const changed = findChangedNumber(text, value);
+  if (changed !== undefined) {
+    const field = format === 'bare' ? `payload${changed.path}` : changed.path.replace(/^\./, '') || 'the line';
+    return { error: `${field} ${changed.problem}` };
   }
   if (format === 'bare') return { job: { payload: value, ...defaults } as BulkJob<unknown> };
   try {

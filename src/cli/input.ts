@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { ValidationError, parseDuration, type Duration } from '../index.js';
-import { findOutOfRangeNumber, OUT_OF_RANGE } from '../json-numbers.js';
+import { findChangedNumber } from '../json-numbers.js';
 
 const INTEGER = /^\d+$/;
 
@@ -82,8 +82,8 @@ export async function readPayload(argument: string | undefined, file: string | u
   } catch (error) {
     throw new ValidationError(`The payload (${source}) is not valid JSON: ${(error as Error).message}`);
   }
-  const overflow = findOutOfRangeNumber(text, payload);
-  if (overflow !== undefined) throw new ValidationError(`The payload (${source}) is not valid: payload${overflow} ${OUT_OF_RANGE}`);
+  const changed = findChangedNumber(text, payload);
+  if (changed !== undefined) throw new ValidationError(`The payload (${source}) is not valid: payload${changed.path} ${changed.problem}`);
   return payload;
 }
 

@@ -4,7 +4,7 @@
 // ValidationError is the usage error (exit 2) the user sees.
 import type { Command } from 'commander';
 import { NotFoundError, ValidationError, type Duration, type ScheduleInfo, type ScheduleSpec } from '../index.js';
-import { findOutOfRangeNumber, OUT_OF_RANGE } from '../json-numbers.js';
+import { findChangedNumber } from '../json-numbers.js';
 import type { Cli } from './context.js';
 import { formatDuration, formatRelative, formatTable, oneLine, printable, type Column } from './format.js';
 import { parseAt } from './input.js';
@@ -134,8 +134,8 @@ function parseJsonFlag(flag: string, text: string): unknown {
   } catch (error) {
     throw new ValidationError(`${flag} is not valid JSON: ${(error as Error).message}; give JSON such as '{"refundId":42}' or '"text"'`);
   }
-  const overflow = findOutOfRangeNumber(text, value);
-  if (overflow !== undefined) throw new ValidationError(`${flag} is not valid: payload${overflow} ${OUT_OF_RANGE}`);
+  const changed = findChangedNumber(text, value);
+  if (changed !== undefined) throw new ValidationError(`${flag} is not valid: payload${changed.path} ${changed.problem}`);
   return value;
 }
 

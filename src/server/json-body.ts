@@ -6,7 +6,7 @@
  * integers beyond ±(2^53 - 1), which only the raw text shows (after JSON.parse the digits are gone).
  */
 import type { FastifyInstance } from 'fastify';
-import { findOutOfRangeNumber, findUnsafeIntegerLiteral, OUT_OF_RANGE, UNSAFE_INTEGER } from '../json-numbers.js';
+import { findChangedNumber } from '../json-numbers.js';
 import { HttpError } from './errors.js';
 
 /** Deepest nesting of objects and arrays accepted in a body, counting the body itself. */
@@ -29,10 +29,8 @@ export function installJsonParser(app: FastifyInstance): void {
     }
     secureParse(request, text, (error, value) => {
       if (!error) {
-        const overflow = findOutOfRangeNumber(text, value);
-        if (overflow !== undefined) return done(new HttpError('VALIDATION', `body${overflow} ${OUT_OF_RANGE}`), undefined);
-        const unsafe = findUnsafeIntegerLiteral(text);
-        if (unsafe !== undefined) return done(new HttpError('VALIDATION', `body${unsafe} ${UNSAFE_INTEGER}`), undefined);
+        const changed = findChangedNumber(text, value);
+        if (changed !== undefined) return done(new HttpError('VALIDATION', `body${changed.path} ${changed.problem}`), undefined);
         return done(null, value);
       }
       done(isValidJson(text) ? forbiddenKey() : new HttpError('INVALID_JSON', 'The body is not valid JSON'), undefined);
