@@ -9,7 +9,8 @@
     KEYS[4] jobs      HASH  id -> record
     KEYS[5] errors    HASH  id -> last error message
     KEYS[6] counters  HASH  running totals, and `seq`, the fencing-token sequence
-    KEYS[7] meta      HASH  `paused` = '1' while paused; `donePeriod` (below); in partition 0 also
+    KEYS[7] meta      HASH  `format`, the storage format (initQueue.lua; absent: 1);
+                            `paused` = '1' while paused; `donePeriod` (below); in partition 0 also
                             `partitions`, the queue's partition count
     KEYS[8..10] done:0..2  HASH  id -> token of the claim that completed the job: the jobs
                       completed in one 30 s period, the buckets taking turns (below)
