@@ -1,5 +1,5 @@
 import type { ConnectionLease } from './connection.js';
-import { ConflictError } from './errors.js';
+import { ConflictError, IncompatibleStorageError } from './errors.js';
 import { newClaimId } from './ids.js';
 import { canClaim, newGroup, splitRound, type QueueGroup, type QueuePriority } from './queue-priority.js';
 import { QueueLimiter } from './queue-limiter.js';
@@ -176,7 +176,8 @@ export class ClaimLoop {
           break;
         } catch (error) {
           this.#host.reportError(error);
-          if (error instanceof ConflictError) throw error; // a partition count mismatch will not heal
+          // A partition count mismatch, a queue in a newer storage format: neither will heal.
+          if (error instanceof ConflictError || error instanceof IncompatibleStorageError) throw error;
           await new Promise(resolve => setTimeout(resolve, delayMs));
         }
       }

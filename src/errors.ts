@@ -13,6 +13,8 @@ export type SandglassErrorCode =
   | 'ERR_REDIS_OOM'
   | 'ERR_NOT_REPLICATED'
   | 'ERR_REDIS'
+  /** A queue is stored in a format newer than this sandglass knows (IncompatibleStorageError). */
+  | 'ERR_INCOMPATIBLE_STORAGE'
   | 'ERR_CLOSED'
   | 'ERR_UNRECOVERABLE'
   /** A setting of `sandglass serve` is wrong (the service's ConfigError). */
@@ -141,5 +143,30 @@ export class ClosedError extends SandglassError {
 export class UnrecoverableError extends SandglassError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_UNRECOVERABLE', message, options);
+  }
+}
+
+/**
+ * A queue is stored in a storage format newer than this version of sandglass knows: a newer
+ * sandglass created or upgraded it. This process refuses the queue at its first touch and writes
+ * nothing to it; upgrade this process (README, "Upgrading").
+ */
+export class IncompatibleStorageError extends SandglassError {
+  /** The queue refused. */
+  readonly queue: string;
+  /** The format the queue is stored in. */
+  readonly foundFormat: number;
+  /** The newest format this version of sandglass reads and writes. */
+  readonly supportedFormat: number;
+
+  constructor(queue: string, partition: number, foundFormat: number, supportedFormat: number) {
+    super(
+      'ERR_INCOMPATIBLE_STORAGE',
+      `Queue '${queue}' is stored in format ${foundFormat} (partition ${partition}), newer than this sandglass knows (format ${supportedFormat}): ` +
+        `a newer sandglass wrote it. Nothing was written; upgrade this process to a sandglass that reads format ${foundFormat} (README, "Upgrading").`,
+    );
+    this.queue = queue;
+    this.foundFormat = foundFormat;
+    this.supportedFormat = supportedFormat;
   }
 }

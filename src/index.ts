@@ -20,6 +20,7 @@ export {
   RedisCommandError,
   ClosedError,
   UnrecoverableError,
+  IncompatibleStorageError,
 } from './errors.js';
 export { parseDuration } from './duration.js';
 export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES, QUEUE_NAME_RULE, isQueueName, assertInteger } from './validate.js';

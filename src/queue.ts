@@ -572,8 +572,9 @@ export class Queue<T = unknown> {
   }
 
   #register(): Promise<void> {
-    // Remembered for admin tools (listing queues). Once per Queue object; a failure is retried next time.
-    this.#registered ??= registerQueue(this.#connection.client, this.#partitions.prefix, this.name).catch(error => {
+    // Remembered for admin tools (listing queues). Once per Queue object; a failure is retried next
+    // time. After the partitions are known: a queue in a newer storage format gets nothing written.
+    this.#registered ??= this.#partitions.all(CREATE).then(() => registerQueue(this.#connection.client, this.#partitions.prefix, this.name)).catch(error => {
       this.#registered = undefined;
       throw error;
     });

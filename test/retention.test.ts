@@ -29,6 +29,12 @@ function keptInRedis(name: string, p = 0): Promise<number> {
   return redis.raw.zcard(partitionKeys('sg', name, p).completed);
 }
 
+/** Script calls Redis ran so far (EVALSHA and EVAL: the commands a worker sends). */
+async function scriptCalls(): Promise<number> {
+  const info = await redis.raw.info('commandstats');
+  return [...info.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+}
+
 /** Claims and acks the given jobs one by one through a PullConsumer, each ack its own call. */
 async function claimAndAck(c: PullConsumer<number>, count: number, result: (payload: number) => unknown = payload => payload): Promise<string[]> {
   const ids: string[] = [];
@@ -191,9 +197,12 @@ describe('retention of completed jobs', () => {
     await waitFor(() => done.length === 1000, 20_000, '1,000 jobs');
     await worker.close();
     assert.equal(await keptInRedis(name), 1000);
+    // The consumer's first claim trims too (a queue without acks needs it); its next ones do not
+    // for a minute, so after it only the acks trim here.
+    const c = consumer<number>(name);
+    assert.deepEqual(await c.claim(), []);
     // The count lowered to 5 behind setRetention's back (which would trim at once): only acks trim now.
     await redis.raw.hset(partitionKeys('sg', name, 0).meta, 'retain', '5,,65536,5');
-    const c = consumer<number>(name);
     await q.addBulk(Array.from({ length: 12 }, (_, i) => ({ payload: i })));
     const sizes = [await keptInRedis(name)];
     for (let i = 0; i < 12; i++) {
@@ -369,6 +378,66 @@ describe('retention of completed jobs', () => {
     const [again] = await c.claim();
     assert.equal(await c.ack('k', again!.token, { result: 'second' }), 'acked');
     assert.equal((await q.get('k'))?.result, 'second');
+  });
+
+  it('a keep-add of a kept id past the age writes the job, and the old kept entry goes', async () => {
+    const name = uniqueQueue();
+    const q = queue<string>(name);
+    await q.setRetention({ completed: { age: '1d' } });
+    const c = consumer<string>(name);
+    await q.add('first', { id: 'k' });
+    const [job] = await c.claim();
+    assert.equal(await c.ack('k', job!.token, { result: 1 }), 'acked');
+    // A week later on a queue that went quiet: the done buckets are long gone, no ack trimmed the
+    // kept job (its finish time is moved back a week: the scripts read the time from Redis).
+    const keys = partitionKeys('sg', name, 0);
+    await redis.raw.del(keys.done0, keys.done1, keys.done2);
+    const [seconds] = await redis.raw.time();
+    await redis.raw.zadd(keys.completed, 'XX', Number(seconds) * 1000 - 7 * 86_400_000, 'k');
+    assert.equal(await q.get('k'), null, 'past its age, the kept job is gone for reads');
+    assert.equal(await q.add('again', { id: 'k' }), 'k');
+    const added = await q.get('k');
+    assert.equal(added?.state, 'ready', 'the add wrote the job');
+    assert.equal(added?.payload, 'again');
+    assert.equal(await redis.raw.zscore(keys.completed, 'k'), null);
+    assert.equal(await redis.raw.hexists(keys.results, 'k'), 0);
+    assert.ok(checkInvariant(await snapshot(redis.raw, name)).ok);
+    // A kept id within its age still holds the id: the keep-add writes nothing.
+    const [again] = await c.claim();
+    assert.equal(await c.ack('k', again!.token, { result: 2 }), 'acked');
+    await redis.raw.del(keys.done0, keys.done1, keys.done2);
+    assert.equal(await q.add('third', { id: 'k' }), 'k');
+    assert.equal((await q.get('k'))?.state, 'completed');
+  });
+
+  it('a queue that gets no acks is trimmed to its age by idle claims, in full batches at once, still at most 1 command/s', async () => {
+    const name = uniqueQueue();
+    const q = queue<number>(name);
+    await q.setRetention({ completed: { age: '1h' } });
+    const c = consumer<number>(name);
+    await q.addBulk(Array.from({ length: 2 }, (_, i) => ({ payload: i })));
+    const recent = await claimAndAck(c, 2);
+    await c.close();
+    // 2,500 kept jobs that finished two hours ago, then the queue went quiet: no ack will come.
+    const keys = partitionKeys('sg', name, 0);
+    const [seconds] = await redis.raw.time();
+    const longAgo = Number(seconds) * 1000 - 2 * 3_600_000;
+    const old = Array.from({ length: 2500 }, (_, i) => `old-${i}`);
+    await redis.raw.hset(keys.results, Object.fromEntries(old.map(id => [id, '1\n1,0,1000,,\n0'])));
+    await redis.raw.zadd(keys.completed, ...old.flatMap((id, i) => [longAgo + i, id]));
+    assert.equal(await keptInRedis(name), 2502);
+    const before = await scriptCalls();
+    const worker = redis.track(new Worker<number>(name, () => undefined, { connection: redis.url }));
+    await worker.waitUntilReady();
+    await waitFor(async () => (await keptInRedis(name)) === 2, 5_000, 'the old kept jobs trimmed without an ack');
+    assert.deepEqual((await q.list('completed')).jobs.map(job => job.id).sort(), [...recent].sort());
+    assert.equal(await redis.raw.hlen(keys.results), 2);
+    // Three batches (1,000, 1,000, 500) and the worker's first look: a few calls, then it sleeps.
+    const settled = await scriptCalls();
+    assert.ok(settled - before <= 12, `${settled - before} script calls to trim`);
+    await sleep(3_000);
+    const idle = (await scriptCalls()) - settled;
+    assert.ok(idle <= 3, `an idle worker sent ${idle} script calls in 3 s`);
   });
 
   it('dead letters are unaffected: retried, then completed and kept', async () => {

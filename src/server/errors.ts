@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   REDIS_UNAVAILABLE: { status: 503, when: 'Redis cannot be reached, is loading or busy; retry later' },
   SHUTTING_DOWN: { status: 503, when: 'the service is closing' },
   NOT_READY: { status: 503, when: '/readyz: Redis did not answer in time' },
+  INCOMPATIBLE_STORAGE: { status: 503, when: 'the queue is stored in a format newer than this service knows (a newer sandglass wrote it); nothing was written; upgrade the service' },
   REDIS_FULL: { status: 507, when: 'Redis reached maxmemory; nothing was written' },
 } as const satisfies Record<string, { status: number; when: string }>;
 
@@ -67,6 +68,7 @@ const LIBRARY_CODES: Record<Exclude<SandglassErrorCode, 'ERR_HTTP'>, ((error: Sa
   ERR_CONNECTION: error => new HttpError('REDIS_UNAVAILABLE', `Redis is unavailable: ${error.message}`),
   ERR_REDIS_OOM: () => new HttpError('REDIS_FULL', 'Redis is out of memory (maxmemory reached); nothing was written'),
   ERR_CLOSED: () => new HttpError('SHUTTING_DOWN', 'The service is shutting down'),
+  ERR_INCOMPATIBLE_STORAGE: error => new HttpError('INCOMPATIBLE_STORAGE', error.message),
   // A write that fewer replicas confirmed, a Redis error sandglass does not expect, a lease or a
   // webhook, a setting or a missing redis-server binary: none of them is caused by a request, so none is explained to its sender.
   ERR_NOT_REPLICATED: undefined,

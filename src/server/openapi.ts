@@ -126,6 +126,8 @@ export function routeErrors(spec: RouteSpec): ErrorCode[] {
   codes.add('FORBIDDEN_HOST');
   for (const code of spec.errors ?? []) codes.add(code);
   if (!spec.local && spec.operationId !== 'readyz') ['REDIS_UNAVAILABLE', 'REDIS_FULL', 'SHUTTING_DOWN'].forEach(code => codes.add(code as ErrorCode));
+  // A queue written by a newer sandglass is refused by every route that opens a queue.
+  if (spec.path.includes('{queue}')) codes.add('INCOMPATIBLE_STORAGE');
   return [...codes];
 }
 

@@ -26,6 +26,10 @@ export type { AddStatus, ClaimResult, EncodedJob, FailEntry, LeaseRef } from './
 
 const NO_KEYS: string[] = [];
 
+/** How often claims trim a partition that keeps completed jobs, and one that keeps none (ms). */
+const TRIM_KEPT_MS = 60_000;
+const TRIM_KEPT_IDLE_MS = 600_000;
+
 /** add.lua's status codes, by position. */
 const ADD_STATUSES: readonly AddStatus[] = ['kept', 'added', 'replaced', 'running', 'completed-recently', 'tick'];
 
@@ -59,6 +63,12 @@ function snapshot(state: JobState, id: string, record: string, score: number, la
  */
 export class PartitionStore implements PartitionStorage {
   readonly keys: PartitionKeys;
+  // When this process last had a claim trim the kept completed jobs (claim.lua ARGV[9]), whether
+  // that left more to do, and whether the partition keeps completed jobs (as the last claim that
+  // read `meta` said; undefined until one did).
+  #trimmedAt = Number.NEGATIVE_INFINITY;
+  #trimMore = false;
+  #keeps: boolean | undefined;
 
   constructor(
     readonly redis: Redis | Cluster,
@@ -123,7 +133,13 @@ export class PartitionStore implements PartitionStorage {
     // The memo of a claim whose reply already arrived is no longer needed: drop it now.
     const answeredKey = claimMemoKey(this.prefix, this.queue, this.partition, ids.answeredClaimId ?? '-');
     const forget = ids.answeredClaimId === undefined ? '0' : '1';
-    const args = [limit, leaseMs, reapLimit, defaultMaxAttempts, forget, askSchedules ? '1' : '0', granted ? '1' : '0'];
+    // Acks trim the kept completed jobs; a queue that gets none any more is trimmed by its claims:
+    // the first of this process, then one a minute while the partition keeps jobs (every 10 min
+    // while it keeps none: setRetention may have changed that), at once again after a full batch.
+    // An idle claim pays one HMGET and a ZRANGEBYSCORE for it, inside its one call.
+    const sinceMs = Date.now() - this.#trimmedAt;
+    const trimKept = this.#trimMore || sinceMs >= (this.#keeps === false ? TRIM_KEPT_IDLE_MS : TRIM_KEPT_MS);
+    const args = [limit, leaseMs, reapLimit, defaultMaxAttempts, forget, askSchedules ? '1' : '0', granted ? '1' : '0', trimKept ? '1' : '0'];
     const reply = (await runScript(this.redis, 'claim', this.keys, args, [memoKey, answeredKey])) as [number, number, number, string, string, ...(string | number)[]];
     // A fresh claim's tokens run on from the first; the answer to a resend lists them (claim.lua).
     // firstToken 0: no job, or the answer to a resend (its tokens follow; it names no schedules).
@@ -133,6 +149,13 @@ export class PartitionStore implements PartitionStorage {
     const scheduled = resent || reply[6] === -1 ? undefined : reply[6] === 1;
     const limited = resent || reply[7] === -1 ? undefined : reply[7] === 1;
     const maxResultBytes = resent || reply[8] === -1 ? undefined : (reply[8] as number);
+    if (maxResultBytes !== undefined) this.#keeps = maxResultBytes > 0;
+    const trimmed = resent ? -1 : (reply[9] as number);
+    if (trimmed !== -1) {
+      this.#trimmedAt = Date.now();
+      // A full batch of trimming answers "call again now" (claim.lua): then trim again.
+      this.#trimMore = trimmed > 0 && reply[1] === reply[0];
+    }
     return { now: reply[0], nextAt: reply[1], jobs, tend, scheduled, limited, maxResultBytes };
   }
 

@@ -1,8 +1,17 @@
 import type { Cluster, Redis } from 'ioredis';
-import { ConflictError } from '../errors.js';
+import { ConflictError, IncompatibleStorageError } from '../errors.js';
 import { PartitionStore } from './partition-store.js';
 import { runScript } from './scripts.js';
 import { partitionKeys } from './keys.js';
+
+/**
+ * The storage format this version reads and writes: `meta` field `format` of every partition,
+ * written when the queue is created (lua/initQueue.lua). A queue without it is in format 1, the
+ * format of sandglass before formats had a number. A queue in a newer format is refused (README,
+ * "Upgrading"). Each change of format adds 1 here, its snapshot in test/fixtures/storage/, and the
+ * way this version serves or upgrades the format before it.
+ */
+export const STORAGE_FORMAT = 1;
 
 /** Partitions a queue may have at most. */
 export const MAX_PARTITIONS = 1_024;
@@ -59,9 +68,16 @@ export class QueuePartitions {
     return stores[partitionOf(id, stores.length)] as PartitionStore;
   }
 
+  /**
+   * Reads (and for a new queue, records) the partition count, and checks the storage format of
+   * every partition before anything else touches the queue: once per QueuePartitions, not per call.
+   *
+   * @throws {IncompatibleStorageError} a partition is in a format newer than STORAGE_FORMAT; nothing was written.
+   */
   async #resolve(create: boolean): Promise<{ stores: PartitionStore[]; stored: boolean }> {
     const keys = partitionKeys(this.prefix, this.queue, 0);
-    const stored = (await runScript(this.redis, 'initQueue', keys, [create ? (this.requested ?? 1) : ''])) as number;
+    const [stored, format, created] = (await runScript(this.redis, 'initQueue', keys, [create ? (this.requested ?? 1) : '', STORAGE_FORMAT])) as [number, number, number];
+    if (format > STORAGE_FORMAT) throw new IncompatibleStorageError(this.queue, 0, format, STORAGE_FORMAT);
     if (stored !== 0 && this.requested !== undefined && stored !== this.requested) {
       throw new ConflictError(
         `Queue ${this.queue} has ${stored} partition(s); it cannot be opened with ${this.requested}. Open it without \`partitions\`, or migrate it (see README, "Partitions").`,
@@ -69,6 +85,14 @@ export class QueuePartitions {
     }
     const count = stored === 0 ? (this.requested ?? 1) : stored;
     const stores = Array.from({ length: count }, (_, partition) => new PartitionStore(this.redis, this.prefix, this.queue, partition));
+    if (stored > 1) {
+      // The other partitions carry the format too (they may live on other nodes), written there by
+      // the process that created the queue (initQueue said so); a partition without one is in the
+      // queue's format.
+      const formats = (await Promise.all(stores.slice(1).map(store => runScript(this.redis, 'checkFormat', store.keys, [STORAGE_FORMAT, created === 1 ? '1' : '0'])))) as number[];
+      const newer = formats.findIndex(found => found > STORAGE_FORMAT);
+      if (newer !== -1) throw new IncompatibleStorageError(this.queue, newer + 1, formats[newer] as number, STORAGE_FORMAT);
+    }
     return { stores, stored: stored !== 0 };
   }
 }

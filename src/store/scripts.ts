@@ -22,6 +22,7 @@ export const SCRIPT_NAMES = [
   'purgeDead',
   'setPaused',
   'initQueue',
+  'checkFormat',
   'scheduleRead',
   'scheduleWrite',
   'retention',

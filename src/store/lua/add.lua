@@ -18,7 +18,8 @@
   Returns: { now, status1, dueAt1, status2, dueAt2, ... } per job, in order:
     1 added, 0 exists (kept as it was), 2 replaced, 3 exists and is running (not replaced),
     4 completed in the last 60 to 90 s (lib.lua), or completed and kept while the queue retains
-      completed jobs (lib.lua, "Retention"), not added: a keep-add writes nothing (most likely it is the add that
+      completed jobs (lib.lua, "Retention"; a kept job past the retention's age counts as gone:
+      its id is added as new, and its kept entry removed), not added: a keep-add writes nothing (most likely it is the add that
       created the job, resent after a lost reply); a replace-add adds the job anew (status 1),
       and the kept completed job is gone
     5 exists and is a schedule's tick (lib.lua, "Schedules"): a replace-add writes nothing (as a
@@ -38,16 +39,19 @@ local wheeled, minMove = 0, nil
 -- whether the partition has deadlines (lib.lua, "Deadlines").
 local anyDone = rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3], completedKey) > 0
 local meta = rcall('HMGET', metaKey, 'donePeriod', 'retain', 'expireAfter', 'expiring')
-local retaining = false
+local retain = nil
 if anyDone then
   rotateDone(now, meta[1])
-  retaining = readRetain(meta[2]) ~= nil
+  retain = readRetain(meta[2])
 end
+local retaining = retain ~= nil
 -- Which ids `jobs` holds and which completed lately (`done`) or are kept completed (`kept`), one
 -- HMGET per key and 1,000 ids (a call per id costs more than the look-up). An id written earlier in
 -- this call (it appears twice) is looked up in `jobs` again; `done` and `kept` change only here (a
--- replace-add's HDEL), tracked in `done` and `kept`.
-local stored, done, kept, written, ticks = {}, {}, {}, {}, {}
+-- replace-add's HDEL), tracked in `done` and `kept`. A kept job finished more than the retention's
+-- `age` ago is gone for every read (lib.lua, "Retention") though no trim removed it yet: its id is
+-- free (`aged`), and the add that writes the id removes the old entry (an id has one place).
+local stored, done, kept, aged, written, ticks = {}, {}, {}, {}, {}, {}
 for c = 3, #ARGV, 7000 do
   local ids = {}
   for i = c, math.min(c + 6999, #ARGV), 7 do ids[#ids + 1] = ARGV[i] end
@@ -65,10 +69,20 @@ for c = 3, #ARGV, 7000 do
     end
     if retaining then
       local results = rcall('HMGET', resultsKey, unpack(ids))
+      local found = {}
       for j = 1, #ids do
-        if results[j] then
-          done[ids[j]] = true
-          kept[ids[j]] = true
+        if results[j] then found[#found + 1] = ids[j] end
+      end
+      -- Their finish times, only while the retention has an age (one ZMSCORE for the kept ones).
+      local finished = retain.age and #found > 0 and rcall('ZMSCORE', completedKey, unpack(found))
+      local oldest = retain.age and now - retain.age
+      for j = 1, #found do
+        local at = finished and tonumber(finished[j])
+        if at and at < oldest then
+          aged[found[j]] = true
+        else
+          done[found[j]] = true
+          kept[found[j]] = true
         end
       end
     end
@@ -231,6 +245,11 @@ for i = 3, #ARGV, 7 do
     else
       status = 4
     end
+  end
+  if status == 1 and aged[id] then
+    rcall('ZREM', completedKey, id)
+    rcall('HDEL', resultsKey, id)
+    aged[id] = nil
   end
   if status == 1 or status == 2 then
     -- The new place first, then the old one goes (lib.lua: a stop midway loses nothing).

@@ -24,8 +24,12 @@
                                        concurrency limits (`meta` `limited`) claims nothing, only reaps,
                                        and answers limited = 1 and nextAt = now: claim again through
                                        the limiter
+  ARGV[9] trimKept            '1'|'0'  '1': also trim the kept completed jobs beyond the retention
+                                       (lib.lua, "Retention"), at most RETAIN_TEND_MAX: the trimming
+                                       of a queue that no ack trims any more. An idle call then also
+                                       reads `meta` `retain` (one HMGET, merged with ARGV[7]'s)
 
-  Returns: { now, nextAt, firstToken, dueList, records, tend, scheduled, limited, keep } or, answering a resend,
+  Returns: { now, nextAt, firstToken, dueList, records, tend, scheduled, limited, keep, trimmed } or, answering a resend,
            { now, nextAt, 0, dueList, records, token1, token2, ... }
     now         the server time (ms) the call used
     nextAt      when the caller should call again: `now` when more may be due at once, the earliest
@@ -43,7 +47,9 @@
                 read `meta` (an idle call)
     keep        the queue's retention of completed jobs (lib.lua, "Retention"): its maxResultBytes
                 (> 0) while it keeps them, so the caller sends results with its acks; 0 when it
-                keeps none; -1 when the call did not read `meta` (an idle call)
+                keeps none; -1 when the call did not read `meta` (an idle call without ARGV[9])
+    trimmed     kept jobs ARGV[9] trimmed, -1 without ARGV[9]; RETAIN_TEND_MAX means more may be
+                left, and nextAt is then `now`
     Two strings whatever the batch size: Lua joins the replies of ZRANGEBYSCORE and HMGET as they
     came (table.concat) instead of building a reply entry per job.
   Errors: none.
@@ -115,19 +121,26 @@ local mayReap = leaseHead ~= nil and leaseHead <= now
 -- (lib.lua, "Deadlines": only then is `expiry` read).
 local paused, scheduled, stalled, known, limited, expiring = false, false, false, false, false, false
 local keep = -1
+local retain = nil
+local trimKept = ARGV[9] == '1'
 if mayClaim or mayReap then
   local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled', 'limited', 'retain', 'expiring')
   paused = meta[1] == '1'
   if meta[2] then rotateDone(now, meta[2]) end
   scheduled, stalled, known = meta[3] and meta[3] ~= '0', meta[4], true
   limited = meta[5] == '1'
-  local retain = meta[6] and readRetain(meta[6])
+  retain = meta[6] and readRetain(meta[6])
   keep = retain and retain.cap or 0
   expiring = meta[7] == '1'
-elseif ARGV[7] == '1' then
-  local meta = rcall('HMGET', metaKey, 'scheduled', 'stalled')
-  scheduled, stalled, known = meta[1] and meta[1] ~= '0', meta[2], true
+elseif ARGV[7] == '1' or trimKept then
+  local meta = rcall('HMGET', metaKey, 'scheduled', 'stalled', 'retain')
+  if ARGV[7] == '1' then scheduled, stalled, known = meta[1] and meta[1] ~= '0', meta[2], true end
+  retain = meta[3] and readRetain(meta[3])
+  if trimKept then keep = retain and retain.cap or 0 end
 end
+-- Kept completed jobs past the retention: a queue that went quiet has no ack left to trim them.
+local trimmed = -1
+if trimKept then trimmed = retain and trimCompleted(retain, now, RETAIN_TEND_MAX) or 0 end
 
 -- 1. Reap. A lease that ran out belongs to a worker that died or froze. The job goes back at its
 -- original due time, so it is at the front and keeps its place in due order; a job that has used
@@ -244,7 +257,7 @@ end
 -- deadlines into `active` (one ZADD), and the reply joins what ZRANGEBYSCORE and HMGET answered.
 -- Per job, Lua only stores table entries and builds the lease string: no number is formatted
 -- (formatting a 13-digit number costs more than any of the commands per job).
-local out = { now, -1, 0, '', '', '', -1, known and (limited and 1 or 0) or -1, keep }
+local out = { now, -1, 0, '', '', '', -1, known and (limited and 1 or 0) or -1, keep, trimmed }
 local claimed = 0
 -- Due jobs taken out of `due` (delivered, or dropped from the batch).
 local taken = 0
@@ -344,7 +357,7 @@ out[7] = known and (scheduled and 1 or 0) or -1
 -- 3. When to come back. A full batch means more may be due right now (also when some of it was
 -- dropped: a backlog of expired jobs drains at the claim's pace), and so does a claim refused for
 -- want of the limiter's tokens.
-if refused or (taken > 0 and taken == limit) then
+if refused or (taken > 0 and taken == limit) or trimmed == RETAIN_TEND_MAX then
   out[2] = now
 else
   -- What is left in `due` is not due yet (unless records were missing from a full batch).

@@ -1,13 +1,34 @@
 #!lua flags=allow-oom
 --[[
-  initQueue: record a queue's partition count the first time it is used, and read it back.
-  Called on partition 0 only: its `meta` hash holds the count for the whole queue.
+  initQueue: check the queue's storage format, record its partition count and format the first
+  time it is used, and read both back. Called on partition 0 only: its `meta` hash holds the count
+  for the whole queue, and the format of the queue (each other partition holds it too: checkFormat).
+
+  Storage format: `meta` field `format`, an integer, written by the process that creates the queue.
+  A queue without the field is in format 1, the format of sandglass before formats had a number
+  (README, "Upgrading"). A caller that knows an older format than the stored one must not touch
+  the queue: then this call writes nothing.
 
   KEYS: the partition keys (lib.lua) of partition 0.
   ARGV[2] partitions  integer, or '' to only read (a process that does not know the count)
-  Returns: the stored partition count, or 0 when none is stored and ARGV[2] was ''.
-  Errors: none. (The caller compares the answer with what it asked for.)
+  ARGV[3] format      integer  the newest storage format the caller knows, written as the format of
+                      a queue this call creates
+  Returns: { partitions, format, created }  the stored partition count (0 when none is stored and
+           ARGV[2] was ''), the queue's format (1 when none is stored; above ARGV[3]: the call wrote
+           nothing), and 1 when this call created the queue (wrote its count and format), else 0.
+  Errors: none. (The caller compares the answers with what it asked for.)
 ]]
-local requested = ARGV[2]
-if requested ~= '' then rcall('HSETNX', metaKey, 'partitions', requested) end
-return tonumber(rcall('HGET', metaKey, 'partitions') or '0')
+local requested, known = ARGV[2], tonumber(ARGV[3])
+local meta = rcall('HMGET', metaKey, 'partitions', 'format')
+local format = tonumber(meta[2] or '1')
+local created = 0
+if format <= known and requested ~= '' and not meta[1] then
+  -- HSETNX: of two processes creating the queue at once, the first one's count and format hold.
+  if rcall('HSETNX', metaKey, 'partitions', requested) == 1 then
+    rcall('HSET', metaKey, 'format', known)
+    created = 1
+  end
+  meta = rcall('HMGET', metaKey, 'partitions', 'format')
+  format = tonumber(meta[2] or '1')
+end
+return { tonumber(meta[1] or '0'), format, created }

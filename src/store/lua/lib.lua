@@ -9,7 +9,8 @@
     KEYS[4] jobs      HASH  id -> record
     KEYS[5] errors    HASH  id -> last error message
     KEYS[6] counters  HASH  running totals, and `seq`, the fencing-token sequence
-    KEYS[7] meta      HASH  `paused` = '1' while paused; `donePeriod` (below); in partition 0 also
+    KEYS[7] meta      HASH  `format`, the storage format (initQueue.lua; absent: 1);
+                            `paused` = '1' while paused; `donePeriod` (below); in partition 0 also
                             `partitions`, the queue's partition count
     KEYS[8..10] done:0..2  HASH  id -> token of the claim that completed the job: the jobs
                       completed in one 30 s period, the buckets taking turns (below)
@@ -267,9 +268,13 @@ end
   finished more than `age` ago, at most RETAIN_TRIM_EXTRA more than the call kept (bounded work per
   call; a backlog after a lowered count goes down by that much per ack call, and setRetention trims
   all of it in batches). Jobs older than `age` that no ack has trimmed yet (an idle queue) are not
-  shown: get, list and stats read from `now - age` on.
+  shown: get, list and stats read from `now - age` on, and an add of such an id writes the job (the
+  kept entry goes). A queue that gets no acks any more is trimmed by the claims: a claim asked to
+  (claim.lua ARGV[9], at most once a minute per process and partition, src/store/partition-store.ts)
+  trims up to RETAIN_TEND_MAX, and a full batch makes it answer "call again now".
 ]]
 local RETAIN_TRIM_EXTRA = 100
+local RETAIN_TEND_MAX = 1000
 
 -- The retention of a `retain` field, or nil when the queue keeps no completed jobs.
 local function readRetain(v)
