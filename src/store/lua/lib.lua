@@ -321,9 +321,19 @@ end
     W      bucket width, `meta` field `wheelSlotMs` (default 60 s); slot = floor(dueAt / W), or
            for a far job the first slot of a k-slot span (wheelSlot): its bucket holds jobs due
            in [slot*W, slot*W + k*W)
-    bucket n = slot * 100000 + sub: LIST tag:wheel:<n>, at most WHEEL_BUCKET_MAX entries, each
-           "<id>\n<dueAt - slot*W>\n<record>" (record as in `jobs`, token '0', dueAt '')
-    wheel  ZSET n -> slot * W, the buckets
+    bucket n: LIST tag:wheel:<n>, about WHEEL_BUCKET_MAX entries at most, each
+           "<id>\n<dueAt - start>\n<record>" (record as in `jobs`, token '0', dueAt ''), start
+           being the bucket's score in `wheel`. Two kinds:
+           - a slot's bucket: n = slot * 100000 + sub, start = slot * W, holding jobs due anywhere
+             in the slot's span. A slot's first WHEEL_BUCKET_MAX jobs go to sub 0 (data written
+             before cells existed may have subs 1, 2, ... too: read whole, as before);
+           - a cell: once sub 0 is full, a job goes to the cell of its due time, one of
+             WHEEL_CELLS equal parts of the span (each at most W wide): n = "<end><f>", end the
+             cell's end (epoch ms, exclusive), f five digits numbering the cell's buckets from 0,
+             start = the cell's start. A cell holds due times in [start, end) only, so a listing or
+             the histogram reads the cells it needs, not the slot (wheelBucketEnd tells the kinds
+             apart: a slot's n begins with the slot number, at most its start; a cell's with its end)
+    wheel  ZSET n -> start, the buckets
     index  HASH shards tag:wheel:idx:<s>, id -> n; s by linear hashing on the id's SHA-1 (`meta`
            fields idxLevel, idxSplit), split while the mean shard holds more than WHEEL_IDX_MEAN
     counters `wheeled`  jobs in the tier
@@ -338,6 +348,7 @@ local WHEEL_MOVE_MAX = 250      -- entries one claim moves at most (~1 ms of Red
 local WHEEL_IDX_MEAN = 40       -- mean entries per index shard: well inside a listpack (128)
 local WHEEL_SPLITS_MAX = 32     -- index shards one call splits at most
 local WHEEL_SPAN_DIV = 32       -- a bucket spans at most 1/32 of its jobs' distance (wheelSlot)
+local WHEEL_CELLS = 1000        -- cells of a span once its sub 0 is full (each at most W wide)
 local wheelTag = string.sub(dueKey, 1, -5)
 local wheelW = nil
 
@@ -356,7 +367,7 @@ end
 -- per doubling of the distance, so that sparse far slots do not cost a key each (promoteWheel
 -- moves the jobs of a wide bucket on into narrower ones as they come nearer).
 -- (The last answer is kept: the jobs of a bulk add often share a due time.)
-local slotDue, slotNow, slotOf = nil, nil, nil
+local slotDue, slotNow, slotOf, slotSpan = nil, nil, nil, nil
 local function wheelSlot(dueAt, now)
   if dueAt == slotDue and now == slotNow then return slotOf end
   local w = wheelWidth()
@@ -364,7 +375,7 @@ local function wheelSlot(dueAt, now)
   while 2 * k * w <= far do k = 2 * k end
   local slot = math.floor(dueAt / (k * w)) * k
   if slot * w - w <= now then slot = nil end
-  slotDue, slotNow, slotOf = dueAt, now, slot
+  slotDue, slotNow, slotOf, slotSpan = dueAt, now, slot, k
   return slot
 end
 
@@ -465,30 +476,52 @@ local function wheelMayHold()
   return wheelNonEmpty
 end
 
--- The current (last) bucket of each slot this call wrote to: { n, name (n's digits), len }.
+-- The bucket each slot's and cell's next put goes to, for this call: { name (n), start, len,
+-- first }, keyed 'w<slot>' and 'c<start>:<end>'.
 local wheelOpen = {}
 
--- The bucket of `slot` that the next put goes to (looked up once per slot and call, then tracked:
--- a bucket this call filled to WHEEL_BUCKET_MAX is followed by the next sub-bucket). `len` 0: the
--- bucket does not exist yet (its put adds it to `wheel`).
-local function wheelTail(slot)
-  local open = wheelOpen[slot]
-  if open == nil then
-    local w = wheelWidth()
-    local last = rcall('ZREVRANGEBYSCORE', wheelKey, slot * w, slot * w, 'LIMIT', 0, 1)
-    if last[1] then
-      open = { n = tonumber(last[1]), name = last[1], len = rcall('LLEN', wheelBucketKey(last[1])) }
-    else
-      open = { n = slot * 100000, len = 0 }
-      open.name = int(open.n)
+-- The bucket that the next put of a job due at `dueAt` in `slot` (wheelSlot, called before with
+-- the same dueAt) goes to: the slot's sub 0 while it has room, else the job's cell, whose bucket f
+-- filled to WHEEL_BUCKET_MAX is followed by f + 1 (looked up once per slot or cell and call, then
+-- tracked). `len` 0: the bucket does not exist yet (its put adds it to `wheel` with score `start`);
+-- `first`: it is the first bucket at its start (its move may be the wheel's next).
+local function wheelTail(slot, dueAt)
+  local w = wheelWidth()
+  local whole = wheelOpen['w' .. slot]
+  if whole == nil then
+    local n = int(slot * 100000)
+    -- LLEN only a bucket `wheel` has: a new bucket's first touch is its RPUSH (write order, above).
+    whole = { name = n, start = slot * w, len = 0, first = true }
+    if rcall('ZSCORE', wheelKey, n) then whole.len = rcall('LLEN', wheelBucketKey(n)) end
+    wheelOpen['w' .. slot] = whole
+  end
+  if whole.len < WHEEL_BUCKET_MAX then return whole end
+  wheelSlot(dueAt, slotNow)
+  local base, k = slot * w, slotSpan
+  local width = math.max(1, math.min(w, math.floor(k * w / WHEEL_CELLS)))
+  local start = base + math.floor((dueAt - base) / width) * width
+  local stop = math.min(start + width, base + k * w)
+  local key = 'c' .. int(start) .. ':' .. int(stop)
+  local cell = wheelOpen[key]
+  if cell == nil then
+    local prefix = int(stop)
+    local f = -1
+    local here = rcall('ZRANGEBYSCORE', wheelKey, start, start)
+    for i = 1, #here do
+      local m = here[i]
+      if #m == #prefix + 5 and string.sub(m, 1, #prefix) == prefix then f = math.max(f, tonumber(string.sub(m, -5))) end
     end
-    wheelOpen[slot] = open
+    cell = { prefix = prefix, f = math.max(f, 0), start = start, len = 0 }
+    cell.name = prefix .. string.format('%05d', cell.f)
+    if f >= 0 then cell.len = rcall('LLEN', wheelBucketKey(cell.name)) end
+    cell.first = f < 0
+    wheelOpen[key] = cell
   end
-  if open.len >= WHEEL_BUCKET_MAX then
-    open.n, open.len = open.n + 1, 0
-    open.name = int(open.n)
+  if cell.len >= WHEEL_BUCKET_MAX then
+    cell.f, cell.len, cell.first = cell.f + 1, 0, false
+    cell.name = cell.prefix .. string.format('%05d', cell.f)
   end
-  return open
+  return cell
 end
 
 -- Puts a job into the bucket of `slot` (wheelSlot) and points the index at it. `record` is in the
@@ -497,17 +530,16 @@ end
 -- Returns the time at which its bucket moves (its start - W), and whether its slot's first bucket
 -- was created by this put. (add batches its puts instead: add.lua.)
 local function wheelPut(id, dueAt, record, slot, moving)
-  local w = wheelWidth()
-  local open = wheelTail(slot)
+  local open = wheelTail(slot, dueAt)
   local n = open.name
-  local created = open.len == 0 and open.n == slot * 100000
+  local created = open.len == 0 and open.first
   rcall('HSET', wheelShardKey(id), id, n)
-  if open.len == 0 then rcall('ZADD', wheelKey, slot * w, n) end
-  rcall('RPUSH', wheelBucketKey(n), id .. '\n' .. int(dueAt - slot * w) .. '\n' .. record)
+  if open.len == 0 then rcall('ZADD', wheelKey, open.start, n) end
+  rcall('RPUSH', wheelBucketKey(n), id .. '\n' .. int(dueAt - open.start) .. '\n' .. record)
   open.len = open.len + 1
   if not moving then rcall('HINCRBY', countersKey, 'wheeled', 1) end
   wheelNonEmpty = true
-  return slot * w - w, created
+  return open.start - wheelWidth(), created
 end
 
 -- Tells sleeping workers about a new bucket whose move is now the earliest thing to do, so that
@@ -545,8 +577,9 @@ end
 local function wheelRemove(id, found, moved)
   local bkey = wheelBucketKey(found.n)
   rcall('LREM', bkey, 1, found.entry)
-  -- The slot's open bucket (wheelPut) may be this one, now shorter or gone: look it up again.
-  wheelOpen[math.floor(tonumber(found.n) / 100000)] = nil
+  -- The open bucket of its slot or cell (wheelTail) may be this one, now shorter or gone: look
+  -- them up again.
+  wheelOpen = {}
   if rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, found.n) end
   if not moved then
     rcall('HDEL', wheelShardKey(id), id)
@@ -634,6 +667,16 @@ local function wheelSpanOf(slot)
   return k
 end
 
+-- The end (exclusive) of the due times a bucket may hold, and whether it is a cell (lib.lua's
+-- wheel format: a cell's name begins with its end, after its start; a slot's with the slot
+-- number, at most its start, and its end is where its span may reach).
+local function wheelBucketEnd(n, start)
+  local stop = tonumber(string.sub(n, 1, -6))
+  if stop and stop > start then return stop, true end
+  local w = wheelWidth()
+  return start + wheelSpanOf(start / w) * w, false
+end
+
 -- The due time of a bucket entry, and where its record begins.
 local function wheelEntryDue(e, start)
   local nl1 = string.find(e, '\n', 1, true)
@@ -643,12 +686,12 @@ end
 
 -- How many jobs of the wheel fall due at or before each of `limits` (ascending epoch ms),
 -- cumulative. A bucket that surely ends by the first limit at or after its start counts whole
--- (LLEN). A bucket a limit may fall into is read entry by entry (exact) when it starts by
--- `exactUntil` or spans at most `scanSpan` slots (nil: any); a wider one counts whole at the
+-- (LLEN). A bucket a limit may fall into is read entry by entry (exact) when it is a cell, starts
+-- by `exactUntil` or spans at most `scanSpan` slots (nil: any); a wider one counts whole at the
 -- first limit after its start, so its jobs may count up to its span early: bucket granularity,
 -- only for buckets of jobs that were more than WHEEL_SPAN_DIV * scanSpan widths away when added.
--- Cost: one call per bucket starting by the last limit, plus the entries of the buckets read (a
--- few slots per limit).
+-- Cost: one call per bucket starting by the last limit, plus the entries of the buckets read: per
+-- limit, a slot's sub 0 and one cell (a few thousand entries however many jobs the slot holds).
 local function wheelDueCounts(limits, scanSpan, exactUntil)
   local counts = {}
   for j = 1, #limits do counts[j] = 0 end
@@ -658,8 +701,9 @@ local function wheelDueCounts(limits, scanSpan, exactUntil)
   for i = 1, #buckets, 2 do
     local start = tonumber(buckets[i + 1])
     while limits[j] < start do j = j + 1 end -- buckets come in start order, all by the last limit
-    local span = wheelSpanOf(start / w)
-    if start + span * w - 1 <= limits[j] or (scanSpan and span > scanSpan and start > exactUntil) then
+    local stop, cell = wheelBucketEnd(buckets[i], start)
+    local span = (stop - start) / w
+    if stop - 1 <= limits[j] or (not cell and scanSpan and span > scanSpan and start > exactUntil) then
       counts[j] = counts[j] + rcall('LLEN', wheelBucketKey(buckets[i]))
     else
       local entries = rcall('LRANGE', wheelBucketKey(buckets[i]), 0, -1)
