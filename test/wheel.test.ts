@@ -136,6 +136,32 @@ describe('the wheel', () => {
     assert.equal((await q.get(ids[0] as string))?.dueAt, at);
   });
 
+  it("a claim moves an entry only where it is its job's one place: not a copy of a job in jobs (active) or indexed elsewhere, but one whose index names a bucket without it", async () => {
+    const { name, q, keys, store } = await wheelQueue<string>();
+    const now = await serverNow(redis.raw);
+    const start = Math.ceil((now + 3_000) / W) * W;
+    for (const [i, id] of ['live', 'running', 'copy', 'misindexed'].entries()) await q.add(id, { id, at: start + 100 * (i + 1) });
+    const [bucket] = await redis.raw.zrange(keys.wheel, 0, -1);
+    const shard = wheelIndexKey('sg', name, 0, 0);
+    // What calls stopped midway (a slot migration) leave: `running` copied out, claimed and running
+    // while its bucket entry and index entry stayed; `copy`, whose index entry a later move removed
+    // (the job is elsewhere or done); `misindexed`, indexed to a bucket that never got it.
+    await redis.raw.hset(keys.jobs, 'running', '0,0,,,\n"running"');
+    await redis.raw.zadd(keys.active, now + 600_000, 'running');
+    await redis.raw.hset(keys.leases, 'running', `777,${start + 200}`);
+    await redis.raw.hdel(shard, 'copy');
+    await redis.raw.hincrby(keys.counters, 'wheeled', -1);
+    await redis.raw.hset(shard, 'misindexed', String(Number(bucket) + 7));
+    await waitFor(async () => (await serverNow(redis.raw)) >= start - W, 10_000, 'the move time');
+    await store.claim(0, 0, 10, 3, { claimId: 'c0', answeredClaimId: undefined });
+    assert.deepEqual(await redis.raw.zrange(keys.due, 0, -1), ['live', 'misindexed'], 'the jobs whose one place the bucket was');
+    assert.deepEqual(await redis.raw.zrange(keys.active, 0, -1), ['running'], 'the running job is not waiting too');
+    assert.equal(await redis.raw.hget(keys.leases, 'running'), `777,${start + 200}`);
+    assert.equal(await redis.raw.zcard(keys.wheel), 0);
+    assert.deepEqual(await redis.raw.hgetall(shard), {}, 'no index entry left');
+    assert.equal(await redis.raw.hget(keys.counters, 'wheeled'), '0');
+  });
+
   it('a wide far bucket moves its jobs that are still far into narrower buckets, not into due', async () => {
     const { name, q, keys, store } = await wheelQueue();
     const now = await serverNow(redis.raw);
