@@ -327,12 +327,16 @@ end
            - a slot's bucket: n = slot * 100000 + sub, start = slot * W, holding jobs due anywhere
              in the slot's span. A slot's first WHEEL_BUCKET_MAX jobs go to sub 0 (data written
              before cells existed may have subs 1, 2, ... too: read whole, as before);
-           - a cell: once sub 0 is full, a job goes to the cell of its due time, one of
-             WHEEL_CELLS equal parts of the span (each at most W wide): n = "<end><f>", end the
-             cell's end (epoch ms, exclusive), f five digits numbering the cell's buckets from 0,
-             start = the cell's start. A cell holds due times in [start, end) only, so a listing or
-             the histogram reads the cells it needs, not the slot (wheelBucketEnd tells the kinds
-             apart: a slot's n begins with the slot number, at most its start; a cell's with its end)
+           - a cell: once sub 0 is full, a job goes to the coarse cell of its due time, one of
+             WHEEL_COARSE_CELLS equal parts of the span, and once that one holds WHEEL_BUCKET_MAX,
+             to its fine cell, one of WHEEL_CELLS parts (each at most W wide): n =
+             "<end><level><d><f>", end the cell's end (epoch ms, exclusive), level 1 coarse or 2
+             fine, d two digits (the span is 2^d slots), f four digits numbering a fine cell's
+             buckets from 0 (a coarse cell has one, 0); start = the cell's start. A cell holds due
+             times in [start, end) only, so a listing or the histogram reads the cells it needs,
+             not the slot, and a slot of a few thousand jobs takes a few keys, not one per job.
+             (wheelBucketEnd tells the kinds apart: a slot's n without its last 7 digits is at most
+             its start; a cell's is its end.)
     wheel  ZSET n -> start, the buckets
     index  HASH shards tag:wheel:idx:<s>, id -> n; s by linear hashing on the id's SHA-1 (`meta`
            fields idxLevel, idxSplit), split while the mean shard holds more than WHEEL_IDX_MEAN
@@ -348,7 +352,8 @@ local WHEEL_MOVE_MAX = 250      -- entries one claim moves at most (~1 ms of Red
 local WHEEL_IDX_MEAN = 40       -- mean entries per index shard: well inside a listpack (128)
 local WHEEL_SPLITS_MAX = 32     -- index shards one call splits at most
 local WHEEL_SPAN_DIV = 32       -- a bucket spans at most 1/32 of its jobs' distance (wheelSlot)
-local WHEEL_CELLS = 1000        -- cells of a span once its sub 0 is full (each at most W wide)
+local WHEEL_COARSE_CELLS = 32   -- coarse cells of a span, taking its jobs past sub 0's (at most W wide)
+local WHEEL_CELLS = 1000        -- fine cells of a span, taking a full coarse cell's jobs (at most W wide)
 local wheelTag = string.sub(dueKey, 1, -5)
 local wheelW = nil
 
@@ -477,14 +482,40 @@ local function wheelMayHold()
 end
 
 -- The bucket each slot's and cell's next put goes to, for this call: { name (n), start, len,
--- first }, keyed 'w<slot>' and 'c<start>:<end>'.
+-- first }, keyed 'w<slot>' and 'c<cell name without f>:<start>'.
 local wheelOpen = {}
 
+-- The cell of `level` (1 coarse, 2 fine) that a job due at `dueAt` goes to in the bucket of span
+-- k = 2^d from `base`: its open bucket (looked up once per cell and call, then tracked).
+local function wheelCell(level, base, k, d, dueAt)
+  local w = wheelWidth()
+  local width = math.max(1, math.min(w, math.floor(k * w / (level == 1 and WHEEL_COARSE_CELLS or WHEEL_CELLS))))
+  local start = base + math.floor((dueAt - base) / width) * width
+  local stop = math.min(start + width, base + k * w)
+  local prefix = int(stop) .. level .. string.format('%02d', d)
+  local key = 'c' .. prefix .. ':' .. int(start)
+  local cell = wheelOpen[key]
+  if cell == nil then
+    local f = -1
+    local here = rcall('ZRANGEBYSCORE', wheelKey, start, start)
+    for i = 1, #here do
+      local m = here[i]
+      if #m == #prefix + 4 and string.sub(m, 1, #prefix) == prefix then f = math.max(f, tonumber(string.sub(m, -4))) end
+    end
+    cell = { prefix = prefix, f = math.max(f, 0), start = start, len = 0, first = f < 0 }
+    cell.name = prefix .. string.format('%04d', cell.f)
+    if f >= 0 then cell.len = rcall('LLEN', wheelBucketKey(cell.name)) end
+    wheelOpen[key] = cell
+  end
+  return cell
+end
+
 -- The bucket that the next put of a job due at `dueAt` in `slot` (wheelSlot, called before with
--- the same dueAt) goes to: the slot's sub 0 while it has room, else the job's cell, whose bucket f
--- filled to WHEEL_BUCKET_MAX is followed by f + 1 (looked up once per slot or cell and call, then
--- tracked). `len` 0: the bucket does not exist yet (its put adds it to `wheel` with score `start`);
--- `first`: it is the first bucket at its start (its move may be the wheel's next).
+-- the same dueAt) goes to: the slot's sub 0 while it has room, else the job's coarse cell while it
+-- has room, else its fine cell, whose bucket f filled to WHEEL_BUCKET_MAX is followed by f + 1
+-- (looked up once per slot or cell and call, then tracked). `len` 0: the bucket does not exist yet
+-- (its put adds it to `wheel` with score `start`); `first`: it is the first bucket at its start
+-- (its move may be the wheel's next).
 local function wheelTail(slot, dueAt)
   local w = wheelWidth()
   local whole = wheelOpen['w' .. slot]
@@ -497,38 +528,24 @@ local function wheelTail(slot, dueAt)
   end
   if whole.len < WHEEL_BUCKET_MAX then return whole end
   wheelSlot(dueAt, slotNow)
-  local base, k = slot * w, slotSpan
-  local width = math.max(1, math.min(w, math.floor(k * w / WHEEL_CELLS)))
-  local start = base + math.floor((dueAt - base) / width) * width
-  local stop = math.min(start + width, base + k * w)
-  local key = 'c' .. int(start) .. ':' .. int(stop)
-  local cell = wheelOpen[key]
-  if cell == nil then
-    local prefix = int(stop)
-    local f = -1
-    local here = rcall('ZRANGEBYSCORE', wheelKey, start, start)
-    for i = 1, #here do
-      local m = here[i]
-      if #m == #prefix + 5 and string.sub(m, 1, #prefix) == prefix then f = math.max(f, tonumber(string.sub(m, -5))) end
-    end
-    cell = { prefix = prefix, f = math.max(f, 0), start = start, len = 0 }
-    cell.name = prefix .. string.format('%05d', cell.f)
-    if f >= 0 then cell.len = rcall('LLEN', wheelBucketKey(cell.name)) end
-    cell.first = f < 0
-    wheelOpen[key] = cell
+  local k, d = slotSpan, 0
+  while 2 ^ d < k do d = d + 1 end
+  local coarse = wheelCell(1, slot * w, k, d, dueAt)
+  if coarse.len < WHEEL_BUCKET_MAX then return coarse end
+  local fine = wheelCell(2, slot * w, k, d, dueAt)
+  -- (Past 10,000 buckets, ten million jobs due in one fine cell, the last one takes the rest.)
+  if fine.len >= WHEEL_BUCKET_MAX and fine.f < 9999 then
+    fine.f, fine.len, fine.first = fine.f + 1, 0, false
+    fine.name = fine.prefix .. string.format('%04d', fine.f)
   end
-  if cell.len >= WHEEL_BUCKET_MAX then
-    cell.f, cell.len, cell.first = cell.f + 1, 0, false
-    cell.name = cell.prefix .. string.format('%05d', cell.f)
-  end
-  return cell
+  return fine
 end
 
 -- Puts a job into the bucket of `slot` (wheelSlot) and points the index at it. `record` is in the
 -- `jobs` format with token '0' and dueAt ''. `moving`: the job is in the wheel already (its old
 -- entry is removed after this, with wheelRemove(id, found, true)), so `wheeled` stays.
--- Returns the time at which its bucket moves (its start - W), and whether its slot's first bucket
--- was created by this put. (add batches its puts instead: add.lua.)
+-- Returns the time at which its bucket moves (its start - W), and whether this put created the
+-- first bucket at that start. (add batches its puts instead: add.lua.)
 local function wheelPut(id, dueAt, record, slot, moving)
   local open = wheelTail(slot, dueAt)
   local n = open.name
@@ -727,7 +744,7 @@ end
 -- wheel format: a cell's name begins with its end, after its start; a slot's with the slot
 -- number, at most its start, and its end is where its span may reach).
 local function wheelBucketEnd(n, start)
-  local stop = tonumber(string.sub(n, 1, -6))
+  local stop = tonumber(string.sub(n, 1, -8))
   if stop and stop > start then return stop, true end
   local w = wheelWidth()
   return start + wheelSpanOf(start / w) * w, false
@@ -747,7 +764,8 @@ end
 -- first limit after its start, so its jobs may count up to its span early: bucket granularity,
 -- only for buckets of jobs that were more than WHEEL_SPAN_DIV * scanSpan widths away when added.
 -- Cost: one call per bucket starting by the last limit, plus the entries of the buckets read: per
--- limit, a slot's sub 0 and one cell (a few thousand entries however many jobs the slot holds).
+-- limit, a slot's sub 0, a coarse and a fine cell (a few thousand entries however many jobs the
+-- slot holds).
 local function wheelDueCounts(limits, scanSpan, exactUntil)
   local counts = {}
   for j = 1, #limits do counts[j] = 0 end

@@ -25,7 +25,7 @@
     it), until the page is full or past the last `due` entry of a full `due` page. A slot holds
     WHEEL_BUCKET_MAX jobs in its sub 0 and the rest in cells of its due times (lib.lua), so the
     cost is the page plus a few thousand entries, however many jobs one slot holds (more only
-    where more than a bucket's worth of jobs share one cell, 60 ms by default).
+    where more than 1,000 jobs share one fine cell, 60 ms by default: its buckets are read).
   Errors: none.
 ]]
 local state, afterScore, afterId, limit = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
