@@ -327,9 +327,8 @@ export class Queue<T = unknown> {
   /**
    * A page of jobs in one state: `delayed` and `ready` soonest due first, `active` soonest lease
    * end first (with `leaseUntilAt`), `dead` most recent first (with `deadAt`), `completed` (kept by
-   * `setRetention`) most recent first (with `finishedAt` and `result`); jobs of equal time in id order. Page on with `cursor: nextCursor`; a page costs the same wherever it is, but for
-   * jobs due far ahead: those wait in coarse time buckets, and a page reads the whole buckets it
-   * spans. Jobs that move while you page may be missed or seen twice (a list is not a snapshot).
+   * `setRetention`) most recent first (with `finishedAt` and `result`); jobs of equal time in id order. Page on with `cursor: nextCursor`; a page costs the same wherever it is (also
+   * among a million jobs due in one minute: a page reads the time cells of the jobs it shows). Jobs that move while you page may be missed or seen twice (a list is not a snapshot).
    *
    * @example
    * for (let page = await queue.list('dead'); ; page = await queue.list('dead', { cursor: page.nextCursor })) {

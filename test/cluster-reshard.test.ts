@@ -107,6 +107,110 @@ describe('an add that waits for replicas (waitForReplicas)', () => {
   });
 });
 
+describe('wheel promotion across a slot migration', () => {
+  it('a replace-add stopped midway by a migration leaves a copy in the old bucket: with buckets being promoted throughout, 0 lost, 0 delivered twice', async () => {
+    const name = 'wheel-move';
+    const keys = partitionKeys('sg', name, 0);
+    const slot = await cluster.slotOf(keys.due);
+    const source = await cluster.ownerOf(slot);
+    const target = (await cluster.masters()).find(node => node !== source) as ClusterNode;
+    const W = 1_000;
+    const queue = new Queue<string>(name, { connection: client, partitions: 1 });
+    const deliveries = new Map<string, string[]>();
+    const worker = new Worker<string>(name, job => void deliveries.set(job.id, [...(deliveries.get(job.id) ?? []), job.payload]), {
+      connection: client,
+      partitions: 1,
+      leaseMs: LEASE_MS,
+      concurrency: 10,
+    });
+    let stale = 0;
+    worker.on('stale', () => (stale += 1));
+    worker.on('error', () => undefined); // claims wait out the window (TRYAGAIN), some past their patience
+    try {
+      await queue.stats(); // creates the queue (its `meta`)
+      // One-second buckets: promotions go on all the time; a few fillers keep them going around the move.
+      await client.hset(keys.meta, 'wheelSlotMs', W);
+      const now = Number((await client.time())[0]) * 1_000;
+      const fillers = Array.from({ length: 20 }, (_, i) => ({ payload: 'filler', id: `f${i}`, at: now + 2_000 + i * 300 }));
+      await queue.addBulk(fillers);
+      // `m` waits in bucket A (due in 12 s); a job due in 8 s makes bucket B exist (the fillers'
+      // buckets end before it).
+      await queue.add('old', { id: 'm', at: now + 12_000 });
+      await queue.add('b', { id: 'b', at: now + 8_000 });
+      // A queue in full use has all its keys: then its scripts run on the exporting node during a
+      // migration (a script naming a missing key waits the migration out: TRYAGAIN). Give it each:
+      // a dead job, a job active under a long lease, a parked job in `due`, the other hashes.
+      const record = '0,0,,,\n"x"';
+      await client.zadd(keys.dead, now, 'dead-1');
+      await client.hset(keys.jobs, 'dead-1', `1,0,${now},1,\n"x"`, 'held', record, 'parked', record);
+      await client.hset(keys.errors, 'dead-1', 'boom');
+      await client.zadd(keys.active, now + 600_000, 'held');
+      await client.hset(keys.leases, 'held', `999999,${now}`);
+      await client.zadd(keys.due, now + 86_400_000, 'parked');
+      await client.hset(keys.schedules, '~', '');
+      await client.hset(keys.expiry, '~', '1');
+      await client.zadd(keys.completed, now, '~');
+      await client.hset(keys.results, '~', '');
+      await worker.waitUntilReady();
+      await waitFor(() => (deliveries.size > 0), 10_000, 'promotions to begin');
+
+      const sourceClient = cluster.nodeClient(source);
+      const targetClient = cluster.nodeClient(target);
+      let addError: unknown;
+      try {
+        const [sourceId, targetId] = [String(await sourceClient.call('CLUSTER', 'MYID')), String(await targetClient.call('CLUSTER', 'MYID'))];
+        // (Acks rotate the `done` buckets: each must exist at this moment.)
+        for (const done of [keys.done0, keys.done1, keys.done2]) await sourceClient.hset(done, '~', '0');
+        await targetClient.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', sourceId);
+        await sourceClient.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', targetId);
+        // Replace m, due in 8 s (bucket B), with c due in 10.5 s: c's bucket C does not exist, so its
+        // first write fails on the exporting node (ASK) after m is in B, before m leaves A.
+        addError = await queue
+          .addBulk([{ payload: 'new', id: 'm', at: now + 8_000 }, { payload: 'c', id: 'c', at: now + 10_500 }], 'replace')
+          .then(() => undefined, (error: unknown) => error);
+        const moving = (await sourceClient.call('CLUSTER', 'GETKEYSINSLOT', slot, 1_000)) as string[];
+        await sourceClient.call('MIGRATE', '127.0.0.1', target.port, '', 0, 10_000, 'KEYS', ...moving);
+        for (const node of await cluster.masters()) {
+          const raw = cluster.nodeClient(node);
+          try {
+            await raw.call('CLUSTER', 'SETSLOT', slot, 'NODE', targetId);
+          } finally {
+            raw.disconnect();
+          }
+        }
+      } finally {
+        sourceClient.disconnect();
+        targetClient.disconnect();
+      }
+      assert.ok(addError, 'the add was stopped midway by the migration');
+      // m is in B as replaced and still in A: the stopped add had not removed its old place.
+      let copies = 0;
+      for (const n of await client.zrange(keys.wheel, 0, -1)) {
+        copies += (await client.lrange(`${keys.wheel}:${n}`, 0, -1)).filter(entry => entry.startsWith('m\n')).length;
+      }
+      assert.equal(copies, 2, `m has two bucket entries (${String(addError)})`);
+      // The caller sends the failed add again, now on the new owner.
+      await queue.addBulk([{ payload: 'new', id: 'm', at: now + 8_000 }, { payload: 'c', id: 'c', at: now + 10_500 }], 'replace');
+      const expected = [...fillers.map(job => job.id), 'm', 'b', 'c'];
+      await waitFor(() => expected.every(id => deliveries.has(id)), 20_000, 'every job to run');
+      // m's old copy (bucket A, due at now + 12 s) is promoted after its new self ran.
+      await waitFor(async () => (await client.zcard(keys.wheel)) === 0 && Number((await client.time())[0]) * 1_000 > now + 13_000, 20_000, 'bucket A to be promoted');
+      await waitFor(async () => (await queue.stats()).ready === 0, 10_000, 'nothing left ready');
+      await sleep(500); // a second delivery of m, if any, has time to start
+      const { reaped } = await queue.counters();
+      const twice = [...deliveries].filter(([, payloads]) => payloads.length > 1);
+      console.log(`wheel promotion across a migration: ${deliveries.size} jobs run, delivered twice: ${JSON.stringify(twice)}, ${reaped} lease expiries, ${stale} stale`);
+      assert.equal(expected.filter(id => !deliveries.has(id)).length, 0, 'no job lost');
+      assert.deepEqual(deliveries.get('m'), ['new'], 'm runs once, as replaced');
+      assert.deepEqual(twice, [], 'no job delivered twice');
+      assert.equal(await cluster.ownerOf(slot), target);
+    } finally {
+      await worker.close();
+      await queue.close();
+    }
+  });
+});
+
 async function tryAgainCount(): Promise<number> {
   return (await errorStats()).TRYAGAIN;
 }

@@ -59,8 +59,13 @@ async function checkWheel(raw: Redis, name: string, keys: PartitionKeys): Promis
   for (let i = 0; i < buckets.length; i += 2) {
     const n = buckets[i] as string;
     const start = Number(buckets[i + 1]);
-    assert.equal(start, Math.floor(Number(n) / 100_000) * W, `bucket ${n} score`);
+    // A slot's bucket is named slot * 100000 + sub and starts at its slot; a cell's name begins
+    // with its end, the cell holding due times in [start, end) (lib.lua's wheel format).
+    const end = Number(n.slice(0, -7));
+    const cell = end > start;
+    if (!cell) assert.equal(start, Math.floor(Number(n) / 100_000) * W, `bucket ${n} score`);
     const entries = await raw.lrange(wheelBucketKey('sg', name, 0, n), 0, -1);
+    if (cell) for (const entry of entries) assert.ok(start + Number(entry.split('\n')[1]) < end, `cell ${n} holds a job due by its end`);
     assert.ok(entries.length > 0 && entries.length <= 1_000, `bucket ${n} holds ${entries.length}`);
     for (const entry of entries) {
       const [id, offset] = entry.split('\n') as [string, string];
@@ -102,7 +107,7 @@ describe('the wheel', () => {
     const ids = await q.addBulk(Array.from({ length: 2_500 }, (_, i) => ({ payload: i, at })));
     await q.addBulk(Array.from({ length: 10 }, (_, i) => ({ payload: i, at: start + 2_500 })));
     assert.equal(await redis.raw.zcard(keys.due), 0);
-    assert.equal(await redis.raw.zcard(keys.wheel), 4, 'three sub-buckets of 1,000 at most, and the later slot');
+    assert.equal(await redis.raw.zcard(keys.wheel), 4, "the slot's bucket of 1,000, the jobs' coarse cell (1,000) and fine cell, and the later slot");
     const claim = (n: number) => store.claim(0, 1_000, 10, 3, { claimId: `c${n}`, answeredClaimId: undefined });
     // Before its move time a bucket stays.
     const early = await claim(0);
@@ -114,7 +119,12 @@ describe('the wheel', () => {
     for (let call = 1; call < 2_500 / MOVE_MAX; call++) {
       const reply = await claim(call);
       assert.equal(await redis.raw.zcard(keys.due), call * MOVE_MAX, `call ${call} moves ${MOVE_MAX}`);
-      assert.equal(reply.nextAt, reply.now, 'more to move: call again at once');
+      if (reply.nextAt === reply.now) continue; // more to move: call again at once
+      // A bucket moved whole: the next one, a cell starting later in the slot (by `at`), moves W
+      // before its start.
+      assert.ok(call % (1_000 / MOVE_MAX) === 0, `call ${call} ended a bucket`);
+      assert.ok(reply.nextAt > reply.now && reply.nextAt <= at - W, `the next move at ${reply.nextAt}, by ${at - W}`);
+      await waitFor(async () => (await serverNow(redis.raw)) >= reply.nextAt, 10_000, 'the next move time');
     }
     const last = await claim(2_500 / MOVE_MAX);
     assert.equal(await redis.raw.zcard(keys.due), 2_500);
@@ -125,6 +135,32 @@ describe('the wheel', () => {
     for (let i = 1; i < scores.length; i += 2) assert.equal(Number(scores[i]), at);
     assert.deepEqual((await redis.raw.zrange(keys.due, 0, -1)).sort(), [...ids].sort());
     assert.equal((await q.get(ids[0] as string))?.dueAt, at);
+  });
+
+  it("a claim moves an entry only where it is its job's one place: not a copy of a job in jobs (active) or indexed elsewhere, but one whose index names a bucket without it", async () => {
+    const { name, q, keys, store } = await wheelQueue<string>();
+    const now = await serverNow(redis.raw);
+    const start = Math.ceil((now + 3_000) / W) * W;
+    for (const [i, id] of ['live', 'running', 'copy', 'misindexed'].entries()) await q.add(id, { id, at: start + 100 * (i + 1) });
+    const [bucket] = await redis.raw.zrange(keys.wheel, 0, -1);
+    const shard = wheelIndexKey('sg', name, 0, 0);
+    // What calls stopped midway (a slot migration) leave: `running` copied out, claimed and running
+    // while its bucket entry and index entry stayed; `copy`, whose index entry a later move removed
+    // (the job is elsewhere or done); `misindexed`, indexed to a bucket that never got it.
+    await redis.raw.hset(keys.jobs, 'running', '0,0,,,\n"running"');
+    await redis.raw.zadd(keys.active, now + 600_000, 'running');
+    await redis.raw.hset(keys.leases, 'running', `777,${start + 200}`);
+    await redis.raw.hdel(shard, 'copy');
+    await redis.raw.hincrby(keys.counters, 'wheeled', -1);
+    await redis.raw.hset(shard, 'misindexed', String(Number(bucket) + 7));
+    await waitFor(async () => (await serverNow(redis.raw)) >= start - W, 10_000, 'the move time');
+    await store.claim(0, 0, 10, 3, { claimId: 'c0', answeredClaimId: undefined });
+    assert.deepEqual(await redis.raw.zrange(keys.due, 0, -1), ['live', 'misindexed'], 'the jobs whose one place the bucket was');
+    assert.deepEqual(await redis.raw.zrange(keys.active, 0, -1), ['running'], 'the running job is not waiting too');
+    assert.equal(await redis.raw.hget(keys.leases, 'running'), `777,${start + 200}`);
+    assert.equal(await redis.raw.zcard(keys.wheel), 0);
+    assert.deepEqual(await redis.raw.hgetall(shard), {}, 'no index entry left');
+    assert.equal(await redis.raw.hget(keys.counters, 'wheeled'), '0');
   });
 
   it('a wide far bucket moves its jobs that are still far into narrower buckets, not into due', async () => {

@@ -116,17 +116,17 @@ local newBuckets, after = {}, {}
 
 -- The bucket entry of the job at ARGV[i] (lib.lua's wheel format), in one concatenation. The jobs
 -- of a bulk add often share a due time: its offset's digits are formatted once.
-local offsetDue, offsetSlot, offsetDigits = nil, nil, nil
-local function wheelEntry(i, id, dueAt, slot)
-  if dueAt ~= offsetDue or slot ~= offsetSlot then
-    offsetDue, offsetSlot, offsetDigits = dueAt, slot, int(dueAt - slot * wheelWidth())
+local offsetDue, offsetStart, offsetDigits = nil, nil, nil
+local function wheelEntry(i, id, dueAt, open)
+  if dueAt ~= offsetDue or open.start ~= offsetStart then
+    offsetDue, offsetStart, offsetDigits = dueAt, open.start, int(dueAt - open.start)
   end
   return id .. '\n' .. offsetDigits .. '\n' .. newRecord(ARGV[i + 3], ARGV[i + 4], ARGV[i + 5])
 end
 
--- Stages `entry` for the bucket `open` of `slot` (wheelTail). `moving`: the job is in the wheel
--- already (counted in `wheeled`).
-local function stage(open, slot, entry, moving)
+-- Stages `entry` for the bucket `open` (wheelTail). `moving`: the job is in the wheel already
+-- (counted in `wheeled`).
+local function stage(open, entry, moving)
   local n = open.name
   local entries = stagedEntries[n]
   if entries == nil then
@@ -136,11 +136,11 @@ local function stage(open, slot, entry, moving)
     stagedNewOf[n] = 0
   end
   if open.len == 0 then
-    local w = wheelWidth()
-    newBuckets[#newBuckets + 1] = slot * w
+    local moveAt = open.start - wheelWidth()
+    newBuckets[#newBuckets + 1] = open.start
     newBuckets[#newBuckets + 1] = n
-    -- The slot's first bucket: workers may have to come earlier to move it.
-    if open.n == slot * 100000 and (minMove == nil or slot * w - w < minMove) then minMove = slot * w - w end
+    -- The first bucket at its start: workers may have to come earlier to move it.
+    if open.first and (minMove == nil or moveAt < minMove) then minMove = moveAt end
   end
   entries[#entries + 1] = entry
   open.len = open.len + 1
@@ -201,8 +201,7 @@ for i = 3, #ARGV, 7 do
   elseif slot and not repeated and not (done[id] and not replace) then
     -- A far job not in `jobs`: its index entry is claimed and looked up in one call. (A keep-add of
     -- an id completed lately writes nothing: such an id is in no bucket, see lib.lua's `done`.)
-    open = wheelOpen[slot]
-    if open == nil or open.len >= WHEEL_BUCKET_MAX then open = wheelTail(slot) end
+    open = wheelTail(slot, dueAt)
     if rcall('HSETNX', wheelShardKey(id), id, open.name) == 0 then
       -- The index has the id: in its bucket (exists), or left by a script stopped midway.
       inWheel = wheelFind(id)
@@ -256,10 +255,10 @@ for i = 3, #ARGV, 7 do
     if slot and not repeated then
       if open == nil then
         -- Replacing a job of due or dead: its index entry (over any left midway), staged entry.
-        open = wheelTail(slot)
+        open = wheelTail(slot, dueAt)
         rcall('HSET', wheelShardKey(id), id, open.name)
       end
-      stage(open, slot, wheelEntry(i, id, dueAt, slot), inWheel ~= nil)
+      stage(open, wheelEntry(i, id, dueAt, open), inWheel ~= nil)
       if inWheel then
         local found = inWheel
         after[#after + 1] = function() wheelRemove(id, found, true) end

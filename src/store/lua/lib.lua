@@ -326,9 +326,23 @@ end
     W      bucket width, `meta` field `wheelSlotMs` (default 60 s); slot = floor(dueAt / W), or
            for a far job the first slot of a k-slot span (wheelSlot): its bucket holds jobs due
            in [slot*W, slot*W + k*W)
-    bucket n = slot * 100000 + sub: LIST tag:wheel:<n>, at most WHEEL_BUCKET_MAX entries, each
-           "<id>\n<dueAt - slot*W>\n<record>" (record as in `jobs`, token '0', dueAt '')
-    wheel  ZSET n -> slot * W, the buckets
+    bucket n: LIST tag:wheel:<n>, about WHEEL_BUCKET_MAX entries at most, each
+           "<id>\n<dueAt - start>\n<record>" (record as in `jobs`, token '0', dueAt ''), start
+           being the bucket's score in `wheel`. Two kinds:
+           - a slot's bucket: n = slot * 100000 + sub, start = slot * W, holding jobs due anywhere
+             in the slot's span. A slot's first WHEEL_BUCKET_MAX jobs go to sub 0 (data written
+             before cells existed may have subs 1, 2, ... too: read whole, as before);
+           - a cell: once sub 0 is full, a job goes to the coarse cell of its due time, one of
+             WHEEL_COARSE_CELLS equal parts of the span, and once that one holds WHEEL_BUCKET_MAX,
+             to its fine cell, one of WHEEL_CELLS parts (each at most W wide): n =
+             "<end><level><d><f>", end the cell's end (epoch ms, exclusive), level 1 coarse or 2
+             fine, d two digits (the span is 2^d slots), f four digits numbering a fine cell's
+             buckets from 0 (a coarse cell has one, 0); start = the cell's start. A cell holds due
+             times in [start, end) only, so a listing or the histogram reads the cells it needs,
+             not the slot, and a slot of a few thousand jobs takes a few keys, not one per job.
+             (wheelBucketEnd tells the kinds apart: a slot's n without its last 7 digits is at most
+             its start; a cell's is its end.)
+    wheel  ZSET n -> start, the buckets
     index  HASH shards tag:wheel:idx:<s>, id -> n; s by linear hashing on the id's SHA-1 (`meta`
            fields idxLevel, idxSplit), split while the mean shard holds more than WHEEL_IDX_MEAN
     counters `wheeled`  jobs in the tier
@@ -343,6 +357,8 @@ local WHEEL_MOVE_MAX = 250      -- entries one claim moves at most (~1 ms of Red
 local WHEEL_IDX_MEAN = 40       -- mean entries per index shard: well inside a listpack (128)
 local WHEEL_SPLITS_MAX = 32     -- index shards one call splits at most
 local WHEEL_SPAN_DIV = 32       -- a bucket spans at most 1/32 of its jobs' distance (wheelSlot)
+local WHEEL_COARSE_CELLS = 32   -- coarse cells of a span, taking its jobs past sub 0's (at most W wide)
+local WHEEL_CELLS = 1000        -- fine cells of a span, taking a full coarse cell's jobs (at most W wide)
 local wheelTag = string.sub(dueKey, 1, -5)
 local wheelW = nil
 
@@ -361,7 +377,7 @@ end
 -- per doubling of the distance, so that sparse far slots do not cost a key each (promoteWheel
 -- moves the jobs of a wide bucket on into narrower ones as they come nearer).
 -- (The last answer is kept: the jobs of a bulk add often share a due time.)
-local slotDue, slotNow, slotOf = nil, nil, nil
+local slotDue, slotNow, slotOf, slotSpan = nil, nil, nil, nil
 local function wheelSlot(dueAt, now)
   if dueAt == slotDue and now == slotNow then return slotOf end
   local w = wheelWidth()
@@ -369,7 +385,7 @@ local function wheelSlot(dueAt, now)
   while 2 * k * w <= far do k = 2 * k end
   local slot = math.floor(dueAt / (k * w)) * k
   if slot * w - w <= now then slot = nil end
-  slotDue, slotNow, slotOf = dueAt, now, slot
+  slotDue, slotNow, slotOf, slotSpan = dueAt, now, slot, k
   return slot
 end
 
@@ -470,49 +486,82 @@ local function wheelMayHold()
   return wheelNonEmpty
 end
 
--- The current (last) bucket of each slot this call wrote to: { n, name (n's digits), len }.
+-- The bucket each slot's and cell's next put goes to, for this call: { name (n), start, len,
+-- first }, keyed 'w<slot>' and 'c<cell name without f>:<start>'.
 local wheelOpen = {}
 
--- The bucket of `slot` that the next put goes to (looked up once per slot and call, then tracked:
--- a bucket this call filled to WHEEL_BUCKET_MAX is followed by the next sub-bucket). `len` 0: the
--- bucket does not exist yet (its put adds it to `wheel`).
-local function wheelTail(slot)
-  local open = wheelOpen[slot]
-  if open == nil then
-    local w = wheelWidth()
-    local last = rcall('ZREVRANGEBYSCORE', wheelKey, slot * w, slot * w, 'LIMIT', 0, 1)
-    if last[1] then
-      open = { n = tonumber(last[1]), name = last[1], len = rcall('LLEN', wheelBucketKey(last[1])) }
-    else
-      open = { n = slot * 100000, len = 0 }
-      open.name = int(open.n)
+-- The cell of `level` (1 coarse, 2 fine) that a job due at `dueAt` goes to in the bucket of span
+-- k = 2^d from `base`: its open bucket (looked up once per cell and call, then tracked).
+local function wheelCell(level, base, k, d, dueAt)
+  local w = wheelWidth()
+  local width = math.max(1, math.min(w, math.floor(k * w / (level == 1 and WHEEL_COARSE_CELLS or WHEEL_CELLS))))
+  local start = base + math.floor((dueAt - base) / width) * width
+  local stop = math.min(start + width, base + k * w)
+  local prefix = int(stop) .. level .. string.format('%02d', d)
+  local key = 'c' .. prefix .. ':' .. int(start)
+  local cell = wheelOpen[key]
+  if cell == nil then
+    local f = -1
+    local here = rcall('ZRANGEBYSCORE', wheelKey, start, start)
+    for i = 1, #here do
+      local m = here[i]
+      if #m == #prefix + 4 and string.sub(m, 1, #prefix) == prefix then f = math.max(f, tonumber(string.sub(m, -4))) end
     end
-    wheelOpen[slot] = open
+    cell = { prefix = prefix, f = math.max(f, 0), start = start, len = 0, first = f < 0 }
+    cell.name = prefix .. string.format('%04d', cell.f)
+    if f >= 0 then cell.len = rcall('LLEN', wheelBucketKey(cell.name)) end
+    wheelOpen[key] = cell
   end
-  if open.len >= WHEEL_BUCKET_MAX then
-    open.n, open.len = open.n + 1, 0
-    open.name = int(open.n)
+  return cell
+end
+
+-- The bucket that the next put of a job due at `dueAt` in `slot` (wheelSlot, called before with
+-- the same dueAt) goes to: the slot's sub 0 while it has room, else the job's coarse cell while it
+-- has room, else its fine cell, whose bucket f filled to WHEEL_BUCKET_MAX is followed by f + 1
+-- (looked up once per slot or cell and call, then tracked). `len` 0: the bucket does not exist yet
+-- (its put adds it to `wheel` with score `start`); `first`: it is the first bucket at its start
+-- (its move may be the wheel's next).
+local function wheelTail(slot, dueAt)
+  local w = wheelWidth()
+  local whole = wheelOpen['w' .. slot]
+  if whole == nil then
+    local n = int(slot * 100000)
+    -- LLEN only a bucket `wheel` has: a new bucket's first touch is its RPUSH (write order, above).
+    whole = { name = n, start = slot * w, len = 0, first = true }
+    if rcall('ZSCORE', wheelKey, n) then whole.len = rcall('LLEN', wheelBucketKey(n)) end
+    wheelOpen['w' .. slot] = whole
   end
-  return open
+  if whole.len < WHEEL_BUCKET_MAX then return whole end
+  wheelSlot(dueAt, slotNow)
+  local k, d = slotSpan, 0
+  while 2 ^ d < k do d = d + 1 end
+  local coarse = wheelCell(1, slot * w, k, d, dueAt)
+  if coarse.len < WHEEL_BUCKET_MAX then return coarse end
+  local fine = wheelCell(2, slot * w, k, d, dueAt)
+  -- (Past 10,000 buckets, ten million jobs due in one fine cell, the last one takes the rest.)
+  if fine.len >= WHEEL_BUCKET_MAX and fine.f < 9999 then
+    fine.f, fine.len, fine.first = fine.f + 1, 0, false
+    fine.name = fine.prefix .. string.format('%04d', fine.f)
+  end
+  return fine
 end
 
 -- Puts a job into the bucket of `slot` (wheelSlot) and points the index at it. `record` is in the
 -- `jobs` format with token '0' and dueAt ''. `moving`: the job is in the wheel already (its old
 -- entry is removed after this, with wheelRemove(id, found, true)), so `wheeled` stays.
--- Returns the time at which its bucket moves (its start - W), and whether its slot's first bucket
--- was created by this put. (add batches its puts instead: add.lua.)
+-- Returns the time at which its bucket moves (its start - W), and whether this put created the
+-- first bucket at that start. (add batches its puts instead: add.lua.)
 local function wheelPut(id, dueAt, record, slot, moving)
-  local w = wheelWidth()
-  local open = wheelTail(slot)
+  local open = wheelTail(slot, dueAt)
   local n = open.name
-  local created = open.len == 0 and open.n == slot * 100000
+  local created = open.len == 0 and open.first
   rcall('HSET', wheelShardKey(id), id, n)
-  if open.len == 0 then rcall('ZADD', wheelKey, slot * w, n) end
-  rcall('RPUSH', wheelBucketKey(n), id .. '\n' .. int(dueAt - slot * w) .. '\n' .. record)
+  if open.len == 0 then rcall('ZADD', wheelKey, open.start, n) end
+  rcall('RPUSH', wheelBucketKey(n), id .. '\n' .. int(dueAt - open.start) .. '\n' .. record)
   open.len = open.len + 1
   if not moving then rcall('HINCRBY', countersKey, 'wheeled', 1) end
   wheelNonEmpty = true
-  return slot * w - w, created
+  return open.start - wheelWidth(), created
 end
 
 -- Tells sleeping workers about a new bucket whose move is now the earliest thing to do, so that
@@ -550,13 +599,36 @@ end
 local function wheelRemove(id, found, moved)
   local bkey = wheelBucketKey(found.n)
   rcall('LREM', bkey, 1, found.entry)
-  -- The slot's open bucket (wheelPut) may be this one, now shorter or gone: look it up again.
-  wheelOpen[math.floor(tonumber(found.n) / 100000)] = nil
+  -- The open bucket of its slot or cell (wheelTail) may be this one, now shorter or gone: look
+  -- them up again.
+  wheelOpen = {}
   if rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, found.n) end
   if not moved then
     rcall('HDEL', wheelShardKey(id), id)
     rcall('HINCRBY', countersKey, 'wheeled', -1)
   end
+end
+
+-- Fails the script, before it writes, unless every key of `keys` is on this node as it is: during
+-- a Cluster slot migration a key not moved in yet reads as empty on the importing node, and a
+-- moved one fails its first touch on the exporting node (write order, above). A multi-key command
+-- with a key missing fails on both (TRYAGAIN, ASK), outside a migration it is a mere EXISTS. The
+-- caller retries later, on the slot's owner.
+local function wheelHere(keys)
+  keys[#keys + 1] = countersKey -- declared, so here: makes the command multi-key
+  for i = 1, #keys, 1000 do rcall('EXISTS', unpack(keys, i, math.min(i + 999, #keys))) end
+end
+
+-- Whether bucket n holds an entry of `id` (a look into another bucket: rare, see below).
+local function wheelHolds(n, id)
+  local bkey = wheelBucketKey(n)
+  wheelHere({ bkey })
+  local prefix = id .. '\n'
+  local entries = rcall('LRANGE', bkey, 0, -1)
+  for i = 1, #entries do
+    if string.sub(entries[i], 1, #prefix) == prefix then return true end
+  end
+  return false
 end
 
 -- Moves the buckets that start within W on, at most WHEEL_MOVE_MAX entries per call: an entry due
@@ -565,6 +637,12 @@ end
 -- a wide bucket never brings its jobs into `due` (the costly tier) long before they are due.
 -- Returns `now` when more is to move at once, else when the next bucket is to move, or nil when
 -- the wheel is empty.
+-- Idempotent, so that a call stopped midway (a slot migration, write order above) or a copy left by
+-- one is never delivered twice: an entry moves only if it is its job's one place, that is the id is
+-- not in `jobs` (in due, active or dead: copied out before; never written over) and the index
+-- points at this bucket, or at a bucket that lacks the id (left by an add stopped midway). Any
+-- other entry is a stale copy and goes with the bucket's trim. The bucket and the index shards are
+-- checked to be here before anything is written (wheelHere), so that the writes to them cannot fail.
 local function promoteWheel(now)
   local moved = 0
   local minDue = nil
@@ -578,41 +656,69 @@ local function promoteWheel(now)
     local w = wheelWidth()
     if start - w > now then result = start - w break end
     if moved >= WHEEL_MOVE_MAX then result = now break end
-    local bkey = wheelBucketKey(head[1])
+    local n = head[1]
+    local bkey = wheelBucketKey(n)
     local take = WHEEL_MOVE_MAX - moved
-    -- Read, write the entries' new places, then trim: a stop midway (see above) loses nothing.
+    -- Read, check, write the entries' new places, then trim: a stop midway (see above) loses nothing.
     local entries = rcall('LRANGE', bkey, 0, take - 1)
-    local zargs, hargs = {}, {}
+    local ids, shards, here, seenShard = {}, {}, { bkey }, {}
     for i = 1, #entries do
       local e = entries[i]
-      local nl1 = string.find(e, '\n', 1, true)
-      local nl2 = string.find(e, '\n', nl1 + 1, true)
-      local id = string.sub(e, 1, nl1 - 1)
-      local dueAt = start + tonumber(string.sub(e, nl1 + 1, nl2 - 1))
-      local slot = wheelSlot(dueAt, now)
-      if slot then
-        wheelPut(id, dueAt, string.sub(e, nl2 + 1), slot, true)
-      else
-        zargs[#zargs + 1] = dueAt
-        zargs[#zargs + 1] = id
-        hargs[#hargs + 1] = id
-        hargs[#hargs + 1] = string.sub(e, nl2 + 1)
-        if minDue == nil or dueAt < minDue then minDue = dueAt end
+      local id = string.sub(e, 1, string.find(e, '\n', 1, true) - 1)
+      ids[i] = id
+      shards[i] = wheelShardKey(id)
+      if not seenShard[shards[i]] then
+        seenShard[shards[i]] = true
+        here[#here + 1] = shards[i]
+      end
+    end
+    wheelHere(here)
+    local inJobs = hmgetMany(jobsKey, ids)
+    local zargs, hargs = {}, {}
+    local gone = 0 -- entries out of the wheel already whose index entry a stopped call left
+    for i = 1, #entries do
+      local e, id = entries[i], ids[i]
+      local at = rcall('HGET', shards[i], id)
+      local live = false
+      if inJobs[i] then
+        if at == n then
+          rcall('HDEL', shards[i], id)
+          gone = gone + 1
+        end
+      elseif at == n then
+        live = true
+      elseif at then
+        live = not wheelHolds(at, id)
+      end
+      if live then
+        local nl1 = #id + 1
+        local nl2 = string.find(e, '\n', nl1 + 1, true)
+        local dueAt = start + tonumber(string.sub(e, nl1 + 1, nl2 - 1))
+        local slot = wheelSlot(dueAt, now)
+        if slot then
+          wheelPut(id, dueAt, string.sub(e, nl2 + 1), slot, true)
+        else
+          zargs[#zargs + 1] = dueAt
+          zargs[#zargs + 1] = id
+          hargs[#hargs + 1] = id
+          hargs[#hargs + 1] = string.sub(e, nl2 + 1)
+          if minDue == nil or dueAt < minDue then minDue = dueAt end
+        end
       end
     end
     if #hargs > 0 then
       zaddMany(dueKey, zargs)
       for i = 1, #hargs, 1000 do rcall('HSET', jobsKey, unpack(hargs, i, math.min(i + 999, #hargs))) end
       for i = 1, #hargs, 2 do rcall('HDEL', wheelShardKey(hargs[i]), hargs[i]) end
-      rcall('HINCRBY', countersKey, 'wheeled', -#hargs / 2)
     end
+    if #hargs > 0 or gone > 0 then rcall('HINCRBY', countersKey, 'wheeled', -#hargs / 2 - gone) end
     moved = moved + #entries
     if #entries < take then
       rcall('DEL', bkey)
     else
       rcall('LTRIM', bkey, #entries, -1)
     end
-    if rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, head[1]) end
+    if rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, n) end
   end
   if minDue ~= nil then wakeIfHead(minDue) end
   return result
@@ -639,6 +745,16 @@ local function wheelSpanOf(slot)
   return k
 end
 
+-- The end (exclusive) of the due times a bucket may hold, and whether it is a cell (lib.lua's
+-- wheel format: a cell's name begins with its end, after its start; a slot's with the slot
+-- number, at most its start, and its end is where its span may reach).
+local function wheelBucketEnd(n, start)
+  local stop = tonumber(string.sub(n, 1, -8))
+  if stop and stop > start then return stop, true end
+  local w = wheelWidth()
+  return start + wheelSpanOf(start / w) * w, false
+end
+
 -- The due time of a bucket entry, and where its record begins.
 local function wheelEntryDue(e, start)
   local nl1 = string.find(e, '\n', 1, true)
@@ -648,12 +764,13 @@ end
 
 -- How many jobs of the wheel fall due at or before each of `limits` (ascending epoch ms),
 -- cumulative. A bucket that surely ends by the first limit at or after its start counts whole
--- (LLEN). A bucket a limit may fall into is read entry by entry (exact) when it starts by
--- `exactUntil` or spans at most `scanSpan` slots (nil: any); a wider one counts whole at the
+-- (LLEN). A bucket a limit may fall into is read entry by entry (exact) when it is a cell, starts
+-- by `exactUntil` or spans at most `scanSpan` slots (nil: any); a wider one counts whole at the
 -- first limit after its start, so its jobs may count up to its span early: bucket granularity,
 -- only for buckets of jobs that were more than WHEEL_SPAN_DIV * scanSpan widths away when added.
--- Cost: one call per bucket starting by the last limit, plus the entries of the buckets read (a
--- few slots per limit).
+-- Cost: one call per bucket starting by the last limit, plus the entries of the buckets read: per
+-- limit, a slot's sub 0, a coarse and a fine cell (a few thousand entries however many jobs the
+-- slot holds).
 local function wheelDueCounts(limits, scanSpan, exactUntil)
   local counts = {}
   for j = 1, #limits do counts[j] = 0 end
@@ -663,8 +780,9 @@ local function wheelDueCounts(limits, scanSpan, exactUntil)
   for i = 1, #buckets, 2 do
     local start = tonumber(buckets[i + 1])
     while limits[j] < start do j = j + 1 end -- buckets come in start order, all by the last limit
-    local span = wheelSpanOf(start / w)
-    if start + span * w - 1 <= limits[j] or (scanSpan and span > scanSpan and start > exactUntil) then
+    local stop, cell = wheelBucketEnd(buckets[i], start)
+    local span = (stop - start) / w
+    if stop - 1 <= limits[j] or (not cell and scanSpan and span > scanSpan and start > exactUntil) then
       counts[j] = counts[j] + rcall('LLEN', wheelBucketKey(buckets[i]))
     else
       local entries = rcall('LRANGE', wheelBucketKey(buckets[i]), 0, -1)

@@ -20,10 +20,12 @@
     `expiry` entry (lib.lua, "Deadlines"), else ''.
     Delayed and ready include the jobs in the wheel, merged in that same exact order (a wheel job
     is 'ready' once its due time passed and no claim has moved its bucket yet). The wheel's part
-    of a page is read by whole slots (every sub-bucket of one bucket start) from the cursor's
-    slot on (and the few earlier ones whose buckets may span into it), until the page is full or
-    past the last `due` entry of a full `due` page: the cost is the page plus the entries of the
-    buckets it spans.
+    of a page is read bucket start by bucket start from the cursor on (and the few earlier
+    buckets that may reach past it: a slot's sub 0 per power of two, the cells of the W before
+    it), until the page is full or past the last `due` entry of a full `due` page. A slot holds
+    WHEEL_BUCKET_MAX jobs in its sub 0 and the rest in cells of its due times (lib.lua), so the
+    cost is the page plus a few thousand entries, however many jobs one slot holds (more only
+    where more than 1,000 jobs share one fine cell, 60 ms by default: its buckets are read).
   Errors: none.
 ]]
 local state, afterScore, afterId, limit = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
@@ -95,44 +97,60 @@ end
 
 -- Jobs in the wheel whose (due time, id) comes after the cursor and within the state's due times:
 -- at least the first `limit` of them in that order (when there are so many), and every one due
--- at or before the last of those. Read by whole slots: first the few earlier slots whose bucket
--- may span into the first slot looked at (wheelSpanOf), then slot after slot until the next one
--- starts after the `limit`-th job taken, or after `maxAt`.
+-- at or before the last of those. First the few buckets starting before the least due time the
+-- page may hold that may reach past it: the slot buckets of its slot and of the earlier slots
+-- whose span may reach into it (wheelSpanOf), and the cells (at most W wide) of the W before it;
+-- then bucket start after bucket start until the next one is after the `limit`-th job taken, or
+-- after `maxAt`.
 local function wheelRows(maxAt)
   local w = wheelWidth()
   local after = afterScore ~= '' and tonumber(afterScore) or nil
   local minAt = state == 'delayed' and now + 1 or nil -- the least due time the state may hold
   if after and (minAt == nil or after > minAt) then minAt = after end
-  local taken = {}
-  local function takeSlot(start)
-    local buckets = rcall('ZRANGEBYSCORE', wheelKey, start, start)
-    for b = 1, #buckets do
-      local entries = rcall('LRANGE', wheelBucketKey(buckets[b]), 0, -1)
-      for k = 1, #entries do
-        local e = entries[k]
-        local at, nl1, nl2 = wheelEntryDue(e, start)
-        local id = string.sub(e, 1, nl1 - 1)
-        local fits = (state == 'ready' and at <= now) or (state == 'delayed' and at > now)
-        if fits and after and (at < after or (at == after and not bytesLess(afterId, id))) then fits = false end
-        if fits then taken[#taken + 1] = { id, at, string.sub(e, nl2 + 1) } end
-      end
+  local taken, seen = {}, {}
+  local function takeBucket(n, start)
+    local entries = rcall('LRANGE', wheelBucketKey(n), 0, -1)
+    for k = 1, #entries do
+      local e = entries[k]
+      local at, nl1, nl2 = wheelEntryDue(e, start)
+      local id = string.sub(e, 1, nl1 - 1)
+      local fits = (state == 'ready' and at <= now) or (state == 'delayed' and at > now)
+      if fits and after and (at < after or (at == after and not bytesLess(afterId, id))) then fits = false end
+      if fits then taken[#taken + 1] = { id, at, string.sub(e, nl2 + 1) } end
     end
+  end
+  -- Every bucket starting at `start` (a slot's subs, cells beginning there), once.
+  local function takeStart(start)
+    if seen[start] then return end
+    seen[start] = true
+    local buckets = rcall('ZRANGEBYSCORE', wheelKey, start, start)
+    for b = 1, #buckets do takeBucket(buckets[b], start) end
   end
   local from = '-inf'
   if minAt then
     local m = math.floor(minAt / w)
+    if m * w < minAt then takeStart(m * w) end
     -- A bucket of slot s < m spanning k slots reaches slot m only if s is the multiple of k
     -- just below m: one candidate per power of two.
     local prev, k = m, 2
     while k <= wheelSpanOf(0) do -- slot 0 is a multiple of every k: the cap
       local s = math.floor(m / k) * k
       if s ~= prev then
-        if s + wheelSpanOf(s) > m then takeSlot(s * w) end
+        if s + wheelSpanOf(s) > m then takeStart(s * w) end
         prev = s
       end
       k = 2 * k
     end
-    from = int(m * w)
+    -- Cells that begin in the W before minAt and end after it (their names say where they end).
+    local near = rcall('ZRANGEBYSCORE', wheelKey, '(' .. int(minAt - w), '(' .. int(minAt), 'WITHSCORES')
+    for i = 1, #near, 2 do
+      local start = tonumber(near[i + 1])
+      if not seen[start] then
+        local stop, cell = wheelBucketEnd(near[i], start)
+        if cell and stop > minAt then takeBucket(near[i], start) end
+      end
+    end
+    from = int(minAt)
   end
   while true do
     local head = rcall('ZRANGEBYSCORE', wheelKey, from, '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
@@ -145,7 +163,7 @@ local function wheelRows(maxAt)
       for i = #taken, limit + 1, -1 do taken[i] = nil end
       if taken[limit][2] < start then break end
     end
-    takeSlot(start)
+    takeStart(start)
     from = '(' .. int(start)
   end
   return taken
