@@ -56,15 +56,21 @@ function onCrash(error: unknown): void {
 
 interface RedisMemory {
   readonly usedMemory: number;
-  /** The script cache's share of used_memory (Redis 7), for reading a difference. */
-  readonly scripts: number | undefined;
   readonly clients: number;
+  /** For reading a difference: INFO memory's byte counts (dataset, overhead, clients, scripts). */
+  readonly info?: Record<string, number>;
+  /** Every key with its MEMORY USAGE (the soak's keyspace is small once drained). */
+  readonly keys?: Record<string, number>;
 }
 
-async function redisMemory(probe: Redis): Promise<RedisMemory> {
+async function redisMemory(probe: Redis, detailed = false): Promise<RedisMemory> {
   const info = await readInfo(probe, 'memory', 'clients');
-  const scripts = Number(info.get('used_memory_scripts_eval'));
-  return { usedMemory: infoNumber(info, 'used_memory'), scripts: Number.isFinite(scripts) ? scripts : undefined, clients: infoNumber(info, 'connected_clients') };
+  const summary = { usedMemory: infoNumber(info, 'used_memory'), clients: infoNumber(info, 'connected_clients') };
+  if (!detailed) return summary;
+  const fields = ['used_memory_dataset', 'used_memory_overhead', 'used_memory_startup', 'mem_clients_normal', 'used_memory_scripts_eval', 'number_of_cached_scripts'];
+  const keys: Record<string, number> = {};
+  for (const key of (await probe.keys('*')).sort().slice(0, 1000)) keys[key] = Number(await probe.memory('USAGE', key));
+  return { ...summary, info: Object.fromEntries(fields.filter(f => info.has(f)).map(f => [f, Number(info.get(f))])), keys };
 }
 
 /** Waits until `check` holds, polling; false when `timeoutMs` passed first. */
@@ -94,8 +100,8 @@ async function deadIds(queue: Queue<unknown>): Promise<string[]> {
 }
 
 /**
- * Exercises every script the load will use (add, claim, ack, fail to retry and to dead, lease
- * renewal, the limiter, a schedule, listing and purging dead letters) before the baseline of Redis
+ * Exercises every script the soak will use (add, claim, ack, fail to retry and to dead, lease
+ * renewal, the limiter, a schedule, cancel, listing and purging dead letters) before the baseline of Redis
  * memory is read: Redis caches each script's source, about 130 KB in all, which would otherwise
  * count as growth. Its jobs (ids `warm...`) go to a ledger of their own.
  */
@@ -109,6 +115,9 @@ async function warmUp(queues: readonly Queue<SoakPayload | null>[], warm: Ledger
     await queue.addBulk(jobs);
   }
   const main = queues[0] as Queue<SoakPayload | null>;
+  // For --inject=lose, which cancels a job: a script the load does not use otherwise.
+  await main.add({ plan: 'ok', ms: 0 }, { id: 'warm-cancel', delay: 60_000 });
+  await main.cancel('warm-cancel');
   await main.schedule('warm-up', { every: SOAK.schedule.everyMs, catchUp: 'all' });
   const ticked = await waitUntil(() => [...warm.jobs.values()].filter(job => job.id.startsWith('warm-up@') && job.outcomes.some(o => o.kind === 'completed')).length >= 2, 30_000);
   await main.unschedule('warm-up');
@@ -131,7 +140,9 @@ async function main(): Promise<number> {
   const machine = await machineFacts();
   log(`Redis ${machine.redis}, Node ${machine.node}, ${machine.cpus} CPUs, load average ${machine.loadAverageAtStart.toFixed(2)}; ${options.minutes} min of load at ${options.rate} + ${options.limitedRate} jobs/s`);
   // stopWithOwner: the server dies with this process even when this process is SIGKILLed.
-  server = await startLocalRedis({ appendOnly: false, stopWithOwner: true });
+  // Slow log off: its up to 128 entries (copies of slow calls' arguments, up to about 0.5 MB on a
+  // loaded machine) are Redis's own memory, not the queues', and would count in used_memory.
+  server = await startLocalRedis({ appendOnly: false, stopWithOwner: true, args: ['--slowlog-log-slower-than', '-1'] });
   const probe = openProbe(server);
   const mainQueue = new Queue<SoakPayload | null>(MAIN, { connection: server.url });
   const limitedQueue = new Queue<SoakPayload | null>(LIMITED, { connection: server.url });
@@ -189,7 +200,7 @@ async function soak(options: SoakOptions, redis: LocalRedis, probe: Redis, queue
 
   await warmUp(queues, warm);
   await sleep(3_000);
-  const baseline = await redisMemory(probe);
+  const baseline = await redisMemory(probe, true);
   log(`warm-up done; Redis used_memory at the start ${baseline.usedMemory} bytes (${baseline.clients} clients)`);
 
   // --- steady load --------------------------------------------------------------------------------
@@ -300,7 +311,7 @@ async function soak(options: SoakOptions, redis: LocalRedis, probe: Redis, queue
   // by themselves, so the reading waits them out (and a while more, should it still be above).
   await sleep(Math.max(0, loadEndsAt + drainMs + SOAK.memoryQuietMs - Date.now()));
   await waitUntil(async () => (await redisMemory(probe)).usedMemory <= allowed, SOAK.memorySettleMs - SOAK.memoryQuietMs, 2_000);
-  const end = await redisMemory(probe);
+  const end = await redisMemory(probe, true);
   const memory = memoryBack(baseline.usedMemory, end.usedMemory, SOAK.memoryTolerance);
   sampling = false;
   await sampler;
