@@ -67,7 +67,7 @@ async function redisMemory(probe: Redis, detailed = false): Promise<RedisMemory>
   const info = await readInfo(probe, 'memory', 'clients');
   const summary = { usedMemory: infoNumber(info, 'used_memory'), clients: infoNumber(info, 'connected_clients') };
   if (!detailed) return summary;
-  const fields = ['used_memory_dataset', 'used_memory_overhead', 'used_memory_startup', 'mem_clients_normal', 'used_memory_scripts_eval', 'number_of_cached_scripts'];
+  const fields = ['used_memory_dataset', 'used_memory_overhead', 'used_memory_startup', 'mem_clients_normal', 'used_memory_scripts_eval', 'number_of_cached_scripts', 'used_memory_vm_eval', 'used_memory_lua'];
   const keys: Record<string, number> = {};
   for (const key of (await probe.keys('*')).sort().slice(0, 1000)) keys[key] = Number(await probe.memory('USAGE', key));
   return { ...summary, info: Object.fromEntries(fields.filter(f => info.has(f)).map(f => [f, Number(info.get(f))])), keys };
