@@ -27,7 +27,7 @@ interface Harness {
   name: string;
   queue: Queue<string>;
   /** A connection of its own through the proxy, with a short call timeout: a lost reply fails the call. */
-  viaProxy(): { host: string; port: number; commandTimeout: number };
+  viaProxy(timeoutMs?: number): { host: string; port: number; commandTimeout: number };
   own<T extends { close(): Promise<unknown> }>(item: T): T;
 }
 
@@ -44,7 +44,7 @@ async function harness(t: TestContext): Promise<Harness> {
     return item;
   };
   const name = uniqueQueue('lost');
-  return { proxy, name, queue: own(new Queue<string>(name, { connection: redis.url })), viaProxy: () => ({ host: '127.0.0.1', port: proxy.port, commandTimeout: CALL_TIMEOUT_MS }), own };
+  return { proxy, name, queue: own(new Queue<string>(name, { connection: redis.url })), viaProxy: (timeoutMs = CALL_TIMEOUT_MS) => ({ host: '127.0.0.1', port: proxy.port, commandTimeout: timeoutMs }), own };
 }
 
 /** When the proxy next resets a connection (Redis answers the client again from then on). */
@@ -88,17 +88,20 @@ describe('lost claim replies', () => {
       hungry: () => delivered.length < capacity,
       idle: () => capacity - delivered.length,
       deliver: (_source, jobs) => delivered.push(...jobs.map(job => ({ job, at: Date.now() }))),
-      reportError: () => undefined,
+      reportError: error => t.diagnostic(`claim loop: ${(error as Error).message}`),
     };
     const loop = new ClaimLoop(connection, host, { capacity, batchSize: 1, leaseMs: 10_000, maxAttempts: 1, safetyIntervalMs: 60_000, clock: Date.now });
     t.after(async () => {
+      (await import('node:fs')).appendFileSync('/tmp/dbg.log', 'after start\n');
       await loop.stop();
+      (await import('node:fs')).appendFileSync('/tmp/dbg.log', 'stopped\n');
       await connection.release();
+      (await import('node:fs')).appendFileSync('/tmp/dbg.log', 'released\n');
     });
     await loop.start([h.name], 'sg', undefined);
     await waitFor(() => loop.sources.length === 1 && loop.sources[0]?.inFlight === 0, 5_000, 'the first claim');
     const dueAt = Date.now() + 400;
-    for (let n = 0; n < 4; n++) await h.queue.add(`job ${n}`, { runAt: dueAt });
+    for (let n = 0; n < 4; n++) await h.queue.add(`job ${n}`, { at: dueAt });
     await sleep(100);
     // As after a claim that came back full: the partition gets two claims in flight at once.
     (loop.sources[0] as { lastFull: boolean }).lastFull = true;
@@ -107,7 +110,7 @@ describe('lost claim replies', () => {
     await waitFor(() => delivered.length === 4, 4_000, `the 4 jobs of both lost claims (${delivered.length} came back)`);
     const lastMs = Math.max(...delivered.map(d => d.at)) - answeredAt;
     assert.ok(lastMs < 2_000, `the last came back ${lastMs} ms after Redis answered again`);
-    assert.deepEqual(delivered.map(d => d.job.attempts), [0, 0, 0, 0], 'no attempt counted');
+    assert.deepEqual(delivered.map(d => d.job.attempts), [1, 1, 1, 1], "the same attempt: the lost replies counted none");
     assert.equal(new Set(delivered.map(d => d.job.id)).size, 4);
   });
 
@@ -115,11 +118,11 @@ describe('lost claim replies', () => {
     const h = await harness(t);
     await h.queue.setLimits({ concurrency: 1 });
     const runs: { by: string; attempt: number }[] = [];
-    // 150 ms each way: acquire, claim and settle take about a second, so close() lands during the claim.
-    const closing = new Worker<string>(h.name, job => void runs.push({ by: 'closing', attempt: job.attempt }), { connection: h.viaProxy(), concurrency: 1, leaseMs: 10_000 });
+    // 100 ms each way: acquire, claim and settle take 600 ms, so close() lands during the claim.
+    const closing = new Worker<string>(h.name, job => void runs.push({ by: 'closing', attempt: job.attempt }), { connection: h.viaProxy(2_000), concurrency: 1, leaseMs: 10_000 });
     closing.on('error', () => undefined);
     await closing.waitUntilReady();
-    h.proxy.setMode(latency(150));
+    h.proxy.setMode(latency(100));
     const id = await h.queue.add('handed back');
     const active = `sg:{${h.name}:0}:active`;
     await waitFor(async () => (await redis.raw.zcard(active)) === 1, 5_000, 'the claim to take the job');
@@ -151,17 +154,17 @@ describe('lost claim replies', () => {
     await waitFor(() => intervals.length === 1, 10_000, 'the warm-up job');
     // The next settle reaches Redis while it refuses writes (NOREPLICAS) for 150 ms: a real failure
     // of that one call, not a lost reply.
-    let refusing = false;
+    let restored: Promise<unknown> | undefined;
     h.proxy.setMode(
       holdRequest('\r\nsettle\r\n', async () => {
         await redis.raw.config('SET', 'min-replicas-to-write', '1');
-        refusing = true;
-        setTimeout(() => void redis.raw.config('SET', 'min-replicas-to-write', '0'), 150);
+        restored = sleep(150).then(() => redis.raw.config('SET', 'min-replicas-to-write', '0'));
       }),
     );
     t.after(() => redis.raw.config('SET', 'min-replicas-to-write', '0'));
     await h.queue.add('a');
-    await waitFor(() => refusing, 5_000, 'the settle to be refused');
+    await waitFor(() => restored !== undefined, 5_000, 'the settle to be refused');
+    await restored;
     // A second worker, straight to Redis, wants the one slot while the first job runs.
     const second = h.own(new Worker<string>(h.name, handler, { connection: redis.url, concurrency: 1, leaseMs }));
     second.on('error', () => undefined);
