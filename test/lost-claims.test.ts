@@ -91,12 +91,12 @@ describe('lost claim replies', () => {
       reportError: error => t.diagnostic(`claim loop: ${(error as Error).message}`),
     };
     const loop = new ClaimLoop(connection, host, { capacity, batchSize: 1, leaseMs: 10_000, maxAttempts: 1, safetyIntervalMs: 60_000, clock: Date.now });
-    t.after(async () => {
-      (await import('node:fs')).appendFileSync('/tmp/dbg.log', 'after start\n');
-      await loop.stop();
-      (await import('node:fs')).appendFileSync('/tmp/dbg.log', 'stopped\n');
-      await connection.release();
-      (await import('node:fs')).appendFileSync('/tmp/dbg.log', 'released\n');
+    // Closed before the proxy (an unsubscribe through a closed proxy would wait for ever).
+    h.own({
+      close: async () => {
+        await loop.stop();
+        await connection.release();
+      },
     });
     await loop.start([h.name], 'sg', undefined);
     await waitFor(() => loop.sources.length === 1 && loop.sources[0]?.inFlight === 0, 5_000, 'the first claim');
