@@ -2,7 +2,8 @@ import type { ConnectionLease } from './connection.js';
 import { ConflictError, IncompatibleStorageError } from './errors.js';
 import { newClaimId } from './ids.js';
 import { canClaim, newGroup, splitRound, type QueueGroup, type QueuePriority } from './queue-priority.js';
-import { QueueLimiter } from './queue-limiter.js';
+import { QueueLimiter, type PendingClaim } from './queue-limiter.js';
+import type { Grant } from './store/limiter-store.js';
 import type { PartitionStore } from './store/partition-store.js';
 import { QueuePartitions } from './store/partitions.js';
 import { tendInBackground } from './schedules.js';
@@ -30,11 +31,13 @@ export interface ClaimSource {
   /** The last claim whose reply arrived: its resend memo can go. */
   answeredClaimId: string | undefined;
   /**
-   * The last claim whose reply never came (timed out, connection lost), and when it was first sent:
-   * the next claim of the partition resends it, so that jobs it may have taken come back now, not
-   * after their lease (which began after that first send).
+   * The claims whose reply never came (timed out, connection lost), oldest first, each with when
+   * it was first sent and the limiter's tokens it held: the next claims of the partition resend
+   * them one by one, so that jobs they may have taken come back now, not after their lease (which
+   * began after that first send). Two may be lost at once (a partition whose claims came back full
+   * has two in flight).
    */
-  unanswered: { claimId: string; firstSentAt: number } | undefined;
+  readonly unanswered: UnansweredClaim[];
   errorDelayMs: number;
   /** Whether idle claims should ask about the partition's schedules: until a claim says it has none. */
   askSchedules: boolean;
@@ -47,6 +50,16 @@ export interface ClaimSource {
    * while it keeps them (acks carry results), 0 while it keeps none (acks as ever).
    */
   maxResultBytes: number;
+}
+
+/** A claim whose reply never came (see ClaimSource.unanswered). */
+export interface UnansweredClaim {
+  readonly claimId: string;
+  /** Local ms: its jobs' leases began after it. */
+  readonly firstSentAt: number;
+  /** The limiter's tokens it held (a resend reuses them), if its acquire had answered. */
+  readonly grant: Grant | undefined;
+  readonly wanted: number;
 }
 
 /** What the loop claims for: the owner of the capacity and of the jobs. */
@@ -259,19 +272,23 @@ export class ClaimLoop {
    * and none of its partitions before the limiter has a token (the timer wakes for it, see #armTimer).
    */
   #limitHolds(source: ClaimSource, now = this.serverNow()): boolean {
-    return this.#limitAwaitsEvent(source) || (source.limiter.active && now < source.limiter.blockedUntil);
+    return this.#limitAwaitsEvent(source) || (source.limiter.active && source.unanswered.length === 0 && now < source.limiter.blockedUntil);
   }
 
-  /** Whether a limited queue's claim waits for an event, not a time: its claim's reply or a finished handler (both pump again). */
+  /**
+   * Whether a limited queue's claim waits for an event, not a time: its claim's reply or a finished
+   * handler (both pump again). A resend waits for neither free handlers nor a token: it brings back
+   * jobs already taken, under the tokens its first send held.
+   */
   #limitAwaitsEvent(source: ClaimSource): boolean {
     const { limiter } = source;
-    return limiter.active && (limiter.busy || this.#host.idle() <= 0);
+    return limiter.active && (limiter.busy || (source.unanswered.length === 0 && this.#host.idle() <= 0));
   }
 
-  /** When the source may claim next: its due time, or later while the queue's limiter has no token. */
+  /** When the source may claim next: its due time, or later while the queue's limiter has no token (a resend: its due time). */
   #claimableAt(source: ClaimSource): number {
     const { limiter } = source;
-    return limiter.active ? Math.max(source.nextAt, limiter.blockedUntil) : source.nextAt;
+    return limiter.active && source.unanswered.length === 0 ? Math.max(source.nextAt, limiter.blockedUntil) : source.nextAt;
   }
 
   #onWake(source: ClaimSource, dueAt: number): void {
@@ -404,13 +421,16 @@ export class ClaimLoop {
   async #claim(source: ClaimSource, limit: number, group?: QueueGroup): Promise<void> {
     // A resend answers with what the first run took (if it ran) instead of claiming more, whatever
     // the order the two reach Redis in: jobs beyond the room there is now are handed back below.
-    const resent = source.unanswered;
-    source.unanswered = undefined;
-    const claimId = resent?.claimId ?? newClaimId();
     const { clock, leaseMs, maxAttempts } = this.#options;
     const sentAt = clock();
+    // One sent a lease ago or more took nothing that is still held (nor holds tokens still): let it go.
+    while (source.unanswered.length > 0 && sentAt - (source.unanswered[0] as UnansweredClaim).firstSentAt >= leaseMs) source.unanswered.shift();
+    const resent = source.unanswered.shift();
+    const claimId = resent?.claimId ?? newClaimId();
     // Leases are counted from the first send: the first run may have taken the jobs then.
     const leaseFrom = resent?.firstSentAt ?? sentAt;
+    // The limiter records the tokens it takes here, so that a resend reuses them.
+    const pending: PendingClaim = { resend: resent !== undefined, grant: resent?.grant, wanted: resent?.wanted ?? limit };
     // Whether a job fell due since the last claim found nothing: a limited queue then takes tokens at once.
     const woken = source.heardAt !== Number.POSITIVE_INFINITY;
     source.heardAt = Number.POSITIVE_INFINITY;
@@ -444,10 +464,11 @@ export class ClaimLoop {
         leaseMs,
         (n, granted) => store.claim(n, leaseMs, REAP_LIMIT, maxAttempts, { claimId, answeredClaimId }, askSchedules, granted),
         source.lastEmpty && !woken,
+        pending,
       );
     } catch (error) {
       this.#host.reportError(error);
-      source.unanswered = { claimId, firstSentAt: leaseFrom };
+      source.unanswered.push({ claimId, firstSentAt: leaseFrom, grant: pending.grant, wanted: pending.wanted });
       // Short and capped: a claim refused at once (BUSY, LOADING) is retried every 0.25 s at most, so
       // due jobs start within a quarter second once Redis serves again. An unreachable Redis does not
       // spin: such a call only fails after the call timeout or the client's own retries (seconds).
@@ -489,8 +510,8 @@ export class ClaimLoop {
     source.lastEmpty = result.jobs.length === 0 && result.refused === undefined && (result.nextAt === -1 || result.nextAt > result.now);
     let jobs = result.jobs;
     if (this.#stopped) {
-      // Claimed while the worker began closing: hand them straight back.
-      if (jobs.length > 0) await source.store.release(jobs).catch(error => this.#host.reportError(error));
+      // Claimed while the worker began closing: hand them straight back, their slots with them.
+      await source.limiter.handBack(source.store, jobs).catch(error => this.#host.reportError(error));
       return;
     }
     const room = this.#freeJobs();
@@ -498,7 +519,7 @@ export class ClaimLoop {
       // A claim past its patience, a probe or a resend: the capacity went to other partitions
       // meanwhile, or the first run took more. Hand back what there is no room for.
       const fits = Math.max(0, room);
-      void source.store.release(jobs.slice(fits)).catch(error => this.#host.reportError(error));
+      void source.limiter.handBack(source.store, jobs.slice(fits)).catch(error => this.#host.reportError(error));
       jobs = jobs.slice(0, fits);
     }
     // The lease began on the server after `leaseFrom`: counting from it errs on the early side.
@@ -549,5 +570,5 @@ export class ClaimLoop {
 }
 
 function newSource(queue: string, store: PartitionStore, count: number, limiter: QueueLimiter): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: undefined, errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false, lastEmpty: false, maxResultBytes: 0 };
+  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: [], errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false, lastEmpty: false, maxResultBytes: 0 };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { claimMemoKey, partitionKeys, limiterKeys, queueRegistryKey, wheelBucketKey, wheelIndexKey, PARTITION_KEY_NAMES } from '../src/store/keys.js';
+import { claimMemoKey, failMemoKey, partitionKeys, limiterKeys, queueRegistryKey, wheelBucketKey, wheelIndexKey, PARTITION_KEY_NAMES } from '../src/store/keys.js';
 import { SCRIPT_NAMES, scriptSource } from '../src/store/scripts.js';
 import { useRedis } from './helpers/redis.js';
 
@@ -19,6 +19,7 @@ describe('documented layout', () => {
     const built = [
       ...Object.values(keys),
       claimMemoKey('sg', '<queue>', p, '<claim id>'),
+      failMemoKey('sg', '<queue>', p),
       wheelBucketKey('sg', '<queue>', p, '<n>'),
       wheelIndexKey('sg', '<queue>', p, '<s>'),
       ...Object.values(limiterKeys('sg', '<queue>')),

@@ -218,6 +218,34 @@ describe('fault proxy: lost replies and resets', () => {
     assert.equal((await counters(h)).stale ?? 0, 0);
   });
 
+  for (const maxAttempts of [2, 1]) {
+    const event = maxAttempts === 1 ? 'dead' : 'failed';
+    it(`a Worker whose fail reply is lost reports the job ${event}, not stale (maxAttempts ${maxAttempts})`, async t => {
+      const h = await harness(t);
+      const queue = h.own(new Queue<string>(h.name, { connection: h.proxy.url }));
+      const outcomes: string[] = [];
+      const worker = h.own(
+        new Worker<string>(
+          h.name,
+          async () => {
+            h.proxy.setMode(dropRepliesThenReset(RESET_AFTER_MS));
+            throw new Error('boom');
+          },
+          { connection: h.proxy.url, concurrency: 1, maxAttempts, backoff: { type: 'fixed', delayMs: 60_000 } },
+        ),
+      );
+      worker.on('error', () => undefined);
+      worker.on(event, () => outcomes.push(event));
+      worker.on('stale', () => outcomes.push('stale'));
+      await worker.waitUntilReady();
+      const id = await queue.add('once');
+      await waitFor(() => outcomes.length > 0, 5_000, 'the fail outcome');
+      assert.deepEqual(outcomes, [event]);
+      assert.equal((await counters(h)).stale ?? 0, 0);
+      assert.equal((await queue.get(id))?.state, maxAttempts === 1 ? 'dead' : 'delayed');
+    });
+  }
+
   // 3. A claim whose reply is lost: the resent claim (same claim id) finds the first run's memo and
   // answers with the same job, at once, as the same attempt: nothing waits for a lease.
   it('a PullConsumer claim whose reply is lost never orphans the job: the resent claim gets it at once', async t => {

@@ -91,6 +91,14 @@ export function claimMemoKey(prefix: string, queue: string, partition: number, c
 }
 
 /**
+ * ZSET token -> failedAt (ms), expires: the tokens whose fail was applied in the last 90 s, so that a
+ * fail resent after a lost reply answers as the first send did (lua/fail.lua), not `stale`.
+ */
+export function failMemoKey(prefix: string, queue: string, partition: number): string {
+  return `${prefix}:{${queue}:${partition}}:failed`;
+}
+
+/**
  * LIST, one bucket of the far-future tier (time wheel): entries "<id>\n<dueAt - bucket start>\n<record>"
  * of jobs due in one bucket width; `n` = floor(dueAt / width) * 100000 + sub-bucket. The scripts
  * build it in Lua (lua/lib.lua, wheelBucketKey); this is for tools and tests.

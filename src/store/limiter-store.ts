@@ -57,9 +57,10 @@ export class LimiterStore {
    * After the claim: gives back the tokens it did not use (`used` of `grant.count` were), and
    * `members` (one per claimed job, under a concurrency limit) hold the slots until `deadline`.
    * `wanted`: what the acquire asked for (all tokens used of fewer than wanted: the limit held work back).
+   * Safe to resend. Returns the positions in `members` that hold no slot (the grant's ran out first).
    */
-  async settle(grant: Grant, used: number, wanted: number, members: readonly string[], deadline: number): Promise<void> {
-    await this.#run(['settle', this.#keys.wakeChannel, grant.id, grant.count, used, deadline, wanted, ...members]);
+  async settle(grant: Grant, used: number, wanted: number, members: readonly string[], deadline: number): Promise<number[]> {
+    return (await this.#run(['settle', this.#keys.wakeChannel, grant.id, grant.count, used, deadline, wanted, ...members])) as number[];
   }
 
   /** Frees the slots of jobs that settled. */

@@ -1,6 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { decodeClaimed, decodeKept, decodeRecord } from './record.js';
-import { claimMemoKey, limiterKeys, partitionKeys, type PartitionKeys } from './keys.js';
+import { claimMemoKey, failMemoKey, limiterKeys, partitionKeys, type PartitionKeys } from './keys.js';
 import { runScript, runScriptAndWait, type ScriptName } from './scripts.js';
 import type { CancelResult, JobState, RescheduleResult } from '../types.js';
 import type { Due } from '../validate.js';
@@ -177,7 +177,7 @@ export class PartitionStore implements PartitionStorage {
   /** Returns the positions in `entries` whose fail was rejected (stale token, or no such job); the script counts them in `stale`. */
   async fail(entries: readonly FailEntry[]): Promise<{ now: number; stale: number[] }> {
     const args = entries.flatMap(entry => [entry.id, entry.token, entry.retryDelayMs, entry.message]);
-    const reply = (await this.#run('fail', args)) as number[];
+    const reply = (await runScript(this.redis, 'fail', this.keys, args, [failMemoKey(this.prefix, this.queue, this.partition)])) as number[];
     return { now: reply[0] as number, stale: reply.slice(1) };
   }
 
@@ -192,8 +192,15 @@ export class PartitionStore implements PartitionStorage {
     return { now: reply[0] as number, lost: reply.slice(1) };
   }
 
-  async release(leases: readonly LeaseRef[]): Promise<number> {
-    return (await this.#run('release', [encodeEntries(leases)])) as number;
+  /**
+   * Hands jobs back (due again at once, the attempt not counted). `freeSlots`: their concurrency
+   * slots are freed in the same call; only for partition 0, whose slot holds the queue's limiter
+   * (another partition's call would name keys of two Cluster slots).
+   */
+  async release(leases: readonly LeaseRef[], freeSlots = false): Promise<number> {
+    if (!freeSlots) return (await this.#run('release', [encodeEntries(leases)])) as number;
+    const limiter = limiterKeys(this.prefix, this.queue);
+    return (await runScript(this.redis, 'release', this.keys, [encodeEntries(leases), limiter.wakeChannel, this.partition], [limiter.starts, limiter.slots])) as number;
   }
 
   async cancel(id: string): Promise<CancelResult> {

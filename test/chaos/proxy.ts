@@ -17,13 +17,22 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
  *   the client reconnects and its resent commands are answered (the ambiguous-reply case).
  * - `blackhole`: accepts connections and forwards nothing either way. Bytes are held, not
  *   discarded (as TCP would retransmit them across a partition): leaving the mode delivers them.
+ * - `dropRepliesAfterRequest`: `pass`, until a client -> server chunk containing `match` passes:
+ *   from then on that one connection's replies are swallowed (that command runs, its reply is
+ *   lost, and so are those of the commands after it), and `resetAfterMs` later the connection is
+ *   reset and the mode goes back to `pass` by itself. Exactly one chosen call loses its reply.
+ * - `holdRequest`: `pass`, but the first client -> server chunk containing `match` (and what
+ *   follows it on its connection) waits until `before()` settles; then the mode is `pass` again.
+ *   `before` can make Redis refuse that one call for real (CONFIG SET min-replicas-to-write).
  */
 export type FaultMode =
   | { readonly kind: 'pass' }
   | { readonly kind: 'latency'; readonly ms: number }
   | { readonly kind: 'dropReplies' }
   | { readonly kind: 'dropRepliesThenReset'; readonly afterMs: number }
-  | { readonly kind: 'blackhole' };
+  | { readonly kind: 'blackhole' }
+  | { readonly kind: 'dropRepliesAfterRequest'; readonly match: string; readonly resetAfterMs: number }
+  | { readonly kind: 'holdRequest'; readonly match: string; readonly before: () => Promise<unknown> };
 
 export const pass: FaultMode = { kind: 'pass' };
 export const dropReplies: FaultMode = { kind: 'dropReplies' };
@@ -33,6 +42,12 @@ export function latency(ms: number): FaultMode {
 }
 export function dropRepliesThenReset(afterMs: number): FaultMode {
   return { kind: 'dropRepliesThenReset', afterMs };
+}
+export function dropRepliesAfterRequest(match: string, resetAfterMs: number): FaultMode {
+  return { kind: 'dropRepliesAfterRequest', match, resetAfterMs };
+}
+export function holdRequest(match: string, before: () => Promise<unknown>): FaultMode {
+  return { kind: 'holdRequest', match, before };
 }
 
 export interface FaultProxyStats {
@@ -94,6 +109,8 @@ export async function startFaultProxy(options: { target: { host: string; port: n
     #held = 0;
     #timer: NodeJS.Timeout | undefined;
     #waitingForDrain = false;
+    /** Held by `holdRequest` until its `before()` settles. */
+    #gated = false;
 
     constructor(
       readonly from: Socket,
@@ -103,6 +120,24 @@ export async function startFaultProxy(options: { target: { host: string; port: n
     ) {}
 
     push(data: Buffer): void {
+      if (this.up && (mode.kind === 'dropRepliesAfterRequest' || mode.kind === 'holdRequest') && data.includes(mode.match)) {
+        const chosen = mode;
+        mode = pass;
+        if (chosen.kind === 'dropRepliesAfterRequest') {
+          this.link.dropping = true;
+          setTimeout(() => this.link.destroy(true), chosen.resetAfterMs);
+        } else {
+          this.#gated = true;
+          void chosen.before().finally(() => {
+            this.#gated = false;
+            this.pump();
+          });
+        }
+      }
+      if (!this.up && this.link.dropping) {
+        counts.droppedBytes += data.length;
+        return;
+      }
       if (!this.up && dropsReplies()) {
         counts.droppedBytes += data.length;
         this.link.tainted = true;
@@ -125,7 +160,7 @@ export async function startFaultProxy(options: { target: { host: string; port: n
 
     /** Writes every chunk whose time has come, in order, as fast as the destination takes them. */
     pump(): void {
-      if (this.#waitingForDrain || this.link.destroyed) return;
+      if (this.#waitingForDrain || this.link.destroyed || this.#gated) return;
       clearTimeout(this.#timer);
       this.#timer = undefined;
       if (mode.kind === 'blackhole') {
@@ -175,6 +210,8 @@ export async function startFaultProxy(options: { target: { host: string; port: n
 
   class Link {
     tainted = false;
+    /** Chosen by `dropRepliesAfterRequest`: its replies are swallowed until it is reset. */
+    dropping = false;
     destroyed = false;
     readonly up: Direction;
     readonly down: Direction;

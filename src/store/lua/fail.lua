@@ -3,12 +3,21 @@
   fail: jobs whose handler threw go back to `due` after a backoff, or to `dead`.
   The worker decides retry or dead (it knows the attempt count, maxAttempts and UnrecoverableError).
 
-  KEYS: the partition keys (lib.lua).
+  KEYS: the partition keys (lib.lua), then
+  KEYS[#KEYS] failed  ZSET  token -> failedAt (ms): the tokens whose fail this script applied in
+                      the last FAIL_MEMO_MS (tokens are unique per partition: the `seq` counter), so
+                      that a fail resent after a lost reply answers as the first send did, as a
+                      resent ack answers `acked` (the `done` buckets): not `stale`
   ARGV[2..] groups of  id, token, retryDelayMs (ms; -1 = dead-letter), error message
   Returns: { now, staleIndex1, ... }  0-based positions of the entries whose token does not hold
-           the job (or no such job): nothing changed for them, and each counts in `stale`.
+           the job (or no such job) and did not fail it lately: nothing changed for them, and each
+           counts in `stale`. Every other entry is applied: now, or by an earlier send of it.
   Errors: none.
 ]]
+-- As long as a completed job is remembered at least (lib.lua, DONE_PERIOD_MS: 60 to 90 s), the
+-- window in which a worker still resends a settle (settler.ts, RETRY_PAST_LEASE_MS past the lease).
+local FAIL_MEMO_MS = 90000
+local failedKey = KEYS[#KEYS]
 local now = nowMs()
 local out = { now }
 local ids, tokens = {}, {}
@@ -20,7 +29,7 @@ local held, _, takenIds = takeLeases(ids, tokens)
 -- The attempt ends: the record counts it (a claim left it as it was), loses its lease fields, and
 -- a dead job keeps the due time it was claimed at.
 local recs = hmgetMany(jobsKey, takenIds)
-local records, errors, retried, buried = {}, {}, {}, {}
+local records, errors, retried, buried, failedTokens = {}, {}, {}, {}, {}
 local minDue = nil
 local t = 0
 for i = 1, #ids do
@@ -51,9 +60,17 @@ for i = 1, #ids do
     end
     records[#records + 1] = id
     records[#records + 1] = writeRecord(r)
-  else
+    failedTokens[#failedTokens + 1] = now
+    failedTokens[#failedTokens + 1] = tokens[i]
+  elseif not rcall('ZSCORE', failedKey, tokens[i]) then
     out[#out + 1] = i - 1
   end
+end
+if #failedTokens > 0 then
+  -- Trimmed as it grows, and gone with a queue that stops failing jobs.
+  rcall('ZREMRANGEBYSCORE', failedKey, '-inf', now - FAIL_MEMO_MS)
+  zaddMany(failedKey, failedTokens)
+  rcall('PEXPIRE', failedKey, FAIL_MEMO_MS)
 end
 callMany('HSET', errorsKey, errors)
 callMany('HSET', jobsKey, records)

@@ -40,8 +40,11 @@
       limitedAt the last time the limit held work back (this call's `now` if it granted nothing), or -1
   settle  ARGV[4] grant id, ARGV[5] granted, ARGV[6] used, ARGV[7] deadline (ms), ARGV[8] wanted
           (what the acquire asked for), ARGV[9..] the members "<partition>:<token>" of the jobs
-          the claim took (`used` of them)
-    Returns `used`.
+          the claim took (`used` of them). Safe to resend (a resend after a lost reply finds the
+          grant's members gone and the jobs' slots in place).
+    Returns { missing1, ... }  0-based positions of the members that hold no slot after the call:
+          the grant's slots ran out (its lease) and were taken back before it settled. Those jobs
+          must not start (the caller hands them back): they would run beyond the limit.
   free    ARGV[4..] members whose jobs settled (acked, failed, handed back)
   renew   ARGV[4] leaseMs, ARGV[5..] members whose leases were renewed: their deadline becomes
           now + leaseMs (ZADD XX: a slot that was freed or ran out meanwhile is not brought back)
@@ -169,7 +172,14 @@ if op == 'settle' then
   -- Slots given back may be what a worker refused by a full concurrency sleeps for (one refused by
   -- the rate wakes by itself when its token is due).
   if removed > used and (tonumber(rcall('HGET', metaKey, 'limitedAt')) or 0) > now - 1000 then rcall('PUBLISH', limiterWake, now) end
-  return used
+  -- Without a concurrency limit no job needs a slot.
+  local missing = {}
+  if rcall('HEXISTS', metaKey, 'concurrency') == 1 then
+    for i = 1, used do
+      if not rcall('ZSCORE', slotsKey, ARGV[8 + i]) then missing[#missing + 1] = i - 1 end
+    end
+  end
+  return missing
 end
 
 if op == 'free' then

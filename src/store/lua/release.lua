@@ -1,10 +1,17 @@
 #!lua flags=allow-oom
 --[[
-  release: a closing worker hands back jobs it will not finish, so that they are delivered again
-  at once rather than after their lease runs out. The attempt does not count.
+  release: a worker hands back jobs it will not run (closing, or a claim that brought more than it
+  has room for), so that they are delivered again at once rather than after their lease runs out.
+  The attempt does not count.
 
-  KEYS: the partition keys (lib.lua).
+  KEYS: the partition keys (lib.lua); on partition 0 of a queue with a concurrency limit also the
+        limiter's keys (limiter.lua): KEYS[#KEYS - 1] starts, KEYS[#KEYS] slots.
   ARGV[2]   entries  "<id>\t<token>\n" per entry (readEntries)
+  ARGV[3]   optional, with the limiter's keys: the limiter's wake channel; ARGV[4] this partition's
+            number. The entries' concurrency slots ("<partition>:<token>") are freed in the same
+            call, so a job handed back never keeps its slot (a `concurrency: 1` queue would stall
+            for a lease), and a full `slots` that frees one PUBLISHes on the channel, as
+            limiter.lua `free` does.
   Returns: number of jobs released (the others were no longer held by the caller).
   Errors: none.
 ]]
@@ -30,4 +37,14 @@ for i = 1, #ids do
 end
 zaddMany(dueKey, requeued)
 if minDue ~= nil then wakeIfHead(minDue) end
+local limiterWake = ARGV[3]
+if limiterWake then
+  -- Every entry's slot goes, held or not: a token is this caller's alone, and its job does not run here.
+  local slotsKey, partition = KEYS[#KEYS], ARGV[4]
+  local members = {}
+  for i = 1, #ids do members[i] = partition .. ':' .. tokens[i] end
+  local before = rcall('ZCARD', slotsKey)
+  local concurrency = tonumber(rcall('HGET', metaKey, 'concurrency'))
+  if callMany('ZREM', slotsKey, members) > 0 and concurrency and before >= concurrency then rcall('PUBLISH', limiterWake, nowMs()) end
+end
 return #requeued / 2
