@@ -137,7 +137,9 @@ export class PullConsumer<T = unknown> {
   /**
    * Fails a claimed job: it is retried after `retryDelayMs` (default: the backoff), or
    * dead-lettered when out of attempts or when `dead` is true. `'stale'` when the token does not
-   * hold the job (counted in `stale`, as a stale ack is).
+   * hold the job (counted in `stale`, as a stale ack is). A fail sent again with the same token
+   * within 90 s (its reply was lost) answers as the first send did, and changes nothing: its
+   * `retryAt` is the retry's due time while the job still waits for it, absent once a claim took it.
    */
   async fail(id: string, token: string, options: { error?: string; retryDelayMs?: number; dead?: boolean } = {}): Promise<{ result: 'retried' | 'dead' | 'stale'; retryAt?: number }> {
     this.#assertOpen();
@@ -161,9 +163,12 @@ export class PullConsumer<T = unknown> {
       ? retryDelayAfter(job.attempts, job.maxAttempts ?? this.#maxAttempts, job.backoff ?? this.#backoff, options.error, { dead: options.dead, retryDelayMs: options.retryDelayMs })
       : -1;
     const message = (options.error ?? 'failed by the consumer').slice(0, 4_096);
-    const { now, stale } = await store.fail([{ id, token, retryDelayMs, message }]);
+    const { now, stale, resent } = await store.fail([{ id, token, retryDelayMs, message }]);
     this.#limiter?.release(store, token);
     if (stale.length > 0) return { result: 'stale' };
+    // A resend after a lost reply: the first send decided, from the attempt count it read then.
+    const first = resent[0];
+    if (first !== undefined) return first.result === 'dead' || first.retryAt === undefined ? { result: first.result } : { result: 'retried', retryAt: first.retryAt };
     return retryDelayMs === -1 ? { result: 'dead' } : { result: 'retried', retryAt: now + retryDelayMs };
   }
 

@@ -47,19 +47,25 @@ describe('PullConsumer', () => {
     assert.ok(Date.now() - started >= 290);
   });
 
-  it('fail retries with backoff, then dead-letters; a stale token is refused', async () => {
+  it('fail retries with backoff, then dead-letters; a fail sent again answers as the first did; a stale token is refused', async () => {
     const { queue, consumer } = pair({ maxAttempts: 2 });
     const id = await queue.add('x');
     const [first] = await consumer.claim();
-    const retried = await consumer.fail(id, first!.token, { error: 'first failure' });
+    const retried = await consumer.fail(id, first!.token, { error: 'first failure', retryDelayMs: 300 });
     assert.equal(retried.result, 'retried');
-    assert.equal((await consumer.fail(id, first!.token)).result, 'stale');
+    // Sent again (a reply lost): the first send's outcome, although a fresh read now sees the last attempt.
+    assert.deepEqual(await consumer.fail(id, first!.token, { error: 'first failure', retryDelayMs: 300 }), retried);
+    assert.equal((await queue.stats()).ready + (await queue.stats()).delayed, 1, 'the resend changed nothing');
     const [second] = await consumer.claim({ waitMs: 2_000 });
     assert.equal(second?.attempt, 2);
+    assert.deepEqual(await consumer.fail(id, first!.token), { result: 'retried' }, 'no due time once the retry was claimed');
     assert.deepEqual(await consumer.fail(id, second!.token, { error: 'second failure' }), { result: 'dead' });
+    assert.deepEqual(await consumer.fail(id, second!.token, { error: 'second failure' }), { result: 'dead' });
+    assert.deepEqual(await consumer.fail(id, '12345'), { result: 'stale' }, 'a token that never held the job');
     const dead = await queue.get(id);
     assert.equal(dead?.state, 'dead');
     assert.equal(dead?.lastError, 'second failure');
+    assert.equal(dead?.attempts, 2, 'each attempt counted once');
   });
 
   it('ack tells acked (also resent), stale (another token completed the job) and not found (no such job, no such queue) apart, by the script', async () => {

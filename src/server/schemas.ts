@@ -421,7 +421,7 @@ export const answers = {
   failed: {
     type: 'object',
     required: ['result'],
-    properties: { result: { enum: ['retried', 'dead'] }, retryAt: { ...epochMs, description: 'When the next attempt falls due (when retried).' } },
+    properties: { result: { enum: ['retried', 'dead'] }, retryAt: { ...epochMs, description: 'When the next attempt falls due (when retried; absent on a resent fail whose retry another claim has taken).' } },
   },
   extended: { type: 'object', required: ['result', 'leaseUntilAt'], properties: { result: { const: 'extended' }, leaseUntilAt: epochMs } },
   queues: {

@@ -58,6 +58,19 @@ export interface FailEntry extends LeaseRef {
   readonly message: string;
 }
 
+/** A fail that an earlier send applied (its reply was lost): what that send did. */
+export type ResentFail =
+  | { readonly index: number; readonly result: 'dead' }
+  /** `retryAt`: the retry's due time (server ms) while the job still waits for it. */
+  | { readonly index: number; readonly result: 'retried'; readonly retryAt: number | undefined };
+
+/** What a fail call did: the server's now, the positions refused as stale, and the resends. */
+export interface FailResult {
+  readonly now: number;
+  readonly stale: number[];
+  readonly resent: ResentFail[];
+}
+
 export interface ClaimResult {
   /** Server time of the call, ms. */
   readonly now: number;
@@ -203,8 +216,8 @@ export interface PartitionStorage {
    * (one JSON text per lease, '' for none) is sent only when the queue keeps completed jobs.
    */
   ack(leases: readonly LeaseRef[], results?: readonly string[]): Promise<{ stale: number[]; notFound: number[] }>;
-  /** Schedules retries or dead-letters; the positions refused. */
-  fail(entries: readonly FailEntry[]): Promise<{ now: number; stale: number[] }>;
+  /** Schedules retries or dead-letters; the positions refused, and those an earlier send applied (with its outcome). */
+  fail(entries: readonly FailEntry[]): Promise<FailResult>;
   /** Renews leases; the positions this caller no longer holds. */
   extend(leaseMs: number, leases: readonly LeaseRef[]): Promise<number[]>;
   /** `extend`, with the server's now at which the new leases began. */

@@ -11,12 +11,14 @@ import type {
   DueHistogram,
   EncodedJob,
   FailEntry,
+  FailResult,
   JobSnapshot,
   LeaseRef,
   ListPosition,
   ListResult,
   PartitionStats,
   PartitionStorage,
+  ResentFail,
   ScheduleWrite,
   ScheduleWriteResult,
 } from './partition-storage.js';
@@ -174,11 +176,22 @@ export class PartitionStore implements PartitionStorage {
     return split === -1 ? { stale: reply.slice(1), notFound: [] } : { stale: reply.slice(1, split), notFound: reply.slice(split + 1) };
   }
 
-  /** Returns the positions in `entries` whose fail was rejected (stale token, or no such job); the script counts them in `stale`. */
-  async fail(entries: readonly FailEntry[]): Promise<{ now: number; stale: number[] }> {
+  /**
+   * Returns the positions in `entries` whose fail was rejected (stale token, or no such job; the
+   * script counts them in `stale`), and those an earlier send of the same fail applied, with its
+   * outcome (a resend after a lost reply).
+   */
+  async fail(entries: readonly FailEntry[]): Promise<FailResult> {
     const args = entries.flatMap(entry => [entry.id, entry.token, entry.retryDelayMs, entry.message]);
     const reply = (await runScript(this.redis, 'fail', this.keys, args, [failMemoKey(this.prefix, this.queue, this.partition)])) as number[];
-    return { now: reply[0] as number, stale: reply.slice(1) };
+    const split = reply.indexOf(-1, 1);
+    if (split === -1) return { now: reply[0] as number, stale: reply.slice(1), resent: [] };
+    const resent: ResentFail[] = [];
+    for (let i = split + 1; i + 1 < reply.length; i += 2) {
+      const outcome = reply[i + 1] as number;
+      resent.push(outcome === -1 ? { index: reply[i] as number, result: 'dead' } : { index: reply[i] as number, result: 'retried', retryAt: outcome === 0 ? undefined : outcome });
+    }
+    return { now: reply[0] as number, stale: reply.slice(1, split), resent };
   }
 
   /** Renews leases; returns the positions in `leases` this caller no longer holds. */

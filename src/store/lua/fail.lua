@@ -4,14 +4,18 @@
   The worker decides retry or dead (it knows the attempt count, maxAttempts and UnrecoverableError).
 
   KEYS: the partition keys (lib.lua), then
-  KEYS[#KEYS] failed  ZSET  token -> failedAt (ms): the tokens whose fail this script applied in
-                      the last FAIL_MEMO_MS (tokens are unique per partition: the `seq` counter), so
-                      that a fail resent after a lost reply answers as the first send did, as a
-                      resent ack answers `acked` (the `done` buckets): not `stale`
+  KEYS[#KEYS] failed  ZSET  token -> failedAt * 2 + (1 if dead-lettered, 0 if retried): the tokens
+                      whose fail this script applied in the last FAIL_MEMO_MS (tokens are unique per
+                      partition: the `seq` counter), so that a fail resent after a lost reply answers
+                      as the first send did, as a resent ack answers `acked` (the `done` buckets):
+                      not `stale`, and with the first send's outcome
   ARGV[2..] groups of  id, token, retryDelayMs (ms; -1 = dead-letter), error message
-  Returns: { now, staleIndex1, ... }  0-based positions of the entries whose token does not hold
-           the job (or no such job) and did not fail it lately: nothing changed for them, and each
-           counts in `stale`. Every other entry is applied: now, or by an earlier send of it.
+  Returns: { now, staleIndex1, ..., -1, resentIndex1, outcome1, ... }  0-based positions of the
+           entries whose token does not hold the job (or no such job) and did not fail it lately:
+           nothing changed for them, and each counts in `stale`; then, after -1 (only when there are
+           any), the entries an earlier send of this fail applied, each with that send's outcome:
+           -1 dead-lettered, else the retry's due time (ms) while the job still waits for it, 0 when
+           it no longer does (claimed again since). Every other entry is applied now.
   Errors: none.
 ]]
 -- As long as a completed job is remembered at least (lib.lua, DONE_PERIOD_MS: 60 to 90 s), the
@@ -20,6 +24,7 @@ local FAIL_MEMO_MS = 90000
 local failedKey = KEYS[#KEYS]
 local now = nowMs()
 local out = { now }
+local resent = {}
 local ids, tokens = {}, {}
 for i = 2, #ARGV, 4 do
   ids[#ids + 1] = ARGV[i]
@@ -60,15 +65,26 @@ for i = 1, #ids do
     end
     records[#records + 1] = id
     records[#records + 1] = writeRecord(r)
-    failedTokens[#failedTokens + 1] = now
+    failedTokens[#failedTokens + 1] = now * 2 + (retryDelayMs >= 0 and 0 or 1)
     failedTokens[#failedTokens + 1] = tokens[i]
-  elseif not rcall('ZSCORE', failedKey, tokens[i]) then
-    out[#out + 1] = i - 1
+  else
+    local memo = rcall('ZSCORE', failedKey, tokens[i])
+    if not memo then
+      out[#out + 1] = i - 1
+    else
+      resent[#resent + 1] = i - 1
+      if tonumber(memo) % 2 == 1 then
+        resent[#resent + 1] = -1
+      else
+        -- The retry waits in `due` under its due time, unless a claim took it since.
+        resent[#resent + 1] = tonumber(rcall('ZSCORE', dueKey, ids[i]) or '0')
+      end
+    end
   end
 end
 if #failedTokens > 0 then
   -- Trimmed as it grows, and gone with a queue that stops failing jobs.
-  rcall('ZREMRANGEBYSCORE', failedKey, '-inf', now - FAIL_MEMO_MS)
+  rcall('ZREMRANGEBYSCORE', failedKey, '-inf', (now - FAIL_MEMO_MS) * 2)
   zaddMany(failedKey, failedTokens)
   rcall('PEXPIRE', failedKey, FAIL_MEMO_MS)
 end
@@ -80,4 +96,8 @@ if #retried > 0 then rcall('HINCRBY', countersKey, 'retried', #retried / 2) end
 if #buried > 0 then rcall('HINCRBY', countersKey, 'dead', #buried / 2) end
 if #out > 1 then rcall('HINCRBY', countersKey, 'stale', #out - 1) end
 if minDue ~= nil then wakeIfHead(minDue) end
+if #resent > 0 then
+  out[#out + 1] = -1
+  for k = 1, #resent do out[#out + 1] = resent[k] end
+end
 return out
