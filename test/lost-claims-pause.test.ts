@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { Queue, Worker } from '../src/index.js';
 import { holdRequest, startFaultProxy } from './chaos/proxy.js';
 import { mostOverlapping } from './helpers/limits.js';
+import { claimRun, monitorCommands } from './helpers/monitor.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -28,8 +29,16 @@ interface Run {
 describe('lost claim replies: Redis paused (CLIENT PAUSE WRITE) past the call timeout', () => {
   it('a limited queue: both jobs of the claim Redis ran after the worker gave up start within 2 s of the pause ending, as the same attempt (maxAttempts 1)', async t => {
     const proxy = await startFaultProxy({ target: { host: '127.0.0.1', port: redis.server.port } });
+    // Closed in reverse order, whatever fails (the worker and the monitor before the proxy).
+    const owned: { close(): unknown }[] = [proxy];
+    t.after(async () => {
+      await redis.raw.call('CLIENT', 'UNPAUSE').catch(() => undefined);
+      proxy.setMode('pass');
+      for (const item of owned.reverse()) await item.close();
+    });
     const name = uniqueQueue('paused');
     const queue = new Queue<string>(name, { connection: redis.url });
+    owned.push(queue);
     const runs: Run[] = [];
     const errors: string[] = [];
     // Capacity 4 over a limit of 2: the claim asks for (and is granted) both slots, and only the
@@ -43,23 +52,16 @@ describe('lost claim replies: Redis paused (CLIENT PAUSE WRITE) past the call ti
       },
       { connection: { host: '127.0.0.1', port: proxy.port, commandTimeout: CALL_TIMEOUT_MS }, concurrency: 4, leaseMs: LEASE_MS, maxAttempts: 1 },
     );
+    owned.push(worker);
     worker.on('error', error => errors.push((error as Error).message));
     // Every claim Redis runs, when it runs it (MONITOR reports a held command at its execution).
-    const monitor = await redis.raw.monitor();
     const claimsRun: { at: number; memo: string }[] = [];
-    monitor.on('monitor', (time: string, args: string[]) => {
-      if (args[0]?.toLowerCase() !== 'evalsha') return;
-      const memo = args.find(arg => arg.includes(CLAIM_CALL));
-      if (memo) claimsRun.push({ at: Number(time) * 1_000, memo });
-    });
-    t.after(async () => {
-      await redis.raw.call('CLIENT', 'UNPAUSE').catch(() => undefined);
-      proxy.setMode('pass');
-      await worker.close();
-      await queue.close();
-      monitor.disconnect();
-      await proxy.close();
-    });
+    owned.push(
+      await monitorCommands(redis.server.port, (at, line) => {
+        const memo = claimRun(line, name, 0);
+        if (memo) claimsRun.push({ at, memo });
+      }),
+    );
     await queue.setLimits({ concurrency: 2 });
     await worker.waitUntilReady();
     // Warm-up: the worker has learned that the queue is limited, and claims through the limiter.
