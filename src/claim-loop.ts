@@ -430,7 +430,7 @@ export class ClaimLoop {
     // Leases are counted from the first send: the first run may have taken the jobs then.
     const leaseFrom = resent?.firstSentAt ?? sentAt;
     // The limiter records the tokens it takes here, so that a resend reuses them.
-    const pending: PendingClaim = { resend: resent !== undefined, grant: resent?.grant, wanted: resent?.wanted ?? limit };
+    const pending: PendingClaim = { resend: resent !== undefined, claimId, grant: resent?.grant, wanted: resent?.wanted ?? limit };
     // Whether a job fell due since the last claim found nothing: a limited queue then takes tokens at once.
     const woken = source.heardAt !== Number.POSITIVE_INFINITY;
     source.heardAt = Number.POSITIVE_INFINITY;

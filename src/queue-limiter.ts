@@ -29,6 +29,11 @@ export interface LimitedClaimResult extends ClaimResult {
 export interface PendingClaim {
   /** A resend of a claim whose reply was lost (the same claim id). */
   readonly resend: boolean;
+  /**
+   * The claim's id, also its grant's id at the limiter: an acquire sent again after a lost reply
+   * gets back the tokens the first send took (lua/limiter.lua), instead of finding them taken.
+   */
+  readonly claimId: string;
   /** The tokens the claim holds, once the acquire answered. */
   grant: Grant | undefined;
   /** What the acquire asked for. */
@@ -124,7 +129,7 @@ export class QueueLimiter {
 
   async #claimWithTokens(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall, pending: PendingClaim | undefined): Promise<LimitedClaimResult> {
     const heard = this.#freedHeard;
-    const grant = await this.store.acquire(want, leaseMs, newClaimId());
+    const grant = await this.store.acquire(want, leaseMs, pending?.claimId ?? newClaimId());
     this.slots = grant.concurrency;
     this.limitedAt = grant.limitedAt;
     if (!grant.rate && !grant.concurrency) {

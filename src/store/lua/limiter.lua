@@ -31,7 +31,9 @@
           workers that a full concurrency refused sleep until then, they do not poll)
 
   Returns: per op, below.
-  acquire ARGV[4] want, ARGV[5] leaseMs, ARGV[6] grant id (unique per call)
+  acquire ARGV[4] want, ARGV[5] leaseMs, ARGV[6] grant id (unique per claim; the same when a claim
+          is resent after a lost reply: an acquire that finds its grant's members still held answers
+          with them, granting nothing more, so a lost acquire reply costs no tokens)
     Returns { now, granted, retryAt, kinds, limitedAt }
       granted  tokens granted, 0..want; members "<grant>.1".."<grant>.<granted>" hold them
       retryAt  when a token may be free again (ms) if granted < want: the oldest start leaving the
@@ -86,6 +88,15 @@ if op == 'acquire' then
   local kinds = (rateMax and 1 or 0) + (concurrency and 2 or 0)
   -- Each limit grants what it has room for now; the grant is the least of them. When the caller
   -- gets fewer than it asked for, retryAt is when every limit that ran out has room again.
+  -- Sent again (its reply was lost): the tokens the first send took, still held, are the grant,
+  -- all of them (also beyond a smaller `want` now: the claim hands back jobs it has no room for,
+  -- and the settle frees every member of the grant). A claim takes at most 1,000 jobs.
+  local heldKey = (concurrency and slotsKey) or (rateMax and startsKey)
+  if heldKey and rcall('ZSCORE', heldKey, grant .. '.1') then
+    local held = 1
+    while held < 1000 and rcall('ZSCORE', heldKey, grant .. '.' .. (held + 1)) do held = held + 1 end
+    return { now, held, -1, kinds, tonumber(limits[4]) or -1 }
+  end
   local free, retryAt = want, -1
   local paceFrom, interval, logRoom, slotRoom
   if rateMax then
