@@ -92,17 +92,26 @@ const USAGE = `usage: npm run bench -- [--quick] [--only=${PHASE_NAMES.join(',')
 
 const FLAGS = ['quick', 'only', 'reps', 'concurrency', 'out', 'help', 'cold-jobs', 'spread-jobs', 'scale-waiting', 'profile'];
 
-export function parseOptions(argv: readonly string[]): BenchOptions {
+/**
+ * `--name=value` and `--name` arguments of a bench command, by name ('' for a bare flag); an
+ * argument not among `names` throws with the usage; `--help` prints the usage and exits.
+ */
+export function parseFlags(argv: readonly string[], names: readonly string[], usage: string): Map<string, string> {
   const flags = new Map<string, string>();
   for (const arg of argv) {
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!match || !FLAGS.includes(match[1] as string)) throw new Error(`Unknown argument ${arg}\n${USAGE}`);
+    if (!match || !names.includes(match[1] as string)) throw new Error(`Unknown argument ${arg}\n${usage}`);
     flags.set(match[1] as string, match[2] ?? '');
   }
   if (flags.has('help')) {
-    console.log(USAGE);
+    console.log(usage);
     process.exit(0);
   }
+  return flags;
+}
+
+export function parseOptions(argv: readonly string[]): BenchOptions {
+  const flags = parseFlags(argv, FLAGS, USAGE);
   const quick = flags.has('quick');
   const concurrencies = flags.has('concurrency') ? [positiveInt(flags.get('concurrency'), 50, 'concurrency')] : [50, 100];
   const scale = quick

@@ -7,11 +7,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from 'ioredis';
-import { Queue, Worker } from '../src/index.js';
+import { Queue } from '../src/index.js';
 import { partitionKeys } from '../src/store/keys.js';
 import { partitionOf } from '../src/store/partitions.js';
 import { startLocalCluster, type ClusterNode, type LocalCluster } from './helpers/cluster.js';
-import { mostOverlapping } from './helpers/limits.js';
+import { mostOverlapping, recordingWorker } from './helpers/limits.js';
 import { claimRun, monitorCommands } from './helpers/monitor.js';
 import { sleep, waitFor } from './helpers/redis.js';
 
@@ -32,13 +32,6 @@ after(async () => {
   client?.disconnect();
   await cluster?.stop();
 });
-
-interface Run {
-  id: string;
-  attempt: number;
-  start: number;
-  end: number;
-}
 
 /** An id of the queue's `partition` (ids are placed by their hash). */
 function idIn(partition: number, n: number): string {
@@ -75,21 +68,8 @@ describe('lost claim replies: a Cluster master frozen past the call timeout', ()
       await resume();
       for (const item of owned.reverse()) await item.close();
     });
-    const runs: Run[] = [];
-    const errors: string[] = [];
-    // Capacity 4 over a limit of 2: the claim asks for (and is granted) both slots, and only the
-    // limiter keeps the worker from running more.
-    const worker = new Worker<string>(
-      name,
-      async job => {
-        const start = Date.now();
-        await sleep(150);
-        runs.push({ id: job.id, attempt: job.attempt, start, end: Date.now() });
-      },
-      { connection: workerClient, concurrency: 4, leaseMs: LEASE_MS, maxAttempts: 1, partitions: PARTITIONS },
-    );
+    const { worker, runs, errors } = recordingWorker(name, { connection: workerClient, concurrency: 4, leaseMs: LEASE_MS, maxAttempts: 1, partitions: PARTITIONS });
     owned.push(worker);
-    worker.on('error', error => errors.push((error as Error).message));
     // Every claim of partition p the frozen master runs, when it runs it (a frozen node runs
     // nothing; MONITOR reports a command at its execution).
     const claimsRun: { at: number; memo: string }[] = [];

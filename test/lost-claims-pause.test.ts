@@ -6,9 +6,9 @@
 // between the limiter's grant (answered) and the claim (held), every time.
 import assert from 'node:assert/strict';
 import { describe, it, type TestContext } from 'node:test';
-import { Queue, Worker } from '../src/index.js';
+import { Queue } from '../src/index.js';
 import { holdRequest, startFaultProxy } from './chaos/proxy.js';
-import { mostOverlapping } from './helpers/limits.js';
+import { mostOverlapping, recordingWorker } from './helpers/limits.js';
 import { claimRun, monitorCommands } from './helpers/monitor.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
@@ -18,13 +18,6 @@ const redis = useRedis({ appendOnly: false });
 const CLAIM_CALL = '}:claim:';
 const CALL_TIMEOUT_MS = 300;
 const LEASE_MS = 6_000;
-
-interface Run {
-  id: string;
-  attempt: number;
-  start: number;
-  end: number;
-}
 
 /** The limiter's acquire call (lua/limiter.lua): its op is an argument of its own. */
 const ACQUIRE_CALL = '\r\nacquire\r\n';
@@ -46,21 +39,8 @@ async function lostReplyUnderPause(t: TestContext, held: 'claim' | 'acquire'): P
   const name = uniqueQueue('paused');
   const queue = new Queue<string>(name, { connection: redis.url });
   owned.push(queue);
-  const runs: Run[] = [];
-  const errors: string[] = [];
-  // Capacity 4 over a limit of 2: the claim asks for (and is granted) both slots, and only the
-  // limiter keeps the worker from running more.
-  const worker = new Worker<string>(
-    name,
-    async job => {
-      const start = Date.now();
-      await sleep(150);
-      runs.push({ id: job.id, attempt: job.attempt, start, end: Date.now() });
-    },
-    { connection: { host: '127.0.0.1', port: proxy.port, commandTimeout: CALL_TIMEOUT_MS }, concurrency: 4, leaseMs: LEASE_MS, maxAttempts: 1 },
-  );
+  const { worker, runs, errors } = recordingWorker(name, { connection: { host: '127.0.0.1', port: proxy.port, commandTimeout: CALL_TIMEOUT_MS }, concurrency: 4, leaseMs: LEASE_MS, maxAttempts: 1 });
   owned.push(worker);
-  worker.on('error', error => errors.push((error as Error).message));
   // Every claim Redis runs, when it runs it (MONITOR reports a held command at its execution).
   const claimsRun: { at: number; memo: string }[] = [];
   owned.push(

@@ -1,4 +1,5 @@
 /** Command-line options of `npm run soak` and the fixed shape of its load. */
+import { parseFlags } from '../options.js';
 
 export interface SoakOptions {
   /** Minutes of steady load (the drain and the memory check come after). */
@@ -56,16 +57,7 @@ const USAGE = `usage: npm run soak -- [--minutes=N] [--rate=N] [--limited-rate=N
 const FLAGS = ['minutes', 'rate', 'limited-rate', 'out', 'inject', 'help'];
 
 export function parseSoakOptions(argv: readonly string[]): SoakOptions {
-  const flags = new Map<string, string>();
-  for (const arg of argv) {
-    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
-    if (!match || !FLAGS.includes(match[1] as string)) throw new Error(`Unknown argument ${arg}\n${USAGE}`);
-    flags.set(match[1] as string, match[2] ?? '');
-  }
-  if (flags.has('help')) {
-    console.log(USAGE);
-    process.exit(0);
-  }
+  const flags = parseFlags(argv, FLAGS, USAGE);
   const inject = flags.get('inject');
   if (inject !== undefined && inject !== 'lose') throw new Error(`--inject must be 'lose', got '${inject}'\n${USAGE}`);
   return {

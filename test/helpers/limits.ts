@@ -1,3 +1,4 @@
+import { Worker, type WorkerOptions } from '../../src/index.js';
 // Measures of how work started: the busiest window of starts, the most handlers at once.
 
 /** The most starts any window of `windowMs` holds (windows start at each start: the worst ones). */
@@ -26,4 +27,33 @@ export function mostOverlapping(intervals: readonly (readonly [number, number])[
     most = Math.max(most, now);
   }
   return most;
+}
+
+/** A handler's run, as a recording worker keeps it (local ms). */
+export interface Run {
+  id: string;
+  attempt: number;
+  start: number;
+  end: number;
+}
+
+/**
+ * A Worker whose handler takes `handlerMs` and records each run, and the messages of its `error`
+ * events: what the lost-reply tests judge. Capacity 4 over a queue limit of 2 in those tests: a
+ * claim asks for (and is granted) both slots, and only the limiter keeps the worker from running more.
+ */
+export function recordingWorker(name: string, options: WorkerOptions & { batch?: undefined }, handlerMs = 150): { worker: Worker<string>; runs: Run[]; errors: string[] } {
+  const runs: Run[] = [];
+  const errors: string[] = [];
+  const worker = new Worker<string>(
+    name,
+    async job => {
+      const start = Date.now();
+      await new Promise(resolve => setTimeout(resolve, handlerMs));
+      runs.push({ id: job.id, attempt: job.attempt, start, end: Date.now() });
+    },
+    options,
+  );
+  worker.on('error', error => errors.push((error as Error).message));
+  return { worker, runs, errors };
 }
