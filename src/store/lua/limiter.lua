@@ -196,12 +196,7 @@ end
 if op == 'free' then
   local members = {}
   for i = 4, #ARGV do members[#members + 1] = ARGV[i] end
-  local before = rcall('ZCARD', slotsKey)
-  local removed = callMany('ZREM', slotsKey, members)
-  local concurrency = tonumber(rcall('HGET', metaKey, 'concurrency'))
-  -- Only a full `slots` refused anyone: then the ones it refused sleep until this message.
-  if removed > 0 and concurrency and before >= concurrency then rcall('PUBLISH', limiterWake, now) end
-  return removed
+  return freeSlots(slotsKey, members, limiterWake, now)
 end
 
 if op == 'read' then

@@ -40,11 +40,9 @@ if minDue ~= nil then wakeIfHead(minDue) end
 local limiterWake = ARGV[3]
 if limiterWake then
   -- Every entry's slot goes, held or not: a token is this caller's alone, and its job does not run here.
-  local slotsKey, partition = KEYS[#KEYS], ARGV[4]
+  local partition = ARGV[4]
   local members = {}
   for i = 1, #ids do members[i] = partition .. ':' .. tokens[i] end
-  local before = rcall('ZCARD', slotsKey)
-  local concurrency = tonumber(rcall('HGET', metaKey, 'concurrency'))
-  if callMany('ZREM', slotsKey, members) > 0 and concurrency and before >= concurrency then rcall('PUBLISH', limiterWake, nowMs()) end
+  freeSlots(KEYS[#KEYS], members, limiterWake)
 end
 return #requeued / 2
