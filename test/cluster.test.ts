@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Cluster } from 'ioredis';
 import { Queue, Worker } from '../src/index.js';
-import { startLocalCluster, type LocalCluster } from './helpers/cluster.js';
+import { idIn, startLocalCluster, type LocalCluster } from './helpers/cluster.js';
 import { busiestWindow, mostOverlapping } from './helpers/limits.js';
 import { sleep, waitFor } from './helpers/redis.js';
 import { partitionKeys } from '../src/store/keys.js';
@@ -221,10 +221,3 @@ function endOfLongestPause(times: readonly number[], from: number): number {
   return end;
 }
 
-/** A job id of `partition`, unique per `n`. */
-function idIn(partition: number, count: number, n: number): string {
-  for (let salt = 0; ; salt++) {
-    const id = `job-${n}-${salt}`;
-    if (partitionOf(id, count) === partition) return id;
-  }
-}

@@ -9,8 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { Cluster } from 'ioredis';
 import { Queue } from '../src/index.js';
 import { partitionKeys } from '../src/store/keys.js';
-import { partitionOf } from '../src/store/partitions.js';
-import { startLocalCluster, type ClusterNode, type LocalCluster } from './helpers/cluster.js';
+import { idIn, startLocalCluster, type ClusterNode, type LocalCluster } from './helpers/cluster.js';
 import { mostOverlapping, recordingWorker } from './helpers/limits.js';
 import { claimRun, monitorCommands } from './helpers/monitor.js';
 import { sleep, waitFor } from './helpers/redis.js';
@@ -32,14 +31,6 @@ after(async () => {
   client?.disconnect();
   await cluster?.stop();
 });
-
-/** An id of the queue's `partition` (ids are placed by their hash). */
-function idIn(partition: number, n: number): string {
-  for (let salt = 0; ; salt++) {
-    const id = `job-${n}-${salt}`;
-    if (partitionOf(id, PARTITIONS) === partition) return id;
-  }
-}
 
 describe('lost claim replies: a Cluster master frozen past the call timeout', () => {
   it("a limited queue over 6 partitions: the jobs of the claim the frozen master ran after the worker gave up start within 2 s of SIGCONT, as the same attempt; concurrency 2 is never exceeded", async t => {
@@ -82,16 +73,16 @@ describe('lost claim replies: a Cluster master frozen past the call timeout', ()
     await queue.setLimits({ concurrency: 2 });
     await worker.waitUntilReady();
     // Warm-up: the worker has learned that the queue is limited, and claims through the limiter.
-    await queue.add('warm-up', { id: idIn(elsewhere[0] as number, 0) });
+    await queue.add('warm-up', { id: idIn(elsewhere[0] as number, PARTITIONS, 0) });
     await waitFor(() => runs.length === 1, 5_000, 'the warm-up job');
     await sleep(100);
 
     // Two jobs of partition p due together (one claim takes both), and four elsewhere due a little
     // later, while the lost claim's grant holds both slots: they must wait for them.
     const at = Date.now() + 400;
-    const lostIds = [idIn(p, 1), idIn(p, 2)];
+    const lostIds = [idIn(p, PARTITIONS, 1), idIn(p, PARTITIONS, 2)];
     for (const id of lostIds) await queue.add(id, { id, at });
-    const otherIds = elsewhere.slice(0, 4).map((partition, n) => idIn(partition, 10 + n));
+    const otherIds = elsewhere.slice(0, 4).map((partition, n) => idIn(partition, PARTITIONS, 10 + n));
     for (const id of otherIds) await queue.add(id, { id, at: at + 400 });
     // Frozen before the jobs fall due: the claim that takes them is the first call to reach it.
     const untilDue = at - 100 - Date.now();

@@ -7,6 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import { freePort, startLocalRedis, type LocalRedis } from '../../src/local-redis.js';
+import { partitionOf } from '../../src/store/partitions.js';
 
 const run = promisify(execFile);
 
@@ -268,5 +269,13 @@ async function migrateSlot(cluster: LocalCluster, slot: number, to: ClusterNode,
   } finally {
     source.disconnect();
     target.disconnect();
+  }
+}
+
+/** A job id that a queue of `count` partitions places in `partition` (ids go by their hash), unique per `n`. */
+export function idIn(partition: number, count: number, n: number): string {
+  for (let salt = 0; ; salt++) {
+    const id = `job-${n}-${salt}`;
+    if (partitionOf(id, count) === partition) return id;
   }
 }
