@@ -15,7 +15,7 @@
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { Queue, Worker } from '../src/index.js';
-import { partitionKeys } from '../src/store/keys.js';
+import { partitionKeys } from '../src/store/redis/keys.js';
 import { startLocalCluster, type ClusterNode, type LocalCluster } from '../test/helpers/cluster.js';
 
 const SIZES = [1, 2, 3] as const;

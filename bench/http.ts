@@ -13,7 +13,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Worker as Thread } from 'node:worker_threads';
-import { startLocalRedis } from '../src/local-redis.js';
+import { startLocalRedis } from '../src/deploy/local-redis.js';
 import { buildApp } from '../src/server/app.js';
 import { percentile } from './stats.js';
 

@@ -4,7 +4,7 @@
  * still running are tracked so that an error or Ctrl-C can stop them all.
  */
 import { Redis } from 'ioredis';
-import { startLocalRedis, type LocalRedis } from '../src/local-redis.js';
+import { startLocalRedis, type LocalRedis } from '../src/deploy/local-redis.js';
 
 const live = new Set<LocalRedis>();
 

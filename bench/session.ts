@@ -3,7 +3,7 @@
  * for INFO. Everything is closed and the server stopped when the measurement ends, also on error.
  */
 import type { Redis } from 'ioredis';
-import type { LocalRedis } from '../src/local-redis.js';
+import type { LocalRedis } from '../src/deploy/local-redis.js';
 import { createDriver } from './drivers/index.js';
 import type { Driver, LibraryName } from './drivers/types.js';
 import { openProbe, startServer, stopServer } from './servers.js';

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Queue } from '../src/index.js';
-import { startLocalRedis } from '../src/local-redis.js';
+import { startLocalRedis } from '../src/deploy/local-redis.js';
 
 const JOBS = Number(process.argv[2] ?? 100_000);
 const server = await startLocalRedis({ appendOnly: false });

@@ -12,7 +12,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import { Worker as Thread } from 'node:worker_threads';
 import { Queue } from '../src/index.js';
-import { startLocalRedis, type LocalRedis } from '../src/local-redis.js';
+import { startLocalRedis, type LocalRedis } from '../src/deploy/local-redis.js';
 import { WebhookDelivery } from '../src/server/webhooks.js';
 import { percentile, perSecond, sleep } from './stats.js';
 

@@ -9,8 +9,8 @@
  */
 import { Redis } from 'ioredis';
 import { Queue } from '../src/index.js';
-import { startLocalRedis } from '../src/local-redis.js';
-import { PartitionStore } from '../src/store/partition-store.js';
+import { startLocalRedis } from '../src/deploy/local-redis.js';
+import { PartitionStore } from '../src/store/redis/partition-store.js';
 
 const jobsArg = process.argv.find(arg => arg.startsWith('--jobs='));
 const JOBS = jobsArg ? Number(jobsArg.slice('--jobs='.length)) : 1_000_000;

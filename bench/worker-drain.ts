@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { Queue, Worker } from '../src/index.js';
-import { startLocalRedis } from '../src/local-redis.js';
+import { startLocalRedis } from '../src/deploy/local-redis.js';
 
 interface Payload {
   n: number;

@@ -5,7 +5,7 @@
 //   npm start                      (starts a private redis-server for the demo)
 //   REDIS_URL=redis://... npm start (uses your Redis)
 import { Queue, Worker } from '../src/index.js';
-import { RedisServerNotFoundError, startLocalRedis, type LocalRedis } from '../src/local-redis.js';
+import { RedisServerNotFoundError, startLocalRedis, type LocalRedis } from '../src/deploy/local-redis.js';
 
 interface OrderTimeout {
   orderId: number;

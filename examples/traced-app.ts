@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { trace } from '@opentelemetry/api';
 import { NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-node';
 import { Queue, Worker } from '../src/index.js';
-import { startLocalRedis, type LocalRedis } from '../src/local-redis.js';
+import { startLocalRedis, type LocalRedis } from '../src/deploy/local-redis.js';
 
 const QUEUE = 'traced-emails';
 const role = process.argv[2] ?? 'both';

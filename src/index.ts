@@ -2,10 +2,10 @@
  * sandglass: a delay queue on Redis. The public surface, listed explicitly.
  * @packageDocumentation
  */
-export { Queue, listQueues, type QueueOptions, type JobPage, type ListOptions } from './queue.js';
-export { PullConsumer, type PullConsumerOptions, type PulledJob } from './pull-consumer.js';
-export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker.js';
-export type { TracingParent } from './telemetry-consumer.js';
+export { Queue, listQueues, type QueueOptions, type JobPage, type ListOptions } from './client/queue.js';
+export { PullConsumer, type PullConsumerOptions, type PulledJob } from './worker/pull-consumer.js';
+export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker/worker.js';
+export type { TracingParent } from './telemetry/consumer.js';
 export {
   SandglassError,
   type SandglassErrorCode,
@@ -21,10 +21,10 @@ export {
   ClosedError,
   UnrecoverableError,
   IncompatibleStorageError,
-} from './errors.js';
-export { parseDuration } from './duration.js';
-export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES, QUEUE_NAME_RULE, isQueueName, assertInteger } from './validate.js';
-export { defaultLogger } from './logger.js';
+} from './core/errors.js';
+export { parseDuration } from './core/duration.js';
+export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES, QUEUE_NAME_RULE, isQueueName, assertInteger } from './core/validate.js';
+export { defaultLogger } from './core/logger.js';
 export type {
   AddOptions,
   AddSettings,
@@ -55,4 +55,4 @@ export type {
   Retention,
   RetentionInput,
   ResultTooLarge,
-} from './types.js';
+} from './core/types.js';

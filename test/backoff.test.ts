@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { backoffDelayMs, decodeBackoff, encodeBackoff } from '../src/backoff.js';
+import { backoffDelayMs, decodeBackoff, encodeBackoff } from '../src/core/backoff.js';
 
 describe('backoff', () => {
   it('fixed waits the same every time', () => {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
-import { freePort, startLocalRedis, type LocalRedis } from '../src/local-redis.js';
+import { freePort, startLocalRedis, type LocalRedis } from '../src/deploy/local-redis.js';
 import { uniqueQueue } from './helpers/redis.js';
 import { request, sandglass, sandglassJson, startServe } from './helpers/sandglass-process.js';
 

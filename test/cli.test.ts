@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { Queue, Worker } from '../src/index.js';
-import { freePort } from '../src/local-redis.js';
-import { redactUrl } from '../src/redact-url.js';
+import { freePort } from '../src/deploy/local-redis.js';
+import { redactUrl } from '../src/deploy/redact-url.js';
 import { cliPath, runCli, type CliRun } from './helpers/cli.js';
 import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 

@@ -5,8 +5,8 @@ import { Queue, Worker } from '../src/index.js';
 import { idIn, startLocalCluster, type LocalCluster } from './helpers/cluster.js';
 import { busiestWindow, mostOverlapping } from './helpers/limits.js';
 import { sleep, waitFor } from './helpers/redis.js';
-import { partitionKeys } from '../src/store/keys.js';
-import { partitionOf } from '../src/store/partitions.js';
+import { partitionKeys } from '../src/store/redis/keys.js';
+import { partitionOf } from '../src/store/redis/partitions.js';
 
 /** Largest pause allowed in a healthy partition's deliveries while another master fails over. */
 const GAP_BOUND_MS = 1_500;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ConnectionError, PullConsumer, Queue, RedisOutOfMemoryError, ValidationError, Worker, type Logger } from '../src/index.js';
-import { startLocalRedis, type LocalRedis } from '../src/local-redis.js';
+import { startLocalRedis, type LocalRedis } from '../src/deploy/local-redis.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: true });

@@ -4,9 +4,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PullConsumer, Queue, ValidationError, Worker, type JobInfo } from '../src/index.js';
-import { partitionKeys } from '../src/store/keys.js';
-import { PartitionStore } from '../src/store/partition-store.js';
-import { MAX_DELAY_MS } from '../src/validate.js';
+import { partitionKeys } from '../src/store/redis/keys.js';
+import { PartitionStore } from '../src/store/redis/partition-store.js';
+import { MAX_DELAY_MS } from '../src/core/validate.js';
 import { checkInvariant, snapshot } from './chaos/checker.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { Cluster, Redis } from 'ioredis';
-import { describeConnection, describeRedis } from '../src/redis-description.js';
+import { describeConnection, describeRedis } from '../src/deploy/redis-description.js';
 import { startApp } from './helpers/http.js';
 import { useRedis } from './helpers/redis.js';
 

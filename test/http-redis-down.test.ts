@@ -3,7 +3,7 @@
 // Redis is back. And Redis at maxmemory: adds answer 507 REDIS_FULL, reads and cancels still work.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startLocalRedis } from '../src/local-redis.js';
+import { startLocalRedis } from '../src/deploy/local-redis.js';
 import { buildApp } from '../src/server/app.js';
 import { client, useApp } from './helpers/http.js';
 import { useRedis, waitFor } from './helpers/redis.js';

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { claimMemoKey, failMemoKey, partitionKeys, limiterKeys, queueRegistryKey, wheelBucketKey, wheelIndexKey, PARTITION_KEY_NAMES } from '../src/store/keys.js';
-import { SCRIPT_NAMES, scriptSource } from '../src/store/scripts.js';
+import { claimMemoKey, failMemoKey, partitionKeys, limiterKeys, queueRegistryKey, wheelBucketKey, wheelIndexKey, PARTITION_KEY_NAMES } from '../src/store/redis/keys.js';
+import { SCRIPT_NAMES, scriptSource } from '../src/store/redis/scripts.js';
 import { useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
 
 const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-const luaDir = new URL('../src/store/lua/', import.meta.url);
+const luaDir = new URL('../src/store/redis/lua/', import.meta.url);
 
 describe('documented layout', () => {
   it("the README's Redis keys table lists exactly the keys keys.ts builds", () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PullConsumer, Queue, ValidationError, Worker, type Job } from '../src/index.js';
-import { limiterKeys } from '../src/store/keys.js';
+import { limiterKeys } from '../src/store/redis/keys.js';
 import { busiestWindow, mostOverlapping } from './helpers/limits.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Cluster } from 'ioredis';
 import { Queue } from '../src/index.js';
-import { partitionKeys } from '../src/store/keys.js';
+import { partitionKeys } from '../src/store/redis/keys.js';
 import { idIn, startLocalCluster, type ClusterNode, type LocalCluster } from './helpers/cluster.js';
 import { mostOverlapping, recordingWorker } from './helpers/limits.js';
 import { claimRun, monitorCommands } from './helpers/monitor.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { NotFoundError, PullConsumer, Queue, type PulledJob } from '../src/index.js';
-import { partitionKeys } from '../src/store/keys.js';
+import { partitionKeys } from '../src/store/redis/keys.js';
 import { checkInvariant, snapshot } from './chaos/checker.js';
 import { sleep, uniqueQueue, useRedis } from './helpers/redis.js';
 

@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { Queue, Worker } from '../src/index.js';
-import { PartitionStore } from '../src/store/partition-store.js';
-import { scriptSource } from '../src/store/scripts.js';
+import { PartitionStore } from '../src/store/redis/partition-store.js';
+import { scriptSource } from '../src/store/redis/scripts.js';
 import { countByJob, killAll, readLedgers, spawnWorkers } from './fixtures/worker-process.js';
 import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 

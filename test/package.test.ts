@@ -162,7 +162,7 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the packed package, installed into an app', () => {
   it('ships the built code, the Lua scripts and the dashboard; not src/, and every source map carries its sources', () => {
-    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/local-redis.js', 'dist/server/signature.js', 'dist/cli.js', 'dist/store/lua/ack.lua', 'dashboard/index.html']) {
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/deploy/local-redis.js', 'dist/server/signature.js', 'dist/cli.js', 'dist/store/redis/lua/ack.lua', 'dashboard/index.html']) {
       assert.ok(existsSync(join(installed, file)), `${file} is in the package`);
     }
     assert.ok(!existsSync(join(installed, 'src')), 'src/ is not shipped');

@@ -3,7 +3,7 @@ import { snapshot } from './chaos/checker.js';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { NotReplicatedError, Queue } from '../src/index.js';
-import { startLocalRedis, type LocalRedis } from '../src/local-redis.js';
+import { startLocalRedis, type LocalRedis } from '../src/deploy/local-redis.js';
 import { waitFor } from './helpers/redis.js';
 
 let primary: LocalRedis;

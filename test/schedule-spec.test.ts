@@ -1,8 +1,8 @@
 // The schedule spec's rules (issue 9): each bad spec is a ValidationError a user can act on. No Redis.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ValidationError } from '../src/errors.js';
-import { MIN_EVERY_MS, resolveScheduleSpec, scheduleDefinitionHash } from '../src/schedule-spec.js';
+import { ValidationError } from '../src/core/errors.js';
+import { MIN_EVERY_MS, resolveScheduleSpec, scheduleDefinitionHash } from '../src/schedules/spec.js';
 
 const NOW = Date.parse('2027-01-01T00:00:00Z');
 

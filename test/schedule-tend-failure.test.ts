@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Queue, Worker } from '../src/index.js';
-import { PartitionStore } from '../src/store/partition-store.js';
+import { PartitionStore } from '../src/store/redis/partition-store.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });

@@ -2,8 +2,8 @@
 // in UTC, worked by hand from the zone's rules, not taken from the cron library. No Redis.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { resolveScheduleSpec, type ScheduleSpec } from '../src/schedule-spec.js';
-import { MAX_CATCH_UP_TICKS, missedTicks, nextTickAfter, upcomingTicks } from '../src/schedule-time.js';
+import { resolveScheduleSpec, type ScheduleSpec } from '../src/schedules/spec.js';
+import { MAX_CATCH_UP_TICKS, missedTicks, nextTickAfter, upcomingTicks } from '../src/schedules/time.js';
 
 const ms = (iso: string): number => Date.parse(iso);
 const iso = (ticks: number[]): string[] => ticks.map((t) => new Date(t).toISOString());

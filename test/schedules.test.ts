@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NotFoundError, Queue, ValidationError, Worker, type Job } from '../src/index.js';
-import { partitionKeys } from '../src/store/keys.js';
-import { PartitionStore } from '../src/store/partition-store.js';
+import { partitionKeys } from '../src/store/redis/keys.js';
+import { PartitionStore } from '../src/store/redis/partition-store.js';
 import { uniqueQueue, useRedis, waitFor, sleep } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });

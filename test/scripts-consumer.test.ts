@@ -5,8 +5,8 @@
 // a lease "<token>,<dueAt>" in `leases` for each job in `active`.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PartitionStore } from '../src/store/partition-store.js';
-import { PARTITION_KEY_NAMES } from '../src/store/keys.js';
+import { PartitionStore } from '../src/store/redis/partition-store.js';
+import { PARTITION_KEY_NAMES } from '../src/store/redis/keys.js';
 import { uniqueQueue, useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });

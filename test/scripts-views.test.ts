@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Queue, type JobInfo, type JobState } from '../src/index.js';
-import { partitionKeys } from '../src/store/keys.js';
-import { PartitionStore } from '../src/store/partition-store.js';
+import { partitionKeys } from '../src/store/redis/keys.js';
+import { PartitionStore } from '../src/store/redis/partition-store.js';
 import type { ListPosition } from '../src/store/partition-storage.js';
 import { uniqueQueue, useRedis } from './helpers/redis.js';
 

@@ -9,9 +9,9 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { claimDataFolder, LOCK_FILE, processStartTime, readDataFolderOwner } from '../src/data-folder.js';
+import { claimDataFolder, LOCK_FILE, processStartTime, readDataFolderOwner } from '../src/deploy/data-folder.js';
 import { ConflictError } from '../src/index.js';
-import { freePort, startLocalRedis } from '../src/local-redis.js';
+import { freePort, startLocalRedis } from '../src/deploy/local-redis.js';
 import { useRedis, waitFor } from './helpers/redis.js';
 
 const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));

@@ -2,8 +2,8 @@
 // the batch, and a call that fails is sent again without losing or repeating an entry.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Settler, type SettleOutcome, type Settlement } from '../src/settler.js';
-import { PartitionStore, type LeaseRef } from '../src/store/partition-store.js';
+import { Settler, type SettleOutcome, type Settlement } from '../src/worker/settler.js';
+import { PartitionStore, type LeaseRef } from '../src/store/redis/partition-store.js';
 import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { RedisServerNotFoundError, startLocalRedis } from '../src/local-redis.js';
+import { RedisServerNotFoundError, startLocalRedis } from '../src/deploy/local-redis.js';
 import { cleanEnv, npmCli, onPath, runCommand } from './helpers/commands.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

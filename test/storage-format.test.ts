@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import type { Redis } from 'ioredis';
 import { IncompatibleStorageError, PullConsumer, Queue, Worker } from '../src/index.js';
-import { partitionKeys } from '../src/store/keys.js';
-import { STORAGE_FORMAT } from '../src/store/partitions.js';
+import { partitionKeys } from '../src/store/redis/keys.js';
+import { STORAGE_FORMAT } from '../src/store/redis/partitions.js';
 import { useApp } from './helpers/http.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 

@@ -89,7 +89,7 @@ describe('bad input gets a typed error and writes nothing', () => {
 
 describe('generated ids', () => {
   it('sort in creation order even when a million are made in one millisecond', async () => {
-    const { newJobId } = await import('../src/ids.js');
+    const { newJobId } = await import('../src/core/ids.js');
     const frozenMs = Date.now() + 10_000;
     let previous = newJobId(frozenMs);
     for (let i = 0; i < 1_700_000; i++) {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Cluster } from 'ioredis';
 import { Queue, Worker } from '../src/index.js';
-import { partitionKeys, wheelBucketKey, wheelIndexKey } from '../src/store/keys.js';
+import { partitionKeys, wheelBucketKey, wheelIndexKey } from '../src/store/redis/keys.js';
 import { startLocalCluster, type LocalCluster } from './helpers/cluster.js';
 import { waitFor } from './helpers/redis.js';
 

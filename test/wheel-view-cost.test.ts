@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import type { Redis } from 'ioredis';
 import { before, describe, it } from 'node:test';
 import { Queue } from '../src/index.js';
-import { partitionKeys } from '../src/store/keys.js';
-import { PartitionStore } from '../src/store/partition-store.js';
+import { partitionKeys } from '../src/store/redis/keys.js';
+import { PartitionStore } from '../src/store/redis/partition-store.js';
 import { uniqueQueue, useRedis } from './helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });

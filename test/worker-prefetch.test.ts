@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Queue, Worker } from '../src/index.js';
-import { PartitionStore } from '../src/store/partition-store.js';
+import { PartitionStore } from '../src/store/redis/partition-store.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 // The prefetch: jobs claimed ahead of free handler slots, held under lease until a slot frees.

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { acquireConnection } from '../src/connection.js';
+import { acquireConnection } from '../src/connection/connection.js';
 import { Queue, ValidationError, Worker, type Job } from '../src/index.js';
-import { partitionKeys } from '../src/store/keys.js';
-import { newGroup, splitRound, type QueueGroup } from '../src/queue-priority.js';
-import { partitionOf } from '../src/store/partitions.js';
+import { partitionKeys } from '../src/store/redis/keys.js';
+import { newGroup, splitRound, type QueueGroup } from '../src/worker/priority.js';
+import { partitionOf } from '../src/store/redis/partitions.js';
 import { uniqueQueue, useRedis, waitFor } from './helpers/redis.js';
 
 // Queue priorities across the queues one Worker serves: `weights` and `strictPriority`.

@@ -4,7 +4,7 @@
  * sandglass, it keeps no record of completed jobs (keeping them would slow it down and grow memory).
  */
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
-import type { LocalRedis } from '../../src/local-redis.js';
+import type { LocalRedis } from '../../src/deploy/local-redis.js';
 import { PAYLOAD, type Driver, type Payload, type RunningWorker, type WorkerSpec } from './types.js';
 
 export function bullmqDriver(server: LocalRedis): Driver {

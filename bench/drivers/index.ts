@@ -1,5 +1,5 @@
 /** Picks the driver of a library. */
-import type { LocalRedis } from '../../src/local-redis.js';
+import type { LocalRedis } from '../../src/deploy/local-redis.js';
 import { bullmqDriver } from './bullmq.js';
 import { sandglassDriver } from './sandglass.js';
 import type { Driver, LibraryName } from './types.js';

@@ -1,6 +1,6 @@
 /** The bench driver for sandglass, through its public API only. */
 import { Queue, Worker } from '../../src/index.js';
-import type { LocalRedis } from '../../src/local-redis.js';
+import type { LocalRedis } from '../../src/deploy/local-redis.js';
 import { PAYLOAD, type Driver, type Payload, type RunningWorker, type WorkerSpec } from './types.js';
 
 export function sandglassDriver(server: LocalRedis): Driver {

@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Redis } from 'ioredis';
 import { Queue } from '../../src/index.js';
-import { startLocalRedis, type LocalRedis } from '../../src/local-redis.js';
+import { startLocalRedis, type LocalRedis } from '../../src/deploy/local-redis.js';
 import { machineFacts } from '../machine.js';
 import { infoNumber, openProbe, readInfo } from '../servers.js';
 import { sleep } from '../stats.js';

@@ -6,9 +6,9 @@
 // `npm run bench` in the repository.
 import type { Command } from 'commander';
 import { Queue, ValidationError, Worker } from '../index.js';
-import { startLocalRedis, type LocalRedis } from '../local-redis.js';
-import { redactUrl } from '../redact-url.js';
-import { closeWithin } from '../connection.js';
+import { startLocalRedis, type LocalRedis } from '../deploy/local-redis.js';
+import { redactUrl } from '../deploy/redact-url.js';
+import { closeWithin } from '../connection/connection.js';
 import type { Cli } from './context.js';
 import { durationArgument, integerArgument } from './input.js';
 

@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { registerBenchCommand } from './bench.js';
-import { DEFAULT_DATA_DIR } from '../data-folder.js';
-import { REDIS_SECRETS, REDIS_SETTINGS } from '../redis-target.js';
+import { DEFAULT_DATA_DIR } from '../deploy/data-folder.js';
+import { REDIS_SECRETS, REDIS_SETTINGS } from '../deploy/redis-target.js';
 import { Cli, DEFAULT_REDIS_URL, EXIT, ExitCode, RedisSettingsError, describeError, exitCodeOf } from './context.js';
 import { registerDeadCommands } from './dead.js';
 import { registerFlowCommands } from './flow.js';

@@ -4,7 +4,7 @@
 // command is dispatched, and the server's own resolver applies environment variables and defaults.
 import { Option, type Command } from 'commander';
 import { SandglassError, ValidationError } from '../index.js';
-import { REDIS_SETTINGS } from '../redis-target.js';
+import { REDIS_SETTINGS } from '../deploy/redis-target.js';
 
 export function registerServeCommand(program: Command): void {
   const serve = program

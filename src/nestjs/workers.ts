@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { ValidationError } from '../errors.js';
-import { Worker, type WorkerOptions } from '../worker.js';
+import { ValidationError } from '../core/errors.js';
+import { Worker, type WorkerOptions } from '../worker/worker.js';
 import type { JobEventName, ProcessorMetadata } from './decorators.js';
 import { QueueRegistry, type QueuePlace } from './queue-registry.js';
 import { ON_JOB_EVENT_METADATA, PROCESSOR_METADATA } from './tokens.js';

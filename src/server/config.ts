@@ -8,8 +8,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { QUEUE_NAME_RULE, SandglassError, ValidationError, isQueueName } from '../index.js';
-import { DEFAULT_DATA_DIR } from '../data-folder.js';
-import { REDIS_SECRETS, REDIS_SETTINGS, resolveRedisSettings, type RedisSettingName, type RedisSettings, type RedisTarget } from '../redis-target.js';
+import { DEFAULT_DATA_DIR } from '../deploy/data-folder.js';
+import { REDIS_SECRETS, REDIS_SETTINGS, resolveRedisSettings, type RedisSettingName, type RedisSettings, type RedisTarget } from '../deploy/redis-target.js';
 import { parseWebhookBindings, type WebhookBinding } from './webhooks.js';
 
 /** The settled configuration. */

@@ -6,7 +6,7 @@
  * integers beyond ±(2^53 - 1), which only the raw text shows (after JSON.parse the digits are gone).
  */
 import type { FastifyInstance } from 'fastify';
-import { findChangedNumber } from '../json-numbers.js';
+import { findChangedNumber } from '../core/json-numbers.js';
 import { HttpError } from './errors.js';
 
 /** Deepest nesting of objects and arrays accepted in a body, counting the body itself. */

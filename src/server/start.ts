@@ -6,9 +6,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
-import { closeWithin } from '../connection.js';
+import { closeWithin } from '../connection/connection.js';
 import type { ConnectionOption } from '../index.js';
-import type { OpenedRedis } from '../redis-target.js';
+import type { OpenedRedis } from '../deploy/redis-target.js';
 import { buildApp } from './app.js';
 import type { ServeConfig } from './config.js';
 import { createLogger, toLibraryLogger } from './logger.js';

@@ -4,10 +4,10 @@
  * how a backend keeps them (sorted-set scores, status codes, a far-future tier) stays behind it.
  * `PartitionStore` (Redis + Lua) is the implementation.
  */
-import type { StoredJob } from './record.js';
-import type { StoredDefinition, StoredSchedule } from './schedule-record.js';
-import type { CancelResult, JobState, RescheduleResult } from '../types.js';
-import type { Due } from '../validate.js';
+import type { StoredJob } from './redis/record.js';
+import type { StoredDefinition, StoredSchedule } from './redis/schedule-record.js';
+import type { CancelResult, JobState, RescheduleResult } from '../core/types.js';
+import type { Due } from '../core/validate.js';
 
 /** A job ready to be written by `add`, validated and encoded by the Queue. */
 export interface EncodedJob {
@@ -239,7 +239,7 @@ export interface PartitionStorage {
   purgeDead(limit: number): Promise<number>;
   setPaused(paused: boolean): Promise<void>;
   /**
-   * Stores the partition's retention (`retain`, the `meta` form of src/retention.ts; '' leaves it
+   * Stores the partition's retention (`retain`, the `meta` form of src/flow/retention.ts; '' leaves it
    * as it is), then removes up to `limit` kept completed jobs beyond it (0: none). Returns the
    * stored form ('' when none) and how many it removed.
    */

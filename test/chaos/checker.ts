@@ -2,7 +2,7 @@
 // lost, duplicated and early jobs, and whether every job is in exactly one state.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { partitionKeys } from '../../src/store/keys.js';
+import { partitionKeys } from '../../src/store/redis/keys.js';
 import type { ChaosEntry } from './worker.js';
 
 /** A worker process killed with SIGKILL: its ledger and when. */

@@ -3,7 +3,7 @@
 // script ended they started. Expected: within a few ms; seen: up to seconds (the claim retry backoff).
 import { Redis } from 'ioredis';
 import { Queue, Worker } from '../../src/index.js';
-import { startLocalRedis } from '../../src/local-redis.js';
+import { startLocalRedis } from '../../src/deploy/local-redis.js';
 
 const server = await startLocalRedis({ appendOnly: false });
 const raw = new Redis(server.url);

@@ -17,7 +17,7 @@
 // As a module it gives the harness spawnChaosWorker and readChaosLedger.
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { PartitionStore } from '../../src/store/partition-store.js';
+import { PartitionStore } from '../../src/store/redis/partition-store.js';
 import { runWorkerProcess, spawnWorkerProgram, type LedgerEntry, type WorkerProcess, type WorkerProcessOptions } from '../fixtures/worker-process.js';
 
 /** The payload every chaos producer adds. */

@@ -6,8 +6,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
-import { freePort, startLocalRedis, type LocalRedis } from '../../src/local-redis.js';
-import { partitionOf } from '../../src/store/partitions.js';
+import { freePort, startLocalRedis, type LocalRedis } from '../../src/deploy/local-redis.js';
+import { partitionOf } from '../../src/store/redis/partitions.js';
 
 const run = promisify(execFile);
 

@@ -2,7 +2,7 @@
 // shared instance on 6379. Started before the file's tests, stopped by pid after them.
 import { after, before } from 'node:test';
 import { Redis } from 'ioredis';
-import { startLocalRedis, type LocalRedis, type LocalRedisOptions } from '../../src/local-redis.js';
+import { startLocalRedis, type LocalRedis, type LocalRedisOptions } from '../../src/deploy/local-redis.js';
 
 let counter = 0;
 

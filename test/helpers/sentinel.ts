@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
-import { freePort, startLocalRedis, type LocalRedis } from '../../src/local-redis.js';
+import { freePort, startLocalRedis, type LocalRedis } from '../../src/deploy/local-redis.js';
 
 export const MASTER_NAME = 'mymaster';
 

@@ -1,6 +1,6 @@
 /** The service-info route: which Redis and key prefix this service shows, and its version. */
 import { readFileSync } from 'node:fs';
-import { describeConnection } from '../../redis-description.js';
+import { describeConnection } from '../../deploy/redis-description.js';
 import type { Handlers, ServiceContext } from '../context.js';
 
 /** The package's version, from package.json (two folders up from both src/server/routes and dist/server/routes). */

@@ -1,6 +1,6 @@
 /** Producer routes: add, bulk add, get, cancel, reschedule. */
 import { ValidationError, type AddOptions, type BackoffOption, type Duration, type When } from '../../index.js';
-import { requestTraceparent } from '../../telemetry.js';
+import { requestTraceparent } from '../../telemetry/telemetry.js';
 import { params, type Handlers, type ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 

@@ -1,0 +1,155 @@
+import { decodeBackoff } from '../../core/backoff.js';
+import type { BackoffOption, Job } from '../../core/types.js';
+import { tickOfJob } from './schedule-record.js';
+
+/** A job record as stored in the partition's `jobs` hash, decoded (see lua/lib.lua). */
+export interface StoredJob {
+  readonly id: string;
+  /** Deliveries so far (a claim counts one). */
+  readonly attempts: number;
+  /** The fencing token of the current claim (its lease, lua/lib.lua); '0' when not active. */
+  readonly token: string;
+  /** When the job fell due; only known while it is active or dead (a waiting job's is its `due` score). */
+  readonly dueAt: number | undefined;
+  readonly maxAttempts: number | undefined;
+  readonly backoff: BackoffOption | undefined;
+  /** The tick time, for a schedule's tick job (the header's 6th field); else undefined. */
+  readonly tickAt: number | undefined;
+  /** The W3C traceparent of the job's producer, when it was added in a trace (the header's last field); else undefined. */
+  readonly traceparent: string | undefined;
+  readonly payloadJson: string;
+}
+
+// The optional fields after backoff: a tick time (digits), then a traceparent ("00-..."), lua/lib.lua.
+const HEADER = /^(\d+),(\d+),(\d*),(\d*),([^,\n]*)(?:,(\d+))?(?:,([0-9a-f]{2}-[^,\n]*))?\n/;
+/** '-', the 3rd character of a traceparent: what tells it from a tick time (digits only). */
+const DASH = 45;
+
+/**
+ * The jobs of a claim reply (claim.lua): `dueList` "<id>\t<dueAt>\t..." and `records`
+ * "<record>\t...", in the same order. A record is as stored: it does not count the delivery under
+ * way (attempt = its attempts + 1) and its token and due time are the lease's. Tokens are
+ * `tokens[k]` when given (the answer to a resent claim), else `firstToken + k`.
+ *
+ * Runs once per claimed job on a worker's hot path: it walks both strings with indexOf instead of
+ * splitting them (no intermediate arrays) and reads the header's numbers digit by digit (no
+ * substring per field); the only strings made per job are its id, payload and token.
+ */
+export function decodeClaimed(dueList: string, records: string, firstToken: number, tokens?: readonly string[]): StoredJob[] {
+  const out: StoredJob[] = [];
+  if (dueList === '') return out;
+  const dueEnd = dueList.length;
+  const recordsEnd = records.length;
+  let d = 0; // start of the next "<id>\t<dueAt>" in dueList
+  let r = 0; // start of the next record in records
+  for (let k = 0; d < dueEnd; k++) {
+    if (r > recordsEnd) throw new Error('A claim reply is malformed');
+    const idEnd = dueList.indexOf('\t', d);
+    if (idEnd < 0) throw new Error('A claim reply is malformed');
+    let scoreEnd = dueList.indexOf('\t', idEnd + 1);
+    if (scoreEnd < 0) scoreEnd = dueEnd;
+    const id = dueList.slice(d, idEnd);
+    let recordEnd = records.indexOf('\t', r);
+    if (recordEnd < 0) recordEnd = recordsEnd;
+    // "attempts,token,dueAt,maxAttempts,backoff[,tickAt]\n": the lease's token and due time replace the record's.
+    const headerEnd = records.indexOf('\n', r);
+    const c1 = records.indexOf(',', r);
+    const c3 = c1 < 0 ? -1 : records.indexOf(',', records.indexOf(',', c1 + 1) + 1);
+    const c4 = c3 < 0 ? -1 : records.indexOf(',', c3 + 1);
+    if (headerEnd < 0 || headerEnd > recordEnd || c1 < 0 || c4 < 0 || c4 > headerEnd) throw new Error(`Job ${id} has a malformed record`);
+    // A schedule's tick has a 6th field, its tick time; a traced job a last one, its traceparent
+    // (lua/lib.lua). Most jobs have neither, and pay one indexOf for them.
+    let c5 = records.indexOf(',', c4 + 1);
+    if (c5 < 0 || c5 > headerEnd) c5 = headerEnd;
+    let tickAt: number | undefined;
+    let traceparent: string | undefined;
+    if (c5 < headerEnd) {
+      if (records.charCodeAt(c5 + 3) === DASH) {
+        traceparent = records.slice(c5 + 1, headerEnd);
+      } else {
+        let c6 = records.indexOf(',', c5 + 1);
+        if (c6 < 0 || c6 > headerEnd) c6 = headerEnd;
+        tickAt = Number(records.slice(c5 + 1, c6));
+        if (c6 < headerEnd) traceparent = records.slice(c6 + 1, headerEnd);
+      }
+    }
+    // Plain digits, always, as claim.lua writes them; anything else is read the slow way.
+    let attempts = digitsAt(records, r, c1);
+    if (Number.isNaN(attempts)) attempts = Number(records.slice(r, c1));
+    let dueAt = digitsAt(dueList, idEnd + 1, scoreEnd);
+    if (Number.isNaN(dueAt)) dueAt = Number(dueList.slice(idEnd + 1, scoreEnd));
+    out.push({
+      id,
+      attempts: attempts + 1,
+      token: tokens ? (tokens[k] as string) : String(firstToken + k),
+      dueAt,
+      maxAttempts: c4 === c3 + 1 ? undefined : Number(records.slice(c3 + 1, c4)),
+      backoff: c4 + 1 === c5 ? undefined : decodeBackoff(records.slice(c4 + 1, c5)),
+      tickAt,
+      traceparent,
+      payloadJson: records.slice(headerEnd + 1, recordEnd),
+    });
+    d = scoreEnd + 1;
+    r = recordEnd + 1;
+  }
+  if (r <= recordsEnd || (tokens && tokens.length !== out.length)) throw new Error('A claim reply is malformed');
+  return out;
+}
+
+/** The non-negative integer written in `text` from `start` to `end` (exclusive); NaN unless all digits. */
+function digitsAt(text: string, start: number, end: number): number {
+  if (end <= start) return Number.NaN;
+  let value = 0;
+  for (let i = start; i < end; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return Number.NaN;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+export function decodeRecord(id: string, record: string): StoredJob {
+  const match = HEADER.exec(record);
+  if (!match) throw new Error(`Job ${id} has a malformed record`);
+  const [header, attempts, token, dueAt, maxAttempts, backoff, tickAt, traceparent] = match as unknown as [string, string, string, string, string, string, string | undefined, string | undefined];
+  return {
+    id,
+    attempts: Number(attempts),
+    token,
+    dueAt: dueAt === '' ? undefined : Number(dueAt),
+    maxAttempts: maxAttempts === '' ? undefined : Number(maxAttempts),
+    backoff: decodeBackoff(backoff),
+    tickAt: tickAt === undefined ? undefined : Number(tickAt),
+    traceparent,
+    payloadJson: record.slice(header.length),
+  };
+}
+
+/**
+ * A kept completed job as `results` holds it (lua/lib.lua, "Retention"): "<result JSON>\n<record>",
+ * the record counting the delivery that completed it; `resultJson` '' when no result was kept.
+ */
+export function decodeKept(id: string, value: string): { job: StoredJob; resultJson: string } {
+  const nl = value.indexOf('\n');
+  if (nl < 0) throw new Error(`Job ${id} has a malformed kept record`);
+  return { job: decodeRecord(id, value.slice(nl + 1)), resultJson: value.slice(0, nl) };
+}
+
+/**
+ * The `Job` fields of a claimed record, for a Worker's handler and a PullConsumer's caller alike.
+ * `defaultMaxAttempts` is the consumer's, for jobs added without their own.
+ */
+export function claimedJobFields<T>(queue: string, stored: StoredJob, defaultMaxAttempts: number): Omit<Job<T>, 'signal'> {
+  const fields: { -readonly [K in keyof Omit<Job<T>, 'signal'>]: Job<T>[K] } = {
+    id: stored.id,
+    queue,
+    payload: JSON.parse(stored.payloadJson) as T,
+    dueAt: stored.dueAt as number, // a claim always answers with the due score it took the job at
+    attempt: stored.attempts,
+    maxAttempts: stored.maxAttempts ?? defaultMaxAttempts,
+  };
+  // Set only when there is one: most jobs are neither ticks nor traced.
+  if (stored.tickAt !== undefined) fields.schedule = tickOfJob(stored.id, stored.tickAt);
+  if (stored.traceparent !== undefined) fields.traceparent = stored.traceparent;
+  return fields;
+}

@@ -1,0 +1,276 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Cluster, Redis } from 'ioredis';
+import { ConnectionError, RedisCommandError, RedisOutOfMemoryError, SandglassError } from '../../core/errors.js';
+import { PARTITION_KEY_NAMES, type PartitionKeys } from './keys.js';
+
+/** The atomic operations, one Lua file each in ./lua. */
+export const SCRIPT_NAMES = [
+  'add',
+  'claim',
+  'ack',
+  'fail',
+  'extend',
+  'release',
+  'cancel',
+  'reschedule',
+  'getJob',
+  'stats',
+  'listJobs',
+  'dueHistogram',
+  'retryDead',
+  'purgeDead',
+  'setPaused',
+  'initQueue',
+  'checkFormat',
+  'scheduleRead',
+  'scheduleWrite',
+  'retention',
+  'limiter',
+] as const;
+export type ScriptName = (typeof SCRIPT_NAMES)[number];
+
+interface LoadedScript {
+  readonly source: string;
+  readonly sha: string;
+}
+
+function loadScripts(): Record<ScriptName, LoadedScript> {
+  const dir = new URL('./lua/', import.meta.url);
+  const prelude = readFileSync(new URL('lib.lua', dir), 'utf8');
+  const scripts = {} as Record<ScriptName, LoadedScript>;
+  for (const name of SCRIPT_NAMES) {
+    // The prelude binds KEYS and ARGV[1] to names and holds the shared helpers; Redis has no
+    // include mechanism, so each script is sent with it. The script's shebang must stay the
+    // first line: its flags decide whether Redis runs it when `maxmemory` is reached (scripts
+    // that free memory or only move jobs are `allow-oom`, so workers keep draining a full Redis;
+    // `add` is refused before it writes anything).
+    const body = readFileSync(new URL(`${name}.lua`, dir), 'utf8');
+    const shebang = /^#!lua[^\n]*\n/.exec(body)?.[0];
+    if (!shebang) throw new Error(`Script ${name}.lua must start with a '#!lua' line`);
+    const source = `${shebang}${prelude}\n${body.slice(shebang.length)}`;
+    scripts[name] = { source, sha: createHash('sha1').update(source).digest('hex') };
+  }
+  return scripts;
+}
+
+const SCRIPTS = loadScripts();
+
+/** Source of one script as sent to Redis (for tests and tools). */
+export function scriptSource(name: ScriptName): string {
+  return SCRIPTS[name].source;
+}
+
+/** How long one script call waits for Redis, unless the connection says otherwise (`commandTimeout`). */
+export const DEFAULT_CALL_TIMEOUT_MS = 3_000;
+
+// Set by connection.ts for every client sandglass uses; a client it never saw gets the default.
+const callTimeouts = new WeakMap<object, number>();
+
+/** Sets how long each call on `redis` may wait for an answer before it fails with a ConnectionError. */
+export function setCallTimeout(redis: Redis | Cluster, timeoutMs: number): void {
+  callTimeouts.set(redis, timeoutMs);
+}
+
+/**
+ * Rejects with a ConnectionError when `work` has not settled within the connection's call timeout
+ * (plus `extraMs`, time Redis is asked to spend, such as WAIT's). ioredis alone bounds nothing
+ * here: a frozen server (SIGSTOP, a blackholed network) never answers and never closes the socket,
+ * and a command queued while reconnecting waits for the next of ever sparser retry rounds (2.8 s,
+ * then 8.8, 14.9 s...). The command itself is not withdrawn: like an add whose reply was lost, it
+ * may still run once Redis answers, which adds (by id) and claims (by claim id) are made safe for.
+ */
+export function withinCallTimeout<R>(redis: Redis | Cluster, operation: string, work: Promise<R>, extraMs = 0): Promise<R> {
+  const timeoutMs = (callTimeouts.get(redis) ?? DEFAULT_CALL_TIMEOUT_MS) + extraMs;
+  // One promise and one timer per call (no race between two promises): this runs for every claim
+  // and every ack. A `work` that settles after the timeout is heard and ignored.
+  return new Promise<R>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new ConnectionError(`${operation}: Redis did not answer within ${timeoutMs} ms (unreachable or frozen)`)), timeoutMs);
+    work.then(
+      value => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Runs a script on one partition: EVALSHA, and EVAL when Redis answers NOSCRIPT (after a restart,
+ * a failover or `SCRIPT FLUSH`), which also puts the script back into Redis's cache.
+ * Errors come back as sandglass errors.
+ */
+export async function runScript(
+  redis: Redis | Cluster,
+  name: ScriptName,
+  keys: PartitionKeys,
+  args: ReadonlyArray<string | number>,
+  extraKeys: readonly string[] = [],
+): Promise<unknown> {
+  const script = SCRIPTS[name];
+  const numKeys = partitionKeyList(keys).length + extraKeys.length;
+  // The arrays go to ioredis as they are: it flattens its arguments into a fresh array anyway, so
+  // nothing is copied here per call (this runs for every claim and every ack).
+  const rest = [partitionKeyList(keys), extraKeys, keys.wakeChannel, args] as unknown as string[];
+  return run(redis, name, useSource => (useSource ? redis.eval(script.source, numKeys, ...rest) : redis.evalsha(script.sha, numKeys, ...rest)));
+}
+
+// The KEYS of each partition, in script order, built once per partition (every call names them all).
+const keyLists = new WeakMap<PartitionKeys, readonly string[]>();
+
+function partitionKeyList(keys: PartitionKeys): readonly string[] {
+  let list = keyLists.get(keys);
+  if (list === undefined) {
+    list = PARTITION_KEY_NAMES.map(key => keys[key]);
+    keyLists.set(keys, list);
+  }
+  return list;
+}
+
+/**
+ * Runs a script, then `WAIT replicas timeoutMs` on the same connection (one pipeline, so a Cluster
+ * client sends both to the node that owns the keys). Returns the script's reply and how many
+ * replicas acknowledged the write.
+ */
+export async function runScriptAndWait(
+  redis: Redis | Cluster,
+  name: ScriptName,
+  keys: PartitionKeys,
+  args: ReadonlyArray<string | number>,
+  replicas: number,
+  timeoutMs: number,
+): Promise<{ reply: unknown; acknowledged: number }> {
+  const script = SCRIPTS[name];
+  const keyList = partitionKeyList(keys);
+  const argv = [keys.wakeChannel, ...args];
+  // Script and WAIT go in one pipeline, so that a Cluster client sends both to the node that owns
+  // the keys (WAIT counts the replicas that have this connection's writes). ioredis follows ASK and
+  // MOVED for a single command but not for such a pipeline (WAIT is a write command): here they are
+  // followed by sending the pipeline to the node named (after ASKING for ASK).
+  const sendAndWait = async (via: Redis | Cluster, asking: boolean, useSource: boolean) => {
+    const pipeline = via.pipeline();
+    if (asking) pipeline.asking();
+    if (useSource) pipeline.eval(script.source, keyList.length, ...keyList, ...argv);
+    else pipeline.evalsha(script.sha, keyList.length, ...keyList, ...argv);
+    pipeline.call('WAIT', replicas, timeoutMs);
+    const results = ((await pipeline.exec()) ?? []).slice(asking ? 1 : 0);
+    const [scriptError, reply] = results[0] ?? [new Error('empty pipeline reply'), undefined];
+    const [waitError, acknowledged] = results[1] ?? [new Error('empty pipeline reply'), undefined];
+    if (scriptError) throw scriptError;
+    if (waitError) throw waitError;
+    return { reply, acknowledged: Number(acknowledged) };
+  };
+  const send = async (useSource: boolean) => {
+    let via: Redis | Cluster = redis;
+    let asking = false;
+    for (let hop = 0; ; hop++) {
+      try {
+        return await sendAndWait(via, asking, useSource);
+      } catch (error) {
+        const node = hop < MAX_REDIRECTIONS ? redirectedNode(redis, error) : undefined;
+        if (!node) throw error; // ASK or MOVED to a node not known yet: waited out as a migration
+        via = node.client;
+        asking = node.asking;
+      }
+    }
+  };
+  return run(redis, name, send, timeoutMs);
+}
+
+/**
+ * The one runner behind both: `send(false)` sends EVALSHA, `send(true)` EVAL, which is sent when
+ * Redis answers NOSCRIPT; each attempt is bounded by the call timeout (plus `extraMs`, time Redis is
+ * asked to spend, such as WAIT's), a slot migration is waited out, errors are mapped to sandglass
+ * errors.
+ */
+async function run<R>(redis: Redis | Cluster, name: ScriptName, send: (useSource: boolean) => Promise<R>, extraMs = 0): Promise<R> {
+  const once = async () => {
+    try {
+      return await send(false);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return await send(true);
+    }
+  };
+  try {
+    return await retryWhileMigrating(() => withinCallTimeout(redis, name, once(), extraMs));
+  } catch (error) {
+    throw toSandglassError(error, name);
+  }
+}
+
+/** How long a call waits out a slot migration (TRYAGAIN) before giving up. */
+const MIGRATION_PATIENCE_MS = 5_000;
+
+/**
+ * While a Cluster slot moves, a script naming keys of which some are missing gets TRYAGAIN for as
+ * long as the move lasts (every sandglass script names all of a partition's keys). Nothing ran, so
+ * the call is retried with backoff for a few seconds; adds are idempotent by id and settles are
+ * fenced, so a retry can never double an effect.
+ */
+async function retryWhileMigrating<R>(call: () => Promise<R>): Promise<R> {
+  const giveUpAt = Date.now() + MIGRATION_PATIENCE_MS;
+  for (let delayMs = 20; ; delayMs = Math.min(500, delayMs * 2)) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isMigrating(error) || Date.now() + delayMs > giveUpAt) throw error;
+      await new Promise(resolve => setTimeout(resolve, delayMs));
+    }
+  }
+}
+
+/** Redirections followed by one call with `waitForReplicas` (a slot moves once at a time). */
+const MAX_REDIRECTIONS = 5;
+
+/**
+ * The node an ASK or MOVED reply of a Cluster names, if the client knows it. A MOVED also makes the
+ * client refresh its slot map, so that the next calls go to the new owner directly.
+ */
+function redirectedNode(redis: Redis | Cluster, error: unknown): { client: Redis; asking: boolean } | undefined {
+  const redirect = error instanceof Error ? /^(ASK|MOVED) \d+ (.+):(\d+)$/.exec(error.message) : null;
+  if (!redirect || !('refreshSlotsCache' in redis)) return undefined;
+  const [, kind, host, port] = redirect;
+  if (kind === 'MOVED') redis.refreshSlotsCache();
+  const client = redis.nodes('master').find(node => node.options.host === host && String(node.options.port) === port);
+  return client ? { client, asking: kind === 'ASK' } : undefined;
+}
+
+/**
+ * TRYAGAIN (or an ASK or MOVED not followed), or ioredis giving up after redirections (ASK, MOVED,
+ * TRYAGAIN): none of them ran the script. ioredis also gives up "after redirections" when a node's connection keeps closing (a dead
+ * master): that is an unreachable node, not a migration, and is not waited out.
+ */
+function isMigrating(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (/^(TRYAGAIN|ASK|MOVED) /.test(error.message)) return true;
+  return error.message.startsWith('Too many Cluster redirections') && /Last error: \S*:? ?(TRYAGAIN|ASK|MOVED)\b/.test(error.message);
+}
+
+/** Maps what ioredis throws to the typed errors of `errors.ts`. */
+export function toSandglassError(error: unknown, operation: string): Error {
+  if (error instanceof SandglassError) return error;
+  if (!(error instanceof Error)) return new RedisCommandError(`${operation}: ${String(error)}`, { cause: error });
+  const message = error.message;
+  if (message.startsWith('OOM')) {
+    return new RedisOutOfMemoryError(`${operation}: Redis is out of memory (maxmemory reached); nothing was written`, { cause: error });
+  }
+  if (
+    message.startsWith('BUSY') ||
+    message.startsWith('LOADING') ||
+    message.startsWith('MASTERDOWN') ||
+    message.startsWith('TRYAGAIN') ||
+    message.startsWith('ASK ') ||
+    message.startsWith('MOVED ') ||
+    message.startsWith('CLUSTERDOWN') ||
+    message.startsWith('Too many Cluster redirections')
+  ) {
+    return new ConnectionError(`${operation}: Redis is not serving commands right now (${message.split('\n')[0]})`, { cause: error });
+  }
+  if (error.name === 'ReplyError') return new RedisCommandError(`${operation}: ${message}`, { cause: error });
+  return new ConnectionError(`${operation}: Redis is unreachable (${message})`, { cause: error });
+}

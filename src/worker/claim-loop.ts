@@ -1,0 +1,574 @@
+import type { ConnectionLease } from '../connection/connection.js';
+import { ConflictError, IncompatibleStorageError } from '../core/errors.js';
+import { newClaimId } from '../core/ids.js';
+import { canClaim, newGroup, splitRound, type QueueGroup, type QueuePriority } from './priority.js';
+import { QueueLimiter, type PendingClaim } from '../flow/limiter.js';
+import type { Grant } from '../store/redis/limiter-store.js';
+import type { PartitionStore } from '../store/redis/partition-store.js';
+import { QueuePartitions } from '../store/redis/partitions.js';
+import { tendInBackground } from '../schedules/schedules.js';
+import type { StoredJob } from '../store/redis/record.js';
+import { MAX_CLAIM } from './worker-options.js';
+
+/** One partition this loop claims from, and the state of its claims. */
+export interface ClaimSource {
+  readonly queue: string;
+  readonly store: PartitionStore;
+  /** The queue's partition count (a schedule's tick ids are placed by it). */
+  readonly count: number;
+  /** When to claim from this partition next, server ms. */
+  nextAt: number;
+  /** The earliest wake-up heard since the last claim was sent: its reply cannot know of it. */
+  heardAt: number;
+  /** Claims of this partition in flight. */
+  inFlight: number;
+  /** Claims of this partition in flight for longer than CLAIM_PATIENCE_MS (its node slow or away). */
+  waitedOut: number;
+  /** Whether the last claim came back with all it asked for (more is likely due). */
+  lastFull: boolean;
+  /** Whether the last claim found nothing due (a limited queue then looks before it takes tokens). */
+  lastEmpty: boolean;
+  /** The last claim whose reply arrived: its resend memo can go. */
+  answeredClaimId: string | undefined;
+  /**
+   * The claims whose reply never came (timed out, connection lost), oldest first, each with when
+   * it was first sent and the limiter's tokens it held: the next claims of the partition resend
+   * them one by one, so that jobs they may have taken come back now, not after their lease (which
+   * began after that first send). Two may be lost at once (a partition whose claims came back full
+   * has two in flight).
+   */
+  readonly unanswered: UnansweredClaim[];
+  errorDelayMs: number;
+  /** Whether idle claims should ask about the partition's schedules: until a claim says it has none. */
+  askSchedules: boolean;
+  /** The queue's limits, shared by its partitions (a claim of a limited queue goes through it). */
+  readonly limiter: QueueLimiter;
+  /** The limiter refused this partition's last claim: a freed slot (its wake-up) makes it due again. */
+  limitBlocked: boolean;
+  /**
+   * The queue's retention of completed jobs as the last claim that read it said: its maxResultBytes
+   * while it keeps them (acks carry results), 0 while it keeps none (acks as ever).
+   */
+  maxResultBytes: number;
+}
+
+/** A claim whose reply never came (see ClaimSource.unanswered). */
+export interface UnansweredClaim {
+  readonly claimId: string;
+  /** Local ms: its jobs' leases began after it. */
+  readonly firstSentAt: number;
+  /** The limiter's tokens it held (a resend reuses them), if its acquire had answered. */
+  readonly grant: Grant | undefined;
+  readonly wanted: number;
+}
+
+/** What the loop claims for: the owner of the capacity and of the jobs. */
+export interface ClaimHost {
+  /** Jobs the host can take now (its capacity minus the jobs it holds). */
+  room(): number;
+  /** Whether a handler slot is free with no claimed job waiting for it: a claim is needed now. */
+  hungry(): boolean;
+  /**
+   * Jobs the free handler slots can start now, beyond the claimed ones waiting. A queue with limits
+   * claims no more than that: a token is a start, so a limited queue has no prefetch.
+   */
+  idle(): number;
+  /**
+   * Claimed jobs, never more than `room()` allowed; their leases began after `leaseFrom` (local ms).
+   * `limitedAt`: the last time the queue's limit held claims back (server ms, -1 never): a job due
+   * before it waited on the limit.
+   */
+  deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number, limitedAt: number): void;
+  reportError(error: unknown): void;
+}
+
+export interface ClaimLoopOptions {
+  /** Jobs the host holds at most (running and prefetched): claims never take beyond it. */
+  readonly capacity: number;
+  /** Jobs per handler call (1 outside batch mode): a claim never asks for fewer. */
+  readonly batchSize: number;
+  readonly leaseMs: number;
+  readonly maxAttempts: number;
+  readonly safetyIntervalMs: number;
+  readonly clock: () => number;
+  /** How claims are shared between the queues (see QueuePriority); without it (one queue), its partitions take turns. */
+  readonly priority?: QueuePriority | undefined;
+}
+
+/** A claim in flight and the capacity it holds for the jobs it may bring. */
+interface ClaimSlot {
+  readonly limit: number;
+  /** Counted in `#reservedJobs`: until it answers or `CLAIM_PATIENCE_MS` have passed (never for a probe). */
+  reserving: boolean;
+}
+
+/**
+ * Claims that hold capacity at once: two, so that Redis prepares the next batch while this process
+ * runs the last (each asks for half the capacity; with the prefetch, that is a whole round of handlers).
+ */
+const MAX_RESERVING_CLAIMS = 2;
+/**
+ * How long a claim holds capacity while it has not answered. A claim stuck on a slow or dead node
+ * (until the call timeout, or until a Cluster failover ends) then stops holding back the other
+ * partitions; if its jobs arrive after all, those there is no room for are handed back at once.
+ */
+const CLAIM_PATIENCE_MS = 500;
+const REAP_LIMIT = 100;
+/** The size of a fresh loop's first claims (at least one batch), before they grow (see #claimSize). */
+const FIRST_CLAIM = 100;
+
+/**
+ * The claiming half of a Worker: learns the queues' partitions, listens for their wake-ups, sends
+ * claims while the host has room and a partition is due, and otherwise sleeps until the next due
+ * time (server clock). It knows nothing of handlers: the host says how much room it has and takes
+ * what the claims bring.
+ */
+export class ClaimLoop {
+  readonly sources: ClaimSource[] = [];
+  readonly #connection: ConnectionLease;
+  readonly #host: ClaimHost;
+  readonly #options: ClaimLoopOptions;
+  readonly #perClaim: number;
+  /**
+   * Jobs a claim asks for now: starts at about one round of handler calls and doubles with each full
+   * claim up to `#perClaim`. A cold process answers a small first claim much sooner (decoding and
+   * starting a thousand jobs in unoptimized code takes tens of ms, and Redis runs the second claim
+   * before the first jobs' acks), so the first handlers start and finish early.
+   */
+  #claimSize: number;
+  readonly #unlisteners: Promise<() => Promise<void>>[] = [];
+  /** Each queue's partitions and share, in the order of the worker's queue list (under priorities only). */
+  readonly #groups: QueueGroup[] = [];
+  /** All partitions, taking turns: the loop without priorities. */
+  #all: QueueGroup = newGroup(0, 0, 1);
+  /**
+   * Claims that may hold capacity at once. Under weights a round is one claim per queue, so each
+   * queue gets two: Redis prepares the next round while this process runs the last.
+   */
+  readonly #maxReserving: number;
+  #offsetMs = 0;
+  /** Claims in flight that still hold capacity (see ClaimSlot). */
+  #reservingClaims = 0;
+  /** Jobs that in-flight claims may bring: counted as taken so that claims never exceed capacity. */
+  #reservedJobs = 0;
+  #timer: NodeJS.Timeout | undefined;
+  /** Local time the armed timer fires at. */
+  #timerAt = 0;
+  #stopped = false;
+  /** Claims in flight (stop() waits for them). */
+  readonly #claims = new Set<Promise<void>>();
+
+  constructor(connection: ConnectionLease, host: ClaimHost, options: ClaimLoopOptions) {
+    this.#connection = connection;
+    this.#host = host;
+    this.#options = options;
+    const { capacity, batchSize } = options;
+    this.#perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil(capacity / MAX_RESERVING_CLAIMS)));
+    this.#claimSize = Math.min(this.#perClaim, Math.max(batchSize, FIRST_CLAIM));
+    const weights = options.priority !== undefined && 'weights' in options.priority ? options.priority.weights : undefined;
+    this.#maxReserving = MAX_RESERVING_CLAIMS * (weights?.length ?? 1);
+  }
+
+  /**
+   * Learns each queue's partitions (retrying while Redis is unreachable), subscribes to their wake
+   * channels, then looks at all of them: a job added before the subscription woke nobody.
+   */
+  async start(names: readonly string[], prefix: string, partitions: number | undefined): Promise<void> {
+    const { priority } = this.#options;
+    const limiters: QueueLimiter[] = [];
+    for (const [index, queue] of names.entries()) {
+      const start = this.sources.length;
+      const layout = new QueuePartitions(this.#connection.client, prefix, queue, partitions);
+      for (let delayMs = 100; ; delayMs = Math.min(5_000, delayMs * 2)) {
+        if (this.#stopped) return;
+        try {
+          const stores = await layout.all({ create: true });
+          const limiter = new QueueLimiter(stores[0] as PartitionStore, error => this.#host.reportError(error));
+          limiters.push(limiter);
+          for (const store of stores) this.sources.push(newSource(queue, store, stores.length, limiter));
+          break;
+        } catch (error) {
+          this.#host.reportError(error);
+          // A partition count mismatch, a queue in a newer storage format: neither will heal.
+          if (error instanceof ConflictError || error instanceof IncompatibleStorageError) throw error;
+          await new Promise(resolve => setTimeout(resolve, delayMs));
+        }
+      }
+      if (priority) this.#groups.push(newGroup(start, this.sources.length, 'weights' in priority ? (priority.weights[index] ?? 1) : 1));
+    }
+    // stop() may have run while the partitions were read: subscribing now would open a pub/sub
+    // connection after the worker let its connection go, and keep the process alive.
+    if (this.#stopped) return;
+    this.#all = newGroup(0, this.sources.length, 1);
+    for (const source of this.sources) {
+      this.#unlisteners.push(this.#connection.waker.listen(source.store.keys.wakeChannel, dueAt => this.#onWake(source, dueAt)));
+    }
+    for (const limiter of limiters) {
+      this.#unlisteners.push(this.#connection.waker.listen(limiter.store.wakeChannel, () => this.#onSlotFreed(limiter)));
+    }
+    this.pump();
+    await Promise.all(this.#unlisteners);
+    for (const source of this.sources) this.#onWake(source, Number.NaN);
+  }
+
+  /**
+   * Stops claiming and unsubscribes, then waits for the claims in flight: they hand back what they
+   * bring, before the caller lets the connection go (else those jobs would wait out their lease).
+   */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    const unlisteners = await Promise.allSettled(this.#unlisteners);
+    await Promise.all(unlisteners.map(result => (result.status === 'fulfilled' ? result.value() : undefined)));
+    await Promise.allSettled(this.#claims);
+  }
+
+  /** Sends a claim (#claim), remembered until it settled so that stop() can wait for it. */
+  #send(source: ClaimSource, limit: number, group?: QueueGroup): void {
+    const claim = this.#claim(source, limit, group);
+    this.#claims.add(claim);
+    void claim.finally(() => this.#claims.delete(claim));
+  }
+
+  /** Now on the Redis server's clock, as last seen from here. */
+  serverNow(): number {
+    return this.#options.clock() + this.#offsetMs;
+  }
+
+  /** Jobs the loop may claim now: the host's room, minus what in-flight claims may bring. */
+  #freeJobs(): number {
+    return this.#host.room() - this.#reservedJobs;
+  }
+
+  /**
+   * Whether `free` room is worth a claim now. A whole claim's worth always is. Less only when no
+   * claim is in flight and either the host holds at most one claim's worth (the prefetch is topped
+   * up) or a handler slot has nothing to run. Otherwise, while a claim travels or the prefetch still
+   * feeds the handlers, claiming each slot as it frees would shred the batches into claims of one
+   * job (a round trip each), where waiting for a whole claim's worth costs the handlers nothing.
+   */
+  #claimable(free: number): boolean {
+    if (free <= 0) return false;
+    const size = this.#claimSize;
+    if (free >= size) return true;
+    if (this.#reservingClaims > 0) return false;
+    return free >= this.#options.capacity - size || this.#host.hungry();
+  }
+
+  /** A slot of a full concurrency limit freed (or tokens came back): the partitions it refused try again. */
+  #onSlotFreed(limiter: QueueLimiter): void {
+    limiter.slotFreed();
+    for (const source of this.sources) {
+      if (source.limiter !== limiter || !source.limitBlocked) continue;
+      source.limitBlocked = false;
+      source.nextAt = Math.min(source.nextAt, source.heardAt, 0);
+    }
+    this.pump();
+  }
+
+  /**
+   * Whether the queue's limits hold a claim of the source back now: a limited queue claims one call
+   * at a time and only for free handler slots (the finished job or the claim's reply pumps again),
+   * and none of its partitions before the limiter has a token (the timer wakes for it, see #armTimer).
+   */
+  #limitHolds(source: ClaimSource, now = this.serverNow()): boolean {
+    return this.#limitAwaitsEvent(source) || (source.limiter.active && source.unanswered.length === 0 && now < source.limiter.blockedUntil);
+  }
+
+  /**
+   * Whether a limited queue's claim waits for an event, not a time: its claim's reply or a finished
+   * handler (both pump again). A resend waits for neither free handlers nor a token: it brings back
+   * jobs already taken, under the tokens its first send held.
+   */
+  #limitAwaitsEvent(source: ClaimSource): boolean {
+    const { limiter } = source;
+    return limiter.active && (limiter.busy || (source.unanswered.length === 0 && this.#host.idle() <= 0));
+  }
+
+  /** When the source may claim next: its due time, or later while the queue's limiter has no token (a resend: its due time). */
+  #claimableAt(source: ClaimSource): number {
+    const { limiter } = source;
+    return limiter.active && source.unanswered.length === 0 ? Math.max(source.nextAt, limiter.blockedUntil) : source.nextAt;
+  }
+
+  #onWake(source: ClaimSource, dueAt: number): void {
+    const at = Number.isNaN(dueAt) ? 0 : dueAt;
+    source.nextAt = Math.min(source.nextAt, at);
+    source.heardAt = Math.min(source.heardAt, at);
+    this.pump();
+  }
+
+  /**
+   * Sends claims while there is room worth a claim (#claimable) and a partition is due, then sleeps
+   * until the next due time. Up to two claims hold capacity at once, each for at most half of it, so that Redis prepares the
+   * next batch while this process runs the last one. Each partition has one claim in flight, a second
+   * only while its claims come back full (otherwise the second would most likely find nothing): a
+   * partition whose node is slow or dead holds back itself, and the others only for CLAIM_PATIENCE_MS.
+   * Called whenever room frees up: cheap when there is nothing to do.
+   */
+  pump(): void {
+    if (this.#stopped) return;
+    if (this.sources.length === 0) return; // still learning the partitions
+    const now = this.serverNow();
+    const { priority } = this.#options;
+    if (priority === undefined) this.#takeTurns(this.#all, now);
+    else if ('weights' in priority) this.#shareByWeight(now);
+    else this.#serveInOrder(now);
+    this.#armTimer();
+  }
+
+  /**
+   * Claims from the group's partitions in turn while there is room worth a claim, one claim's worth
+   * each. Each round starts at the next partition, so that one busy partition cannot starve the others.
+   */
+  #takeTurns(group: QueueGroup, now: number): void {
+    const { start } = group;
+    const count = group.end - start;
+    const perClaim = this.#claimSize;
+    let sent = true;
+    while (sent && this.#reservingClaims < MAX_RESERVING_CLAIMS) {
+      sent = false;
+      group.cursor = (group.cursor + 1) % count;
+      for (let k = 0; k < count && this.#reservingClaims < MAX_RESERVING_CLAIMS; k++) {
+        const source = this.sources[start + ((group.cursor + k) % count)] as ClaimSource;
+        const free = this.#freeJobs();
+        if (!this.#claimable(free)) break;
+        if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1) || this.#limitHolds(source, now)) continue;
+        this.#send(source, Math.min(free, perClaim));
+        sent = true;
+      }
+    }
+  }
+
+  /**
+   * `strictPriority`: claims only from the first queue (in the worker's order) that has a due
+   * partition. A queue counts as due until a claim of it comes back with less than it asked for, so
+   * a lower queue is claimed from only once every queue before it had nothing more due; a wake-up
+   * of a higher queue takes over at the next claim. While the due queue's claims are in flight,
+   * nothing else is claimed: their replies pump again (a claim that hangs past CLAIM_PATIENCE_MS
+   * stops holding the later queues back, see #isDue).
+   */
+  #serveInOrder(now: number): void {
+    for (const group of this.#groups) {
+      if (!this.#isDue(group, now)) continue;
+      this.#takeTurns(group, now);
+      return;
+    }
+  }
+
+  /**
+   * `weights`: rounds of one claim's worth (in handler calls), split between the queues that have
+   * due work by weight (splitRound), one claim per queue and round. A queue with nothing due is left
+   * out, so its share goes to the others. A round is sent whole or not at all: while a queue with a
+   * share in it has all its due partitions' claims in flight, the round waits for their replies
+   * (one round trip), so that no queue runs ahead of the others in the order jobs start.
+   */
+  #shareByWeight(now: number): void {
+    const unit = this.#options.batchSize;
+    const groups = this.#groups;
+    while (this.#reservingClaims < this.#maxReserving) {
+      const free = this.#freeJobs();
+      if (!this.#claimable(free)) return;
+      for (const group of groups) group.due = this.#isDue(group, now);
+      if (!splitRound(groups, Math.max(1, Math.floor(Math.min(free, this.#claimSize) / unit)))) return;
+      for (const group of groups) if (group.share > 0 && !this.#hasClaimable(group, now)) return;
+      for (const group of groups) {
+        if (group.share === 0) continue;
+        const source = this.#nextClaimable(group, now) as ClaimSource;
+        const limit = Math.min(this.#freeJobs(), group.share * unit);
+        if (limit <= 0) break;
+        group.pass += limit / unit / group.weight;
+        this.#send(source, limit, group);
+      }
+    }
+  }
+
+  /**
+   * Whether any partition of the group is due (a claim of it may be in flight). A partition whose
+   * claim has hung past CLAIM_PATIENCE_MS (its node slow or away) does not count: it must not hold
+   * the other queues back until the call times out.
+   */
+  #isDue(group: QueueGroup, now: number): boolean {
+    for (let i = group.start; i < group.end; i++) {
+      const source = this.sources[i] as ClaimSource;
+      if (source.nextAt <= now && source.waitedOut === 0 && !this.#limitHolds(source, now)) return true;
+    }
+    return false;
+  }
+
+  #hasClaimable(group: QueueGroup, now: number): boolean {
+    for (let i = group.start; i < group.end; i++) if (this.#canClaim(this.sources[i] as ClaimSource, now)) return true;
+    return false;
+  }
+
+  #canClaim(source: ClaimSource, now: number): boolean {
+    return canClaim(source, now) && !this.#limitHolds(source, now);
+  }
+
+  /** The group's next partition (in turn) that a claim may be sent to now. */
+  #nextClaimable(group: QueueGroup, now: number): ClaimSource | undefined {
+    const count = group.end - group.start;
+    for (let k = 1; k <= count; k++) {
+      const source = this.sources[group.start + ((group.cursor + k) % count)] as ClaimSource;
+      if (!this.#canClaim(source, now)) continue;
+      group.cursor = (group.cursor + k) % count;
+      return source;
+    }
+    return undefined;
+  }
+
+  /** `group`: the share this claim was charged to (under weights), refunded for the jobs it does not bring. */
+  async #claim(source: ClaimSource, limit: number, group?: QueueGroup): Promise<void> {
+    // A resend answers with what the first run took (if it ran) instead of claiming more, whatever
+    // the order the two reach Redis in: jobs beyond the room there is now are handed back below.
+    const { clock, leaseMs, maxAttempts } = this.#options;
+    const sentAt = clock();
+    // One sent a lease ago or more took nothing that is still held (nor holds tokens still): let it go.
+    while (source.unanswered.length > 0 && sentAt - (source.unanswered[0] as UnansweredClaim).firstSentAt >= leaseMs) source.unanswered.shift();
+    const resent = source.unanswered.shift();
+    const claimId = resent?.claimId ?? newClaimId();
+    // Leases are counted from the first send: the first run may have taken the jobs then.
+    const leaseFrom = resent?.firstSentAt ?? sentAt;
+    // The limiter records the tokens it takes here, so that a resend reuses them.
+    const pending: PendingClaim = { resend: resent !== undefined, claimId, grant: resent?.grant, wanted: resent?.wanted ?? limit };
+    // Whether a job fell due since the last claim found nothing: a limited queue then takes tokens at once.
+    const woken = source.heardAt !== Number.POSITIVE_INFINITY;
+    source.heardAt = Number.POSITIVE_INFINITY;
+    source.inFlight += 1;
+    // A partition whose last claim failed (its node away, or failing over) sends probes that hold no
+    // capacity: they would hold back the healthy partitions each time. A probe that brings jobs there
+    // is no room for hands them back.
+    const slot: ClaimSlot = { limit, reserving: source.errorDelayMs === 0 };
+    if (slot.reserving) {
+      this.#reservingClaims += 1;
+      this.#reservedJobs += limit;
+    }
+    let waitedOut = false;
+    const patience = setTimeout(() => {
+      this.#unreserve(slot);
+      waitedOut = true;
+      source.waitedOut += 1;
+      this.pump();
+    }, CLAIM_PATIENCE_MS);
+    let result;
+    try {
+      // Hand the last answered claim's memo over for deletion, once (if this call fails, it expires).
+      const answeredClaimId = source.answeredClaimId;
+      source.answeredClaimId = undefined;
+      const { store, askSchedules } = source;
+      // A limited queue starts no more than its free handlers can (no prefetch: a token is a start).
+      const want = source.limiter.active ? Math.max(1, Math.min(limit, this.#host.idle())) : limit;
+      result = await source.limiter.claim(
+        store,
+        want,
+        leaseMs,
+        (n, granted) => store.claim(n, leaseMs, REAP_LIMIT, maxAttempts, { claimId, answeredClaimId }, askSchedules, granted),
+        source.lastEmpty && !woken,
+        pending,
+      );
+    } catch (error) {
+      this.#host.reportError(error);
+      source.unanswered.push({ claimId, firstSentAt: leaseFrom, grant: pending.grant, wanted: pending.wanted });
+      // Short and capped: a claim refused at once (BUSY, LOADING) is retried every 0.25 s at most, so
+      // due jobs start within a quarter second once Redis serves again. An unreachable Redis does not
+      // spin: such a call only fails after the call timeout or the client's own retries (seconds).
+      source.errorDelayMs = Math.min(250, source.errorDelayMs === 0 ? 50 : source.errorDelayMs * 2);
+      source.nextAt = Math.min(this.serverNow() + source.errorDelayMs, source.heardAt);
+      source.lastFull = false;
+      if (group) group.pass -= limit / this.#options.batchSize / group.weight;
+    } finally {
+      clearTimeout(patience);
+      source.inFlight -= 1;
+      if (waitedOut) source.waitedOut -= 1;
+    }
+    this.#unreserve(slot);
+    if (!result) {
+      // Only now, with this claim no longer in flight, can the timer be armed for the retry
+      // (a partition with a claim in flight is left to that claim's reply).
+      this.pump();
+      return;
+    }
+    const receivedAt = clock();
+    // Only a claim that took jobs left a memo to delete.
+    if (result.jobs.length > 0) source.answeredClaimId = claimId;
+    source.errorDelayMs = 0;
+    if (result.scheduled !== undefined) source.askSchedules = result.scheduled;
+    if (result.maxResultBytes !== undefined) source.maxResultBytes = result.maxResultBytes;
+    if (result.tend.length > 0) tendInBackground(source, result.tend, error => this.#host.reportError(error));
+    source.lastFull = result.jobs.length === limit;
+    // Under weights a claim is a queue's share of a round of #claimSize.
+    if (source.lastFull && (limit === this.#claimSize || group)) this.#claimSize = Math.min(this.#perClaim, 2 * this.#claimSize);
+    else if (group) group.pass -= (limit - result.jobs.length) / this.#options.batchSize / group.weight;
+    // The server's clock, seen from here: its `now` was read about halfway through the round trip.
+    this.#offsetMs = result.now - (sentAt + receivedAt) / 2;
+    const later = result.now + this.#options.safetyIntervalMs;
+    const reported = result.nextAt === -1 ? later : Math.min(later, Math.max(result.nextAt, result.jobs.length > 0 ? result.nextAt : result.now + 1));
+    source.nextAt = Math.min(reported, source.heardAt);
+    // Refused by the limit: due again when a token is (a freed slot wakes it sooner); a job added
+    // meanwhile cannot be claimed before that either.
+    source.limitBlocked = result.refused === true;
+    source.lastEmpty = result.jobs.length === 0 && result.refused === undefined && (result.nextAt === -1 || result.nextAt > result.now);
+    let jobs = result.jobs;
+    if (this.#stopped) {
+      // Claimed while the worker began closing: hand them straight back, their slots with them.
+      await source.limiter.handBack(source.store, jobs).catch(error => this.#host.reportError(error));
+      return;
+    }
+    const room = this.#freeJobs();
+    if (jobs.length > room) {
+      // A claim past its patience, a probe or a resend: the capacity went to other partitions
+      // meanwhile, or the first run took more. Hand back what there is no room for.
+      const fits = Math.max(0, room);
+      void source.limiter.handBack(source.store, jobs.slice(fits)).catch(error => this.#host.reportError(error));
+      jobs = jobs.slice(0, fits);
+    }
+    // The lease began on the server after `leaseFrom`: counting from it errs on the early side.
+    if (jobs.length > 0) this.#host.deliver(source, jobs, leaseFrom, result.limitedAt);
+    this.pump();
+  }
+
+  #unreserve(slot: ClaimSlot): void {
+    if (!slot.reserving) return;
+    slot.reserving = false;
+    this.#reservingClaims -= 1;
+    this.#reservedJobs -= slot.limit;
+  }
+
+  #anyInFlight(): boolean {
+    for (const source of this.sources) if (source.inFlight > 0) return true;
+    return false;
+  }
+
+  #armTimer(): void {
+    if (this.#stopped) return;
+    const now = this.serverNow();
+    let next = now + this.#options.safetyIntervalMs;
+    // A partition with a claim in flight is looked at again when the reply arrives. Without room
+    // worth a claim, the next finished job looks again: a timer for a partition already due would
+    // fire every millisecond and find nothing to do until then.
+    // Under priorities, a due partition may be held back for another queue's claim in flight
+    // (weights, strictPriority): that claim's reply looks again, a timer would spin until then.
+    if (this.#claimable(this.#freeJobs())) {
+      const heldBackUntil = this.#options.priority !== undefined && this.#anyInFlight() ? now : Number.NEGATIVE_INFINITY;
+      for (const source of this.sources) {
+        if (source.inFlight > 0 || this.#limitAwaitsEvent(source)) continue;
+        const at = this.#claimableAt(source);
+        if (at > heldBackUntil) next = Math.min(next, at);
+      }
+    }
+    const delayMs = Math.max(0, Math.ceil(next - now));
+    const fireAt = this.#options.clock() + delayMs;
+    // Called after every job: keep the armed timer when it fires at the same moment anyway.
+    if (this.#timer && Math.abs(this.#timerAt - fireAt) <= 1) return;
+    clearTimeout(this.#timer);
+    this.#timerAt = fireAt;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.pump();
+    }, delayMs);
+  }
+}
+
+function newSource(queue: string, store: PartitionStore, count: number, limiter: QueueLimiter): ClaimSource {
+  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: [], errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false, lastEmpty: false, maxResultBytes: 0 };
+}
