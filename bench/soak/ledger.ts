@@ -1,7 +1,7 @@
 /**
  * The soak's ledger: what the producer added and what the worker processes reported, and the pure
  * functions that judge it (lost, early, duplicates, the limit, tick gaps). No I/O here, so that
- * test/soak-ledger.test.ts can check each verdict on hand-made events.
+ * test/unit/soak-ledger.test.ts can check each verdict on hand-made events.
  *
  * The worker processes report each delivery as lines on their stdout (bench/soak/worker.ts), one
  * write(2) per line, so a line written before a SIGKILL is still read by the parent; nothing of

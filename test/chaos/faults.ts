@@ -1,5 +1,5 @@
 // The faults of the chaos suite, each a Scenario for the harness with its own pass criteria. The same
-// code runs at CI size (test/chaos.test.ts) and at full size (`npm run chaos`, test/chaos/run.ts).
+// code runs at CI size (test/faults/chaos.test.ts) and at full size (`npm run chaos`, test/chaos/run.ts).
 import type { Redis } from 'ioredis';
 import type { CheckReport } from './checker.js';
 import { percentile } from './checker.js';

@@ -1,6 +1,6 @@
 // `npm run chaos`: every fault of the chaos suite at full size, one after the other, then a table.
 //   tsx test/chaos/run.ts [--ci] [fault names...]
-// --ci runs the CI sizes (the same as test/chaos.test.ts). Exit code 1 when a fault fails.
+// --ci runs the CI sizes (the same as test/faults/chaos.test.ts). Exit code 1 when a fault fails.
 import { cpus, loadavg } from 'node:os';
 import { chaosPlan } from './faults.js';
 import { formatResult, formatTable, runScenario, type ScenarioResult } from './harness.js';

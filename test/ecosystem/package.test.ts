@@ -1,0 +1,229 @@
+// The package as a user gets it: packed from a fresh copy of the sources (no dist/, so `prepack`
+// must build), installed from the tarball into a new app, then used from ESM, from CommonJS
+// (require of the ES module, Node ^20.19 / >= 22.12), type-checked from both, and its bin run.
+// Everything happens in a temporary folder; the repository is only read.
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { cleanEnv, npmCli, runCommand, type CommandResult } from '../helpers/commands.js';
+import { packagesRefusing, readLockfile } from '../helpers/engines.js';
+import { useRedis } from '../helpers/redis.js';
+
+const redis = useRedis({ appendOnly: false });
+const root = fileURLToPath(new URL('..', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'sandglass-package-'));
+const clone = join(work, 'clone');
+const app = join(work, 'app');
+const installed = join(app, 'node_modules', 'sandglass');
+let tarball = '';
+
+const npm = (cwd: string, ...args: string[]) => runCommand(process.execPath, [npmCli(), ...args], { cwd, env: cleanEnv() });
+const node = (file: string) => runCommand(process.execPath, [file], { cwd: app, env: cleanEnv({ REDIS_URL: redis.url }) });
+
+function ok(result: CommandResult, what: string): CommandResult {
+  assert.equal(result.code, 0, `${what} failed:\n${result.stdout}\n${result.stderr}`);
+  return result;
+}
+
+// An ES module app: the local-redis entry starts its own Redis (the Lua files must be found inside
+// the installed package), a delayed job runs, the webhooks entry loads.
+const ESM_SCRIPT = `
+import { Queue, Worker, ValidationError } from 'sandglass';
+import { startLocalRedis } from 'sandglass/local-redis';
+import { verifySignature } from 'sandglass/webhooks';
+const server = await startLocalRedis({ appendOnly: false });
+setTimeout(() => { console.error('no job ran in 30 s'); void server.stop().then(() => process.exit(3)); }, 30_000).unref();
+const queue = new Queue('pack-esm', { connection: server.url });
+let ran;
+const done = new Promise(resolve => (ran = resolve));
+const worker = new Worker('pack-esm', async job => ran(job.payload), { connection: server.url });
+worker.on('error', error => { console.error(error); process.exit(2); });
+await queue.add({ hello: 'esm' }, { delay: 50 });
+console.log(JSON.stringify({ payload: await done, verify: typeof verifySignature, validation: typeof ValidationError }));
+await worker.close();
+await queue.close();
+await server.stop();
+`;
+
+// A CommonJS app: require() gets the same module instance as import (one SandglassError class).
+const CJS_SCRIPT = `
+const sandglass = require('sandglass');
+const { startLocalRedis } = require('sandglass/local-redis');
+const { verifySignature } = require('sandglass/webhooks');
+(async () => {
+  const queue = new sandglass.Queue('pack-cjs', { connection: process.env.REDIS_URL });
+  const id = await queue.add({ hello: 'cjs' }, { delay: '1h' });
+  const info = await queue.get(id);
+  let refused = '';
+  try { await queue.add({}, { delay: -1 }); } catch (error) { refused = error instanceof sandglass.ValidationError ? error.code : String(error); }
+  const same = (await import('sandglass')).ValidationError === sandglass.ValidationError;
+  console.log(JSON.stringify({ state: info.state, refused, same, local: typeof startLocalRedis, verify: typeof verifySignature }));
+  await queue.close();
+})().catch(error => { console.error(error); process.exit(2); });
+`;
+
+const ESM_TYPES = `
+import { Queue, type Job } from 'sandglass';
+import { startLocalRedis, RedisServerNotFoundError } from 'sandglass/local-redis';
+import { verifySignature } from 'sandglass/webhooks';
+export const use = (job: Job<{ n: number }>) => job.payload.n + 1;
+export const queue: (url: string) => Queue<{ n: number }> = url => new Queue<{ n: number }>('q', { connection: url });
+export const refs = [startLocalRedis, RedisServerNotFoundError, verifySignature];
+`;
+const CJS_TYPES = ESM_TYPES.replace(/^export const use/m, 'export const usedFromCommonJs');
+
+// A Nest application context from plain JavaScript (decorators applied by hand): forRoot from
+// REDIS_URL, registerQueue, a @Processor that injects its queue; a job added runs, the app closes.
+const NEST_SCRIPT = `
+import { Inject, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { SandglassModule, Processor, OnJobEvent, InjectQueue, getQueueToken } from 'sandglass/nestjs';
+setTimeout(() => { console.error('no job ran in 30 s'); process.exit(3); }, 30_000).unref();
+let ran;
+const done = new Promise(resolve => (ran = resolve));
+class Orders {
+  constructor(queue) { this.queue = queue; }
+  process(job) { return job.payload.orderId + 1; }
+  onCompleted(job, result) { ran({ payload: job.payload, result }); }
+}
+InjectQueue('pack-nest')(Orders, undefined, 0);
+OnJobEvent('completed')(Orders.prototype, 'onCompleted', Object.getOwnPropertyDescriptor(Orders.prototype, 'onCompleted'));
+Processor('pack-nest')(Orders);
+class AppModule {}
+Module({ imports: [SandglassModule.forRoot({ connection: process.env.REDIS_URL }), SandglassModule.registerQueue({ name: 'pack-nest' })], providers: [Orders] })(AppModule);
+const app = await NestFactory.createApplicationContext(AppModule, { logger: ['error', 'warn'] });
+await app.get(getQueueToken('pack-nest')).add({ orderId: 41 });
+console.log(JSON.stringify(await done));
+await app.close();
+`;
+
+const NEST_TYPES = `
+import { Injectable, Module } from '@nestjs/common';
+import type { Job, Queue } from 'sandglass';
+import { InjectQueue, OnJobEvent, Processor, SandglassModule, type JobProcessor } from 'sandglass/nestjs';
+@Injectable()
+export class OrdersService {
+  constructor(@InjectQueue('orders') private readonly orders: Queue<{ orderId: number }>) {}
+  place(orderId: number): Promise<string> { return this.orders.add({ orderId }, { delay: '30m' }); }
+}
+@Processor('orders', { concurrency: 50 })
+export class OrdersProcessor implements JobProcessor<{ orderId: number }> {
+  async process(job: Job<{ orderId: number }>): Promise<number> { return job.payload.orderId; }
+  @OnJobEvent('dead') onDead(job: Job<{ orderId: number }>, error: unknown): void { console.error(job.id, error); }
+}
+@Module({
+  imports: [
+    SandglassModule.forRootAsync({ useFactory: async () => ({ connection: 'redis://127.0.0.1:6379', defaultWorkerOptions: { closeTimeoutMs: 5000 } }) }),
+    SandglassModule.registerQueue({ name: 'orders', maxPayloadBytes: 1024 }),
+  ],
+  providers: [OrdersService, OrdersProcessor],
+})
+export class OrdersModule {}
+`;
+
+before(async () => {
+  // A fresh clone's packable files, without dist/ (node_modules linked for the build's compiler).
+  mkdirSync(clone);
+  for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'dashboard', 'docs', 'README.md', 'CHANGELOG.md']) {
+    cpSync(join(root, entry), join(clone, entry), { recursive: true });
+  }
+  symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'));
+  const packed = ok(await npm(clone, 'pack', '--pack-destination', work, '--silent'), 'npm pack');
+  tarball = join(work, packed.stdout.trim().split('\n').at(-1) ?? '');
+
+  mkdirSync(app);
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'sandglass-app', version: '1.0.0', private: true }));
+  // Dependencies from the local npm cache when it has them (the registry otherwise).
+  ok(await npm(app, 'install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'), 'npm install');
+  writeFileSync(join(app, 'esm.mjs'), ESM_SCRIPT);
+  writeFileSync(join(app, 'cjs.cjs'), CJS_SCRIPT);
+  writeFileSync(join(app, 'check.mts'), ESM_TYPES);
+  writeFileSync(join(app, 'check.cts'), CJS_TYPES);
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        module: 'nodenext',
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+        typeRoots: [join(root, 'node_modules', '@types')],
+        types: ['node'],
+      },
+      files: ['check.mts', 'check.cts'],
+    }),
+  );
+});
+
+after(() => rmSync(work, { recursive: true, force: true }));
+
+describe('the packed package, installed into an app', () => {
+  it('ships the built code, the Lua scripts and the dashboard; not src/, and every source map carries its sources', () => {
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/deploy/local-redis.js', 'dist/server/signature.js', 'dist/cli.js', 'dist/store/redis/lua/ack.lua', 'dashboard/index.html']) {
+      assert.ok(existsSync(join(installed, file)), `${file} is in the package`);
+    }
+    assert.ok(!existsSync(join(installed, 'src')), 'src/ is not shipped');
+    // Nest is an optional peer: not installed for an app that does not ask for it, and only the
+    // sandglass/nestjs entry imports it (the other tests here run before Nest is linked in).
+    assert.ok(!existsSync(join(app, 'node_modules', '@nestjs')), 'npm installed no Nest package');
+    const importsNest = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' })
+      .filter(file => file.endsWith('.js') && !file.startsWith('nestjs'))
+      .filter(file => /from ['"]@nestjs\//.test(readFileSync(join(installed, 'dist', file), 'utf8')));
+    assert.deepEqual(importsNest, [], 'only dist/nestjs imports @nestjs');
+    const maps = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' }).filter(file => file.endsWith('.js.map'));
+    assert.ok(maps.length > 10, `${maps.length} maps`);
+    for (const file of maps) {
+      const map = JSON.parse(readFileSync(join(installed, 'dist', file), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
+      assert.equal(map.sourcesContent?.filter(content => typeof content === 'string').length, map.sources.length, `${file} carries its sources`);
+    }
+  });
+
+  it('runs a delayed job from an ES module app, on a Redis started by sandglass/local-redis', async () => {
+    const { stdout } = ok(await node('esm.mjs'), 'esm.mjs');
+    assert.deepEqual(JSON.parse(stdout), { payload: { hello: 'esm' }, verify: 'function', validation: 'function' });
+  });
+
+  it('works from a CommonJS app through require(), with the same classes as import', async () => {
+    const { stdout } = ok(await node('cjs.cjs'), 'cjs.cjs');
+    assert.deepEqual(JSON.parse(stdout), { state: 'delayed', refused: 'ERR_VALIDATION', same: true, local: 'function', verify: 'function' });
+  });
+
+  it('type-checks from an ES module and from a CommonJS TypeScript file (module nodenext)', async () => {
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    ok(await runCommand(process.execPath, [tsc, '-p', app], { cwd: app }), 'tsc');
+  });
+
+  it("gives the app no dependency that refuses sandglass's Node range (npm's EBADENGINE)", () => {
+    // The repo's lockfile does not reach a user: this is the tree `npm install sandglass` gives them.
+    const { engines } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { engines: { node: string } };
+    assert.deepEqual(packagesRefusing(readLockfile(join(app, 'package-lock.json')), engines.node), [], `sandglass declares node ${engines.node}`);
+  });
+
+  it('runs a Nest application with sandglass/nestjs, and its types compile with legacy decorators, once Nest is installed beside it', async () => {
+    // Nest from the repository's own node_modules (linked, not downloaded): what `npm install
+    // @nestjs/common @nestjs/core` would add to the app.
+    for (const name of ['@nestjs/common', '@nestjs/core', 'reflect-metadata', 'rxjs']) {
+      mkdirSync(join(app, 'node_modules', name, '..'), { recursive: true });
+      symlinkSync(join(root, 'node_modules', name), join(app, 'node_modules', name));
+    }
+    writeFileSync(join(app, 'nest.mjs'), NEST_SCRIPT);
+    const { stdout } = ok(await node('nest.mjs'), 'nest.mjs');
+    assert.deepEqual(JSON.parse(stdout), { payload: { orderId: 41 }, result: 42 });
+
+    writeFileSync(join(app, 'check-nest.mts'), NEST_TYPES);
+    writeFileSync(
+      join(app, 'tsconfig.nest.json'),
+      JSON.stringify({ extends: './tsconfig.json', compilerOptions: { experimentalDecorators: true }, files: ['check-nest.mts'] }),
+    );
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    ok(await runCommand(process.execPath, [tsc, '-p', join(app, 'tsconfig.nest.json')], { cwd: app }), 'tsc (nest)');
+  });
+
+  it('installs the sandglass bin: npx sandglass --help', async () => {
+    const { stdout } = ok(await npm(app, 'exec', '--offline', '--', 'sandglass', '--help'), 'npx sandglass --help');
+    assert.match(stdout, /^Usage: sandglass /m);
+  });
+});
