@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { RedisServerNotFoundError, startLocalRedis } from '../../src/deploy/local-redis.js';
 import { cleanEnv, npmCli, onPath, runCommand } from '../helpers/commands.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 let bin: string;
 
 /** The tools the scripts use, from the machine's PATH, without redis-server (which sits next to node on Debian). */

@@ -13,7 +13,7 @@ import { packagesRefusing, readLockfile } from '../helpers/engines.js';
 import { useRedis } from '../helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'sandglass-package-'));
 const clone = join(work, 'clone');
 const app = join(work, 'app');
