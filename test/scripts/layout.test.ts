@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { claimMemoKey, failMemoKey, partitionKeys, limiterKeys, queueRegistryKey, wheelBucketKey, wheelIndexKey, PARTITION_KEY_NAMES } from '../../src/store/redis/keys.js';
 import { SCRIPT_NAMES, declaredIncludes, resolveIncludes, scriptIncludes, scriptSource } from '../../src/store/redis/scripts.js';
 import { useRedis } from '../helpers/redis.js';
-import { codeOf, topLevelDefinitions, usedNames } from './lua-names.js';
+import { codeOf, reachedNames, topLevelDefinitions, usedNames } from './lua-names.js';
 
 const redis = useRedis({ appendOnly: false });
 
@@ -42,6 +42,61 @@ function includesUsed(source: string, self?: string): Set<string> {
   return used;
 }
 
+// The keys' names as keys.ts and the README's "Redis keys" table give them: the part after the hash tag.
+const tagged = (key: string) => key.replace(/^sg:\{<queue>:(<p>|0)\}:/, '');
+const PARTITION = partitionKeys('sg', '<queue>', '<p>' as unknown as number);
+const KEY_NAMES = new Set(
+  [
+    ...Object.values(PARTITION),
+    claimMemoKey('sg', '<queue>', '<p>' as unknown as number, '<claim id>'),
+    failMemoKey('sg', '<queue>', '<p>' as unknown as number),
+    wheelBucketKey('sg', '<queue>', '<p>' as unknown as number, '<n>'),
+    wheelIndexKey('sg', '<queue>', '<p>' as unknown as number, '<s>'),
+    ...Object.values(limiterKeys('sg', '<queue>')),
+  ].map(tagged),
+);
+
+// The functions of includes/wheel.lua that build the names of the wheel's buckets and index shards
+// (wheelSplit builds those of the shards it splits itself).
+const WHEEL_KEY_BUILDERS = new Map([
+  ['wheelBucketKey', ['wheel:<n>']],
+  ['wheelShardKey', ['wheel:idx:<s>']],
+  ['wheelSplit', ['wheel:idx:<s>']],
+]);
+
+/**
+ * The key each name of the Lua code stands for: the bindings of includes/keys.lua (KEYS[i] is the
+ * i-th of PARTITION_KEY_NAMES, ARGV[1] the wake channel) and the wheel's key builders.
+ */
+function luaKeyNames(): Map<string, string[]> {
+  const byName = new Map<string, string[]>();
+  const bindings = topLevelDefinitions(codeOf(includeText('keys')));
+  const keyName = (i: number) => {
+    const name = PARTITION_KEY_NAMES[i - 1];
+    assert.ok(name !== undefined, `includes/keys.lua binds KEYS[${i}], which keys.ts does not name`);
+    return tagged(PARTITION[name]);
+  };
+  for (const [name, value] of bindings) {
+    if (/ARGV\[1\]/.test(value)) byName.set(name, ['wake']);
+    const keys = [...value.matchAll(/KEYS\[(\d+)\]/g)].map(match => keyName(Number(match[1])));
+    if (keys.length === 0) continue;
+    // `local a, b = KEYS[1], KEYS[2]` gives each name one key, `local all = { KEYS[8], ... }` one name all of them.
+    const names = [...bindings].filter(([, other]) => other === value).map(([other]) => other);
+    byName.set(name, names.length === 1 ? keys : keys.slice(names.indexOf(name), names.indexOf(name) + 1));
+  }
+  for (const [name, keys] of WHEEL_KEY_BUILDERS) byName.set(name, keys);
+  return byName;
+}
+
+/** The header's `Reads:`, `Writes:` and `Publishes:` lists (a list may wrap onto indented lines). */
+function headerKeys(source: string, label: 'Reads' | 'Writes' | 'Publishes'): string[] | undefined {
+  const header = source.slice(0, source.indexOf('\n]]\n'));
+  const list = new RegExp(`^  ${label}: +(.*(?:\\n {5,}\\S.*)*)`, 'm').exec(header)?.[1];
+  if (list === undefined) return undefined;
+  const names = list.split(/,\s*/).map(name => name.trim());
+  return names.length === 1 && names[0] === 'none' ? [] : names;
+}
+
 describe('documented layout', () => {
   it("the README's Redis keys table lists exactly the keys keys.ts builds", () => {
     const section = readme.slice(readme.indexOf('## Redis keys'), readme.indexOf('## Redis settings'));
@@ -74,6 +129,39 @@ describe('documented layout', () => {
       assert.match(source, /Returns:/, `${name}.lua documents its reply`);
       assert.match(source, /Errors:/, `${name}.lua documents its errors`);
       assert.match(source, new RegExp(`^  ${name}: `, 'm'), `${name}.lua starts its header with its name and purpose`);
+    }
+  });
+
+  it("every script's header lists the keys it reads and writes, by the names of keys.ts and the README", () => {
+    for (const name of SCRIPT_NAMES) {
+      const source = scriptText(name);
+      const reads = headerKeys(source, 'Reads');
+      const writes = headerKeys(source, 'Writes');
+      assert.ok(reads !== undefined && writes !== undefined, `${name}.lua has 'Reads:' and 'Writes:' lines in its header`);
+      const publishes = headerKeys(source, 'Publishes') ?? [];
+      for (const key of [...reads, ...writes, ...publishes]) assert.ok(KEY_NAMES.has(key), `${name}.lua names a key keys.ts does not build: ${key}`);
+      assert.equal(new Set([...reads, ...writes]).size, reads.length + writes.length, `${name}.lua lists a key under Reads and Writes`);
+      assert.equal(/^#!lua flags=[a-z,-]*no-writes/.test(source), writes.length === 0, `${name}.lua: 'Writes: none' exactly when its flags say no-writes`);
+    }
+  });
+
+  it('includes/keys.lua binds every partition key once, in the order of keys.ts', () => {
+    const bound = [...luaKeyNames()].filter(([name]) => !WHEEL_KEY_BUILDERS.has(name)).flatMap(([, keys]) => keys);
+    assert.deepEqual(bound, [...PARTITION_KEY_NAMES.map(name => tagged(PARTITION[name])), 'wake']);
+  });
+
+  it("every script's header lists exactly the partition keys its code and the includes it calls touch", () => {
+    const keyNames = luaKeyNames();
+    // Only what the code reaches counts: a function of an include that the script never calls
+    // (directly or through another) touches nothing. wheelTag is a prefix, not a key.
+    const opaque = new Set(['wheelTag', ...keyNames.keys()]);
+    const bound = new Set([...keyNames.values()].flat());
+    for (const name of SCRIPT_NAMES) {
+      const source = scriptText(name);
+      const reached = reachedNames(codeOf(source), definitions, opaque);
+      const touched = new Set([...reached].flatMap(used => keyNames.get(used) ?? []));
+      const listed = ['Reads', 'Writes', 'Publishes'].flatMap(label => headerKeys(source, label as 'Reads') ?? []).filter(key => bound.has(key));
+      assert.deepEqual(new Set(listed), touched, `${name}.lua header's Reads/Writes/Publishes`);
     }
   });
 

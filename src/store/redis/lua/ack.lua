@@ -6,6 +6,9 @@
   completed them (includes/done.lua).
 
   KEYS: the partition keys (includes/keys.lua).
+  Reads:     wheel, wheel:idx:<s>
+  Writes:    active, jobs, errors, counters, meta, done:0, done:1, done:2, leases, completed,
+             results
   ARGV[2]   entries  "<id>\t<token>\n" per entry, token = the claim's fencing token (readEntries)
   ARGV[3]   results  optional: "<result JSON>\n" per entry, in the order of the entries ('' for
                      none); sent only by callers that know the queue keeps completed jobs. Read only

@@ -4,6 +4,10 @@
 
   KEYS: the partition keys (includes/keys.lua). A job due beyond the horizon goes to the wheel
   (includes/wheel.lua).
+  Reads:     active
+  Writes:    due, dead, jobs, errors, counters, meta, done:0, done:1, done:2, wheel, wheel:<n>,
+             wheel:idx:<s>, expiry, completed, results
+  Publishes: wake
   ARGV[2]   ifExists  'keep' | 'replace'   what an existing id does
   ARGV[3..] groups of 7:
     id

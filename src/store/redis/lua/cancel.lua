@@ -3,6 +3,10 @@
   cancel: remove a waiting or dead job. A running job is not interrupted.
 
   KEYS: the partition keys (includes/keys.lua); a job in the wheel is found through its index (O(bucket)).
+  Reads:     active, done:0, done:1, done:2, results
+  Writes:    due, dead, jobs, errors, counters, meta, wheel, wheel:<n>, wheel:idx:<s>, schedules,
+             expiry
+  Publishes: wake
   ARGV[2] id
   A schedule's pending tick that is cancelled is that run cancelled: the schedule goes on.
   A waiting job's deadline (`expiry` entry) goes with it.

@@ -5,6 +5,8 @@
   partition but 0 (initQueue.lua checks partition 0), before anything else touches the partition.
 
   KEYS: the partition keys (includes/keys.lua).
+  Reads:     none
+  Writes:    meta
   ARGV[2] format  integer  the newest storage format the caller knows
   ARGV[3] stamp   '1'|'0'  '1': the caller created the queue (initQueue.lua): write ARGV[2] as this
                   partition's format unless it has one

@@ -6,6 +6,10 @@
         place from the end when a partition key is added). Of `meta` it writes `donePeriod`
         (includes/done.lua, rotateDone), and for schedules `stalled` and the wheel index's
         `idxLevel` and `idxSplit` (a tick it creates).
+  Reads:     none
+  Writes:    due, active, dead, jobs, errors, counters, meta, done:0, done:1, done:2, leases, wheel,
+             wheel:<n>, wheel:idx:<s>, schedules, expiry, completed, results, claim:<claim id>
+  Publishes: wake
   ARGV[2] limit               integer  jobs to claim at most (0 = only reap and report)
   ARGV[3] leaseMs             ms       lease length
   ARGV[4] reapLimit           integer  expired leases to take back at most in this call

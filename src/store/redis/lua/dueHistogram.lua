@@ -3,6 +3,8 @@
   dueHistogram: how many waiting jobs fall due in each time window from now on (a timeline).
 
   KEYS: the partition keys (includes/keys.lua).
+  Reads:     due, counters, meta, wheel, wheel:<n>
+  Writes:    none
   ARGV[2..] bounds  ms, increasing offsets from now
   Returns: { now, ready, count1, ..., countN, countAfter }
     ready = due at or before now; count i = due after now + bound i-1 (0 for the first) and

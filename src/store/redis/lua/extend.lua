@@ -3,6 +3,8 @@
   extend: renew the leases of jobs whose handlers are still running.
 
   KEYS: the partition keys (includes/keys.lua).
+  Reads:     leases
+  Writes:    active
   ARGV[2]   leaseMs   ms  new lease length from now
   ARGV[3]   entries  "<id>\t<token>\n" per entry (readEntries)
   Returns: { now, lostIndex1, ... }  0-based positions of the pairs whose lease this caller no

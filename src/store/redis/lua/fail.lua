@@ -4,6 +4,9 @@
   The worker decides retry or dead (it knows the attempt count, maxAttempts and UnrecoverableError).
 
   KEYS: the partition keys (includes/keys.lua), then
+  Reads:     none
+  Writes:    due, active, dead, jobs, errors, counters, leases, failed
+  Publishes: wake
   KEYS[#KEYS] failed  ZSET  token -> failedAt * 2 + (1 if dead-lettered, 0 if retried): the tokens
                       whose fail this script applied in the last FAIL_MEMO_MS (tokens are unique per
                       partition: the `seq` counter), so that a fail resent after a lost reply answers

@@ -3,6 +3,9 @@
   getJob: one job's record and state, read atomically.
 
   KEYS: the partition keys (includes/keys.lua); a job in the wheel is found through its index (O(bucket)).
+  Reads:     due, active, dead, jobs, errors, meta, leases, wheel, wheel:<n>, wheel:idx:<s>, expiry,
+             completed, results
+  Writes:    none
   ARGV[2] id
   Returns: nil when absent, else { state, record, score, lastError | '', expiry | '' }
     record as stored; of an active job with its lease in the header (attempts counting the delivery

@@ -10,6 +10,8 @@
   the queue: then this call writes nothing.
 
   KEYS: the partition keys (includes/keys.lua) of partition 0.
+  Reads:     none
+  Writes:    meta
   ARGV[2] partitions  integer, or '' to only read (a process that does not know the count)
   ARGV[3] format      integer  the newest storage format the caller knows, written as the format of
                       a queue this call creates

@@ -11,6 +11,9 @@
         `concurrency`, `limitedAt` (the last time the limit held work back: an acquire granted
         nothing, or a claim used every token while it had asked for more) and
         `rateNext`, the pace of the rate limit (below).
+  Reads:     none
+  Writes:    meta, limiter:starts, limiter:slots
+  Publishes: limiter:wake
 
   Rate is two rules. The log is the guarantee: no window of `ratePer` ms, wherever it lies, holds
   more than `rateMax` grants. The pace spreads them: grants are due one every ratePer / rateMax ms

@@ -5,6 +5,9 @@
   among jobs of equal score), never by skipping entries.
 
   KEYS: the partition keys (includes/keys.lua).
+  Reads:     due, active, dead, jobs, errors, meta, leases, wheel, wheel:<n>, expiry, completed,
+             results
+  Writes:    none
   ARGV[2] state        'delayed' | 'ready' | 'active' | 'dead' | 'completed'
   ARGV[3] afterScore   integer score of the last job of the previous page, or '' for the first page
   ARGV[4] afterId      id of that job ('' for the first page)

@@ -3,6 +3,8 @@
   purgeDead: delete dead letters for good, oldest first, a bounded number per call.
 
   KEYS: the partition keys (includes/keys.lua).
+  Reads:     none
+  Writes:    dead, jobs, errors
   ARGV[2] limit  integer
   Returns: number of jobs deleted (the caller repeats until 0)
   Errors: none.

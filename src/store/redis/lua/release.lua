@@ -6,6 +6,9 @@
 
   KEYS: the partition keys (includes/keys.lua); on partition 0 of a queue with a concurrency limit also the
         limiter's keys (limiter.lua): KEYS[#KEYS - 1] starts, KEYS[#KEYS] slots.
+  Reads:     jobs, meta
+  Writes:    due, active, leases, limiter:slots
+  Publishes: wake, limiter:wake
   ARGV[2]   entries  "<id>\t<token>\n" per entry (readEntries)
   ARGV[3]   optional, with the limiter's keys: the limiter's wake channel; ARGV[4] this partition's
             number. The entries' concurrency slots ("<partition>:<token>") are freed in the same

@@ -7,6 +7,9 @@
   job has none.
 
   KEYS: the partition keys (includes/keys.lua).
+  Reads:     active
+  Writes:    due, dead, jobs, counters, meta, wheel, wheel:<n>, wheel:idx:<s>
+  Publishes: wake
   ARGV[2] id
   ARGV[3] delayMs  ms from the server's now, or '' when atMs is given
   ARGV[4] atMs     epoch ms, or ''

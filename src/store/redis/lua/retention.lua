@@ -6,6 +6,8 @@
   call trims nothing; `queue.getRetention` reads partition 0 with ('', 0).
 
   KEYS: the partition keys (includes/keys.lua).
+  Reads:     none
+  Writes:    meta, completed, results
   ARGV[2] retain  "<count>,<ageMs>,<maxResultBytes>,<queue count>" to store (includes/retention.lua),
                   or '' to leave the stored value as it is
   ARGV[3] limit   integer  kept jobs to remove at most (the oldest first): those beyond the stored

@@ -5,6 +5,9 @@
   includes/keys.lua "Deadlines"): an expired job retried by hand runs whenever a worker takes it.
 
   KEYS: the partition keys (includes/keys.lua).
+  Reads:     none
+  Writes:    due, dead, jobs
+  Publishes: wake
   ARGV[2]   limit  integer  how many to move at most when no ids are given (oldest first)
   ARGV[3..] ids    optional: exactly these
   Returns: number of jobs moved (ids that are not dead are skipped)

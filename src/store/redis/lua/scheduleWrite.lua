@@ -6,6 +6,9 @@
   advance) and applies the change.
 
   KEYS: the partition keys (includes/keys.lua).
+  Reads:     active, dead, done:0, done:1, done:2, results
+  Writes:    due, jobs, counters, meta, wheel, wheel:<n>, wheel:idx:<s>, schedules
+  Publishes: wake
   ARGV[2] op     'put' | 'advance' | 'pause' | 'resume' | 'remove'
   ARGV[3] key    the schedule key
   ARGV[4] gen    the generation read ('' = the schedule did not exist; ignored by pause and remove)

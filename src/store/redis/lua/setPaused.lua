@@ -3,6 +3,9 @@
   setPaused: pause or resume claiming. Running jobs are not affected.
 
   KEYS: the partition keys (includes/keys.lua).
+  Reads:     due
+  Writes:    meta
+  Publishes: wake
   ARGV[2] paused  '1' | '0'
   Returns: 1
   Errors: none.

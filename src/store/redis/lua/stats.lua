@@ -4,6 +4,9 @@
 
   KEYS: the partition keys (includes/keys.lua); on partition 0 then the limiter's `starts` and `slots`
         (limiter.lua), with ARGV[2] = '1'.
+  Reads:     due, active, dead, counters, meta, wheel, wheel:<n>, completed, limiter:starts,
+             limiter:slots
+  Writes:    none
   Returns: { now, waiting, ready, active, dead, paused (0|1), limitedAt, completed, counterName1, value1, ... }
     waiting  all of `due` (delayed + ready) and of the wheel (counter `wheeled`);
     ready    due at or before now: in `due`, and in wheel buckets no claim has moved yet (exact:

@@ -30,6 +30,10 @@
   the memo keys of this call and of the caller's previous one: KEYS[#KEYS - 1] and KEYS[#KEYS];
   fail, release, stats and limiter take theirs after these too.)
 
+  A script's header names the keys it touches as keys.ts and the README's "Redis keys" table name
+  them: `Reads:` the keys it only reads, `Writes:` the keys it writes (and may read as well), and
+  `Publishes:` the channels it may PUBLISH on.
+
   Invariant: a job exists iff `jobs` has its id or the wheel's index has it (wheel.lua), and then
   exactly one of due/active/dead/a wheel bucket holds it; `leases` has an entry iff the job is in
   `active`. A completed job kept by retention is in `completed` and `results` (both or neither) and
