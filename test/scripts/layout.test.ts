@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { claimMemoKey, failMemoKey, partitionKeys, limiterKeys, queueRegistryKey, wheelBucketKey, wheelIndexKey, PARTITION_KEY_NAMES } from '../../src/store/redis/keys.js';
+import {
+  claimMemoKey,
+  failMemoKey,
+  partitionKeys,
+  limiterKeys,
+  queueRegistryKey,
+  wheelBucketKey,
+  wheelIndexKey,
+  PARTITION_KEY_NAMES,
+} from '../../src/store/redis/keys.js';
 import { SCRIPT_NAMES, declaredIncludes, resolveIncludes, scriptIncludes, scriptSource } from '../../src/store/redis/scripts.js';
 import { useRedis } from '../helpers/redis.js';
 import { codeOf, reachedNames, topLevelDefinitions, usedNames } from './lua-names.js';
@@ -121,7 +130,9 @@ describe('documented layout', () => {
   });
 
   it('every script file is registered, starts with #!lua and documents its ARGV and reply', () => {
-    const files = readdirSync(luaDir).filter(file => file.endsWith('.lua')).map(file => file.slice(0, -4));
+    const files = readdirSync(luaDir)
+      .filter(file => file.endsWith('.lua'))
+      .map(file => file.slice(0, -4));
     assert.deepEqual(files.sort(), [...SCRIPT_NAMES].sort());
     for (const name of SCRIPT_NAMES) {
       const source = readFileSync(new URL(`${name}.lua`, luaDir), 'utf8');
@@ -139,9 +150,14 @@ describe('documented layout', () => {
       const writes = headerKeys(source, 'Writes');
       assert.ok(reads !== undefined && writes !== undefined, `${name}.lua has 'Reads:' and 'Writes:' lines in its header`);
       const publishes = headerKeys(source, 'Publishes') ?? [];
-      for (const key of [...reads, ...writes, ...publishes]) assert.ok(KEY_NAMES.has(key), `${name}.lua names a key keys.ts does not build: ${key}`);
+      for (const key of [...reads, ...writes, ...publishes])
+        assert.ok(KEY_NAMES.has(key), `${name}.lua names a key keys.ts does not build: ${key}`);
       assert.equal(new Set([...reads, ...writes]).size, reads.length + writes.length, `${name}.lua lists a key under Reads and Writes`);
-      assert.equal(/^#!lua flags=[a-z,-]*no-writes/.test(source), writes.length === 0, `${name}.lua: 'Writes: none' exactly when its flags say no-writes`);
+      assert.equal(
+        /^#!lua flags=[a-z,-]*no-writes/.test(source),
+        writes.length === 0,
+        `${name}.lua: 'Writes: none' exactly when its flags say no-writes`,
+      );
     }
   });
 
@@ -160,7 +176,9 @@ describe('documented layout', () => {
       const source = scriptText(name);
       const reached = reachedNames(codeOf(source), definitions, opaque);
       const touched = new Set([...reached].flatMap(used => keyNames.get(used) ?? []));
-      const listed = ['Reads', 'Writes', 'Publishes'].flatMap(label => headerKeys(source, label as 'Reads') ?? []).filter(key => bound.has(key));
+      const listed = ['Reads', 'Writes', 'Publishes']
+        .flatMap(label => headerKeys(source, label as 'Reads') ?? [])
+        .filter(key => bound.has(key));
       assert.deepEqual(new Set(listed), touched, `${name}.lua header's Reads/Writes/Publishes`);
     }
   });
@@ -175,7 +193,8 @@ describe('documented layout', () => {
 
 describe('the Lua includes', () => {
   it('every include opens with a header naming it and its purpose', () => {
-    for (const include of INCLUDES) assert.match(includeText(include), new RegExp(`^--\\[\\[\\n  ${include}: `), `includes/${include}.lua header`);
+    for (const include of INCLUDES)
+      assert.match(includeText(include), new RegExp(`^--\\[\\[\\n  ${include}: `), `includes/${include}.lua header`);
   });
 
   it('every include a file uses is one it names on its includes line, and every one it names it uses', () => {
@@ -209,20 +228,32 @@ describe('the Lua includes', () => {
       const includes = scriptIncludes(name);
       assert.equal(new Set(includes).size, includes.length, `${name}: an include sent twice`);
       for (const [i, include] of includes.entries()) {
-        for (const needed of declaredIncludes(includeText(include))) assert.ok(includes.indexOf(needed) < i, `${name}: ${needed} before ${include}`);
+        for (const needed of declaredIncludes(includeText(include)))
+          assert.ok(includes.indexOf(needed) < i, `${name}: ${needed} before ${include}`);
       }
       for (const declared of declaredIncludes(body)) assert.ok(includes.includes(declared), `${name}: sent with ${declared}`);
       const shebang = body.slice(0, body.indexOf('\n') + 1);
-      assert.equal(scriptSource(name), shebang + includes.map(include => `${includeText(include)}\n`).join('') + body.slice(shebang.length));
+      assert.equal(
+        scriptSource(name),
+        shebang + includes.map(include => `${includeText(include)}\n`).join('') + body.slice(shebang.length),
+      );
     }
   });
 
-  it('includes resolve depth first in the order written, each once; an unknown or cyclic include is refused', () => {
-    const graph: Record<string, string[]> = { keys: [], base: ['keys'], wheel: ['keys', 'base'], schedules: ['keys', 'base', 'wheel'], a: ['b'], b: ['a'] };
+  it('includes resolve depth first in the order written, each once; an unknown or cyclic include, or a second includes line, is refused', () => {
+    const graph: Record<string, string[]> = {
+      keys: [],
+      base: ['keys'],
+      wheel: ['keys', 'base'],
+      schedules: ['keys', 'base', 'wheel'],
+      a: ['b'],
+      b: ['a'],
+    };
     const of = (name: string) => graph[name];
     assert.deepEqual(resolveIncludes('x.lua', ['keys', 'schedules', 'base'], of), ['keys', 'base', 'wheel', 'schedules']);
     assert.throws(() => resolveIncludes('x.lua', ['keys', 'nope'], of), /x\.lua includes 'nope', which is not in lua\/includes\//);
     assert.throws(() => resolveIncludes('x.lua', ['wheel', 'a'], of), /Lua include cycle: x\.lua -> a -> b -> a/);
+    assert.throws(() => declaredIncludes('-- includes: keys\n-- includes: base\n', 'x.lua'), /x\.lua names its includes on more than one/);
   });
 
   it('includes hold definitions only: no top-level statement but `local` ones', () => {

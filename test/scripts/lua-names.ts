@@ -38,7 +38,9 @@ export function usedNames(code: string): Set<string> {
   return names;
 }
 
-const KEYWORDS = new Set('and break do else elseif end false for function if in local nil not or repeat return then true until while'.split(' '));
+const KEYWORDS = new Set(
+  'and break do else elseif end false for function if in local nil not or repeat return then true until while'.split(' '),
+);
 
 /**
  * The top-level definitions of a file: name -> the code that defines it (a whole function, or what

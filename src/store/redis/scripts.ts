@@ -42,9 +42,15 @@ interface LoadedScript {
  * line sits after the file's header block; Redis has no include mechanism, so the registry does
  * it: a script is sent with the includes it names and theirs.
  */
-export function declaredIncludes(source: string): string[] {
-  const line = /^-- includes: *(.*)$/m.exec(source)?.[1];
-  return line === undefined ? [] : line.split(',').map(name => name.trim()).filter(name => name !== '');
+export function declaredIncludes(source: string, file = 'a Lua file'): string[] {
+  const lines = [...source.matchAll(/^-- includes: *(.*)$/gm)];
+  if (lines.length > 1) throw new Error(`${file} names its includes on more than one '-- includes:' line`);
+  const line = lines[0]?.[1];
+  if (line === undefined) return [];
+  return line
+    .split(',')
+    .map(name => name.trim())
+    .filter(name => name !== '');
 }
 
 /**
@@ -53,7 +59,11 @@ export function declaredIncludes(source: string): string[] {
  * same files always give the same source and SHA. `includesOf` answers an include's own names, or
  * undefined when there is no such include. Throws on an unknown include and on a cycle.
  */
-export function resolveIncludes(file: string, names: readonly string[], includesOf: (name: string) => readonly string[] | undefined): string[] {
+export function resolveIncludes(
+  file: string,
+  names: readonly string[],
+  includesOf: (name: string) => readonly string[] | undefined,
+): string[] {
   const order: string[] = [];
   const done = new Set<string>();
   const visit = (name: string, path: readonly string[]) => {
@@ -78,7 +88,7 @@ function loadScripts(): Record<ScriptName, LoadedScript> {
   }
   const includesOf = (name: string) => {
     const source = includes.get(name);
-    return source === undefined ? undefined : declaredIncludes(source);
+    return source === undefined ? undefined : declaredIncludes(source, `includes/${name}.lua`);
   };
   const scripts = {} as Record<ScriptName, LoadedScript>;
   for (const name of SCRIPT_NAMES) {
@@ -89,7 +99,7 @@ function loadScripts(): Record<ScriptName, LoadedScript> {
     const body = readFileSync(new URL(`${name}.lua`, dir), 'utf8');
     const shebang = /^#!lua[^\n]*\n/.exec(body)?.[0];
     if (!shebang) throw new Error(`Script ${name}.lua must start with a '#!lua' line`);
-    const names = declaredIncludes(body);
+    const names = declaredIncludes(body, `${name}.lua`);
     if (names.length === 0) throw new Error(`Script ${name}.lua must name its includes on a '-- includes:' line`);
     const used = resolveIncludes(`${name}.lua`, names, includesOf);
     const source = `${shebang}${used.map(include => `${includes.get(include)}\n`).join('')}${body.slice(shebang.length)}`;
