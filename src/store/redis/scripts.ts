@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
 import { ConnectionError, RedisCommandError, RedisOutOfMemoryError, SandglassError } from '../../core/errors.js';
 import { PARTITION_KEY_NAMES, type PartitionKeys } from './keys.js';
@@ -33,23 +33,77 @@ export type ScriptName = (typeof SCRIPT_NAMES)[number];
 interface LoadedScript {
   readonly source: string;
   readonly sha: string;
+  /** The includes the source holds, in their order. */
+  readonly includes: readonly string[];
+}
+
+/**
+ * The includes a Lua file names on its `-- includes: a, b` line (none without one). The
+ * line sits after the file's header block; Redis has no include mechanism, so the registry does
+ * it: a script is sent with the includes it names and theirs.
+ */
+export function declaredIncludes(source: string, file = 'a Lua file'): string[] {
+  const lines = [...source.matchAll(/^-- includes: *(.*)$/gm)];
+  if (lines.length > 1) throw new Error(`${file} names its includes on more than one '-- includes:' line`);
+  const line = lines[0]?.[1];
+  if (line === undefined) return [];
+  return line
+    .split(',')
+    .map(name => name.trim())
+    .filter(name => name !== '');
+}
+
+/**
+ * The includes a file needs, in the order they are sent: each one after the includes it names, each
+ * once, in the order the names are first reached (depth first, in the order written), so that the
+ * same files always give the same source and SHA. `includesOf` answers an include's own names, or
+ * undefined when there is no such include. Throws on an unknown include and on a cycle.
+ */
+export function resolveIncludes(
+  file: string,
+  names: readonly string[],
+  includesOf: (name: string) => readonly string[] | undefined,
+): string[] {
+  const order: string[] = [];
+  const done = new Set<string>();
+  const visit = (name: string, path: readonly string[]) => {
+    if (done.has(name)) return;
+    if (path.includes(name)) throw new Error(`Lua include cycle: ${[...path, name].join(' -> ')}`);
+    const own = includesOf(name);
+    if (own === undefined) throw new Error(`${path.at(-1) ?? file} includes '${name}', which is not in lua/includes/`);
+    for (const dependency of own) visit(dependency, [...path, name]);
+    done.add(name);
+    order.push(name);
+  };
+  for (const name of names) visit(name, [file]);
+  return order;
 }
 
 function loadScripts(): Record<ScriptName, LoadedScript> {
   const dir = new URL('./lua/', import.meta.url);
-  const prelude = readFileSync(new URL('lib.lua', dir), 'utf8');
+  const includeDir = new URL('includes/', dir);
+  const includes = new Map<string, string>();
+  for (const file of readdirSync(includeDir)) {
+    if (file.endsWith('.lua')) includes.set(file.slice(0, -4), readFileSync(new URL(file, includeDir), 'utf8'));
+  }
+  const includesOf = (name: string) => {
+    const source = includes.get(name);
+    return source === undefined ? undefined : declaredIncludes(source, `includes/${name}.lua`);
+  };
   const scripts = {} as Record<ScriptName, LoadedScript>;
   for (const name of SCRIPT_NAMES) {
-    // The prelude binds KEYS and ARGV[1] to names and holds the shared helpers; Redis has no
-    // include mechanism, so each script is sent with it. The script's shebang must stay the
-    // first line: its flags decide whether Redis runs it when `maxmemory` is reached (scripts
-    // that free memory or only move jobs are `allow-oom`, so workers keep draining a full Redis;
-    // `add` is refused before it writes anything).
+    // The includes go between the shebang and the script's own text. The shebang must stay the
+    // first line: its flags decide whether Redis runs the script when `maxmemory` is reached
+    // (scripts that free memory or only move jobs are `allow-oom`, so workers keep draining a full
+    // Redis; `add` is refused before it writes anything).
     const body = readFileSync(new URL(`${name}.lua`, dir), 'utf8');
     const shebang = /^#!lua[^\n]*\n/.exec(body)?.[0];
     if (!shebang) throw new Error(`Script ${name}.lua must start with a '#!lua' line`);
-    const source = `${shebang}${prelude}\n${body.slice(shebang.length)}`;
-    scripts[name] = { source, sha: createHash('sha1').update(source).digest('hex') };
+    const names = declaredIncludes(body, `${name}.lua`);
+    if (names.length === 0) throw new Error(`Script ${name}.lua must name its includes on a '-- includes:' line`);
+    const used = resolveIncludes(`${name}.lua`, names, includesOf);
+    const source = `${shebang}${used.map(include => `${includes.get(include)}\n`).join('')}${body.slice(shebang.length)}`;
+    scripts[name] = { source, sha: createHash('sha1').update(source).digest('hex'), includes: used };
   }
   return scripts;
 }
@@ -59,6 +113,11 @@ const SCRIPTS = loadScripts();
 /** Source of one script as sent to Redis (for tests and tools). */
 export function scriptSource(name: ScriptName): string {
   return SCRIPTS[name].source;
+}
+
+/** The includes one script is sent with, in their order (for tests and tools). */
+export function scriptIncludes(name: ScriptName): readonly string[] {
+  return SCRIPTS[name].includes;
 }
 
 /** How long one script call waits for Redis, unless the connection says otherwise (`commandTimeout`). */

@@ -1,11 +1,14 @@
 #!lua flags=allow-oom
 --[[
   ack: jobs whose handler succeeded are removed, or kept in `completed` with their results while
-  the queue retains completed jobs (lib.lua, "Retention"; then the kept ones are trimmed, bounded),
+  the queue retains completed jobs (includes/retention.lua; then the kept ones are trimmed, bounded),
   and remembered for 60 to 90 s in the current `done` bucket with the token of the claim that
-  completed them (lib.lua).
+  completed them (includes/done.lua).
 
-  KEYS: the partition keys (lib.lua).
+  KEYS: the partition keys (includes/keys.lua).
+  Reads:     wheel, wheel:idx:<s>
+  Writes:    active, jobs, errors, counters, meta, done:0, done:1, done:2, leases, completed,
+             results
   ARGV[2]   entries  "<id>\t<token>\n" per entry, token = the claim's fencing token (readEntries)
   ARGV[3]   results  optional: "<result JSON>\n" per entry, in the order of the entries ('' for
                      none); sent only by callers that know the queue keeps completed jobs. Read only
@@ -23,6 +26,7 @@
            (an ack resent after a lost reply).
   Errors: none.
 ]]
+-- includes: keys, base, leases, done, retention, wheel
 local now = nowMs()
 -- `retain` comes with the read of `donePeriod` that rotateDone makes anyway: no command more.
 local meta = rcall('HMGET', metaKey, 'donePeriod', 'retain')

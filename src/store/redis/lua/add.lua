@@ -2,7 +2,12 @@
 --[[
   add: add one or many jobs (addBulk sends a chunk per call). Idempotent by id.
 
-  KEYS: the partition keys (lib.lua). A job due beyond the horizon goes to the wheel (lib.lua).
+  KEYS: the partition keys (includes/keys.lua). A job due beyond the horizon goes to the wheel
+  (includes/wheel.lua).
+  Reads:     active
+  Writes:    due, dead, jobs, errors, counters, meta, done:0, done:1, done:2, wheel, wheel:<n>,
+             wheel:idx:<s>, expiry, completed, results
+  Publishes: wake
   ARGV[2]   ifExists  'keep' | 'replace'   what an existing id does
   ARGV[3..] groups of 7:
     id
@@ -10,24 +15,25 @@
     atMs         epoch ms, or ''
     maxAttempts  integer or '' (the worker's default)
     backoff      'f<ms>' | 'e<ms>' | '', followed by ',<traceparent>' for a job added in a trace:
-                 the rest of the record's header after maxAttempts (lib.lua), written as it is
+                 the rest of the record's header after maxAttempts (includes/records.lua), written as it is
     payload      JSON text
     expiry       '<expireAfterMs>' | '<expireAfterMs>d' (onExpire 'drop'): the job's deadline, its
-                 `expiry` entry (lib.lua, "Deadlines"); '' | 'd': the queue's default (`meta` field
+                 `expiry` entry (includes/keys.lua, "Deadlines"); '' | 'd': the queue's default (`meta` field
                  `expireAfter`), if it has one, else none. A replace rewrites the entry.
   Returns: { now, status1, dueAt1, status2, dueAt2, ... } per job, in order:
     1 added, 0 exists (kept as it was), 2 replaced, 3 exists and is running (not replaced),
-    4 completed in the last 60 to 90 s (lib.lua), or completed and kept while the queue retains
-      completed jobs (lib.lua, "Retention"; a kept job past the retention's age counts as gone:
+    4 completed in the last 60 to 90 s (includes/done.lua), or completed and kept while the queue retains
+      completed jobs (includes/retention.lua; a kept job past the retention's age counts as gone:
       its id is added as new, and its kept entry removed), not added: a keep-add writes nothing (most likely it is the add that
       created the job, resent after a lost reply); a replace-add adds the job anew (status 1),
       and the kept completed job is gone
-    5 exists and is a schedule's tick (lib.lua, "Schedules"): a replace-add writes nothing (as a
+    5 exists and is a schedule's tick (includes/schedules.lua): a replace-add writes nothing (as a
       plain job it would no longer start the schedule's next tick)
     An id in the wheel exists like any other waiting job; replacing it moves it where its new due
     time belongs.
   Errors: none. (A payload over the client's limit is refused before this script runs.)
 ]]
+-- includes: keys, base, records, done, retention, wake, wheel
 local replace = ARGV[2] == 'replace'
 local now = nowMs()
 local out = { now }
@@ -36,7 +42,7 @@ local wheeled, minMove = 0, nil
 -- Most calls come when nothing completed lately and none is kept: then no id needs the `done` and
 -- `results` look-ups (one EXISTS answers for both). The `results` look-up is made only while the
 -- queue keeps completed jobs (`retain`). One read of `meta` also gives the deadlines' default and
--- whether the partition has deadlines (lib.lua, "Deadlines").
+-- whether the partition has deadlines (includes/keys.lua, "Deadlines").
 local anyDone = rcall('EXISTS', doneKeys[1], doneKeys[2], doneKeys[3], completedKey) > 0
 local meta = rcall('HMGET', metaKey, 'donePeriod', 'retain', 'expireAfter', 'expiring')
 local retain = nil
@@ -49,7 +55,7 @@ local retaining = retain ~= nil
 -- HMGET per key and 1,000 ids (a call per id costs more than the look-up). An id written earlier in
 -- this call (it appears twice) is looked up in `jobs` again; `done` and `kept` change only here (a
 -- replace-add's HDEL), tracked in `done` and `kept`. A kept job finished more than the retention's
--- `age` ago is gone for every read (lib.lua, "Retention") though no trim removed it yet: its id is
+-- `age` ago is gone for every read (includes/retention.lua) though no trim removed it yet: its id is
 -- free (`aged`), and the add that writes the id removes the old entry (an id has one place).
 local stored, done, kept, aged, written, ticks = {}, {}, {}, {}, {}, {}
 for c = 3, #ARGV, 7000 do
@@ -89,7 +95,7 @@ for c = 3, #ARGV, 7000 do
   end
 end
 
--- Deadlines (lib.lua, "Deadlines"): the queue's default, and whether the partition has `expiry`
+-- Deadlines (includes/keys.lua, "Deadlines"): the queue's default, and whether the partition has `expiry`
 -- entries at all (else a replace has none to remove). The entries this call writes (false:
 -- removes), by id, last one winning, in one HSET and one HDEL at the end.
 local defaultExpiry, expiring = meta[3], meta[4] == '1'
@@ -104,18 +110,20 @@ end
   the look-up and the write in one call), its bucket entry is staged, and flushWheel writes the
   staged entries with one RPUSH per bucket (new buckets first, in one ZADD of `wheel`), one HINCRBY
   of `wheeled`, and only then removes the old places of jobs that moved (the `after` list). This
-  keeps lib.lua's order under a slot migration (a computed key's first touch may fail and end the
-  script): every index entry before its bucket entry, every new place before its old one, and
-  `wheeled` counting exactly the entries pushed (a failed RPUSH is caught, the pushed ones are
-  counted, then the error ends the script with the old places untouched).
+  keeps the wheel's write order under a slot migration (includes/wheel.lua, "Write order": a
+  computed key's first touch may fail and end the script): every index entry before its bucket
+  entry, every new place before its old one, and `wheeled` counting exactly the entries pushed (a
+  failed RPUSH is caught, the pushed ones are counted, then the error ends the script with the old
+  places untouched).
   Anything that must see the wheel as written (an id given again in this call, a job leaving the
   wheel for `due`) flushes first.
 ]]
 local staged, stagedEntries, stagedNew, stagedNewOf = {}, {}, 0, {}
 local newBuckets, after = {}, {}
 
--- The bucket entry of the job at ARGV[i] (lib.lua's wheel format), in one concatenation. The jobs
--- of a bulk add often share a due time: its offset's digits are formatted once.
+-- The bucket entry of the job at ARGV[i] (the wheel's format, includes/wheel.lua), in one
+-- concatenation. The jobs of a bulk add often share a due time: its offset's digits are formatted
+-- once.
 local offsetDue, offsetStart, offsetDigits = nil, nil, nil
 local function wheelEntry(i, id, dueAt, open)
   if dueAt ~= offsetDue or open.start ~= offsetStart then
@@ -200,7 +208,7 @@ for i = 3, #ARGV, 7 do
     end
   elseif slot and not repeated and not (done[id] and not replace) then
     -- A far job not in `jobs`: its index entry is claimed and looked up in one call. (A keep-add of
-    -- an id completed lately writes nothing: such an id is in no bucket, see lib.lua's `done`.)
+    -- an id completed lately writes nothing: such an id is in no bucket, see includes/done.lua.)
     open = wheelTail(slot, dueAt)
     if rcall('HSETNX', wheelShardKey(id), id, open.name) == 0 then
       -- The index has the id: in its bucket (exists), or left by a script stopped midway.
@@ -251,7 +259,8 @@ for i = 3, #ARGV, 7 do
     aged[id] = nil
   end
   if status == 1 or status == 2 then
-    -- The new place first, then the old one goes (lib.lua: a stop midway loses nothing).
+    -- The new place first, then the old one goes (includes/wheel.lua, "Write order": a stop midway
+    -- loses nothing).
     if slot and not repeated then
       if open == nil then
         -- Replacing a job of due or dead: its index entry (over any left midway), staged entry.

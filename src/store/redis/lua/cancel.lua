@@ -2,16 +2,21 @@
 --[[
   cancel: remove a waiting or dead job. A running job is not interrupted.
 
-  KEYS: the partition keys (lib.lua); a job in the wheel is found through its index (O(bucket)).
+  KEYS: the partition keys (includes/keys.lua); a job in the wheel is found through its index (O(bucket)).
+  Reads:     active, done:0, done:1, done:2, results
+  Writes:    due, dead, jobs, errors, counters, meta, wheel, wheel:<n>, wheel:idx:<s>, schedules,
+             expiry
+  Publishes: wake
   ARGV[2] id
   A schedule's pending tick that is cancelled is that run cancelled: the schedule goes on.
   A waiting job's deadline (`expiry` entry) goes with it.
   Returns: 1 cancelled, 0 not found, 2 running (left alone: its handler decides)
   Errors: none.
 ]]
+-- includes: keys, base, wheel, schedules
 local id = ARGV[2]
 if rcall('ZSCORE', activeKey, id) then return 2 end
--- A schedule's pending tick: the schedule goes on at its next tick (lib.lua tickCancelled).
+-- A schedule's pending tick: the schedule goes on at its next tick (includes/schedules.lua tickCancelled).
 local rec = rcall('HGET', jobsKey, id)
 local waiting = rec and rcall('ZREM', dueKey, id) == 1
 local removed = (waiting and 1 or 0) + rcall('ZREM', deadKey, id) + rcall('HDEL', jobsKey, id)

@@ -2,9 +2,14 @@
 --[[
   claim: reap expired leases, then take up to `limit` due jobs under a lease. Worker's one call.
 
-  KEYS: the partition keys (lib.lua), then the two memo keys below (last, so that they keep their
-        place from the end when a partition key is added). Of `meta` it writes only `donePeriod`
-        (lib.lua, rotateDone).
+  KEYS: the partition keys (includes/keys.lua), then the two memo keys below (last, so that they keep their
+        place from the end when a partition key is added). Of `meta` it writes `donePeriod`
+        (includes/done.lua, rotateDone), and for schedules `stalled` and the wheel index's
+        `idxLevel` and `idxSplit` (a tick it creates).
+  Reads:     none
+  Writes:    due, active, dead, jobs, errors, counters, meta, done:0, done:1, done:2, leases, wheel,
+             wheel:<n>, wheel:idx:<s>, schedules, expiry, completed, results, claim:<claim id>
+  Publishes: wake
   ARGV[2] limit               integer  jobs to claim at most (0 = only reap and report)
   ARGV[3] leaseMs             ms       lease length
   ARGV[4] reapLimit           integer  expired leases to take back at most in this call
@@ -25,7 +30,7 @@
                                        and answers limited = 1 and nextAt = now: claim again through
                                        the limiter
   ARGV[9] trimKept            '1'|'0'  '1': also trim the kept completed jobs beyond the retention
-                                       (lib.lua, "Retention"), at most RETAIN_TEND_MAX: the trimming
+                                       (includes/retention.lua), at most RETAIN_TEND_MAX: the trimming
                                        of a queue that no ack trims any more. An idle call then also
                                        reads `meta` `retain` (one HMGET, merged with ARGV[7]'s)
 
@@ -41,11 +46,11 @@
                 rewrite them, so their attempts do not count this delivery (attempt = attempts + 1).
                 Ids, records and scores hold no raw tab (JSON escapes it), so '\t' splits them.
     tend        "<key>\n<key>..." schedules whose next tick the caller should create or whose list of
-                next ticks it should refill (lib.lua, "Schedules"); '' mostly
+                next ticks it should refill (includes/schedules.lua); '' mostly
     scheduled   whether the partition has schedules: 1 or 0, -1 when the call did not read `meta`
     limited     whether the queue has rate or concurrency limits: 1 or 0, -1 when the call did not
                 read `meta` (an idle call)
-    keep        the queue's retention of completed jobs (lib.lua, "Retention"): its maxResultBytes
+    keep        the queue's retention of completed jobs (includes/retention.lua): its maxResultBytes
                 (> 0) while it keeps them, so the caller sends results with its acks; 0 when it
                 keeps none; -1 when the call did not read `meta` (an idle call without ARGV[9])
     trimmed     kept jobs ARGV[9] trimmed, -1 without ARGV[9]; RETAIN_TEND_MAX means more may be
@@ -54,6 +59,7 @@
     came (table.concat) instead of building a reply entry per job.
   Errors: none.
 ]]
+-- includes: keys, base, records, leases, wake, done, retention, wheelPromote, schedules
 local limit = tonumber(ARGV[2])
 local leaseMs = tonumber(ARGV[3])
 local reapLimit = tonumber(ARGV[4])
@@ -117,8 +123,8 @@ local mayReap = leaseHead ~= nil and leaseHead <= now
 -- sleeping worker of a queue without schedules stays at four commands.
 -- And whether the queue has rate or concurrency limits: then only a caller holding the limiter's
 -- tokens claims (ARGV[8]); its `limit` is the tokens it holds. The retention of completed jobs,
--- for the caller's acks (lib.lua, "Retention"). And whether jobs with a deadline were ever added
--- (lib.lua, "Deadlines": only then is `expiry` read).
+-- for the caller's acks (includes/retention.lua). And whether jobs with a deadline were ever added
+-- (includes/keys.lua, "Deadlines": only then is `expiry` read).
 local paused, scheduled, stalled, known, limited, expiring = false, false, false, false, false, false
 local keep = -1
 local retain = nil
@@ -206,7 +212,7 @@ local function durationText(ms)
   return int(ms) .. 'ms'
 end
 
--- The deadlines of the jobs a claim took (lib.lua, "Deadlines"): each one's `expiry` entry goes,
+-- The deadlines of the jobs a claim took (includes/keys.lua, "Deadlines"): each one's `expiry` entry goes,
 -- since this is its first start; those whose due score + expireAfter passed are not delivered but
 -- dead-lettered (their record keeps its due time and attempts 0; `errors` says why) or, with 'd',
 -- deleted; both count in `expired`. Sets recs[i] to false for them; returns how many.
@@ -326,7 +332,7 @@ if mayClaim and not paused and not refused then
         end
       end
       if leaseHead == nil then
-        -- `active` and `leases` are created now: as a hash table and a skip list (lib.lua, ENCODER).
+        -- `active` and `leases` are created now: as a hash table and a skip list (includes/leases.lua, ENCODER).
         table.insert(leases, 1, ENCODER)
         table.insert(leases, 1, ENCODER)
         table.insert(deadlines, 1, ENCODER)
@@ -350,7 +356,7 @@ if mayClaim and not paused and not refused then
 end
 
 -- Schedules that need a client: those claimTicks named (stalled now, or few tick times left), and
--- every stalled one of the partition (lib.lua scheduleStall), until one tends it.
+-- every stalled one of the partition (includes/schedules.lua scheduleStall), until one tends it.
 if stalled then out[6] = out[6] == '' and stalled or out[6] .. '\n' .. stalled end
 out[7] = known and (scheduled and 1 or 0) or -1
 

@@ -2,7 +2,9 @@
 --[[
   dueHistogram: how many waiting jobs fall due in each time window from now on (a timeline).
 
-  KEYS: the partition keys (lib.lua).
+  KEYS: the partition keys (includes/keys.lua).
+  Reads:     due, counters, meta, wheel, wheel:<n>
+  Writes:    none
   ARGV[2..] bounds  ms, increasing offsets from now
   Returns: { now, ready, count1, ..., countN, countAfter }
     ready = due at or before now; count i = due after now + bound i-1 (0 for the first) and
@@ -16,6 +18,7 @@
     early. Jobs beyond the last bound count in countAfter by the `wheeled` counter, unread.
   Errors: none.
 ]]
+-- includes: keys, base, wheelViews
 -- The widest bucket read entry by entry: bounds the entries read to a few slots per bound.
 local HISTOGRAM_SCAN_SPAN = 16
 local now = nowMs()

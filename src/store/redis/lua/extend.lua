@@ -2,13 +2,16 @@
 --[[
   extend: renew the leases of jobs whose handlers are still running.
 
-  KEYS: the partition keys (lib.lua).
+  KEYS: the partition keys (includes/keys.lua).
+  Reads:     leases
+  Writes:    active
   ARGV[2]   leaseMs   ms  new lease length from now
   ARGV[3]   entries  "<id>\t<token>\n" per entry (readEntries)
   Returns: { now, lostIndex1, ... }  0-based positions of the pairs whose lease this caller no
            longer holds (their handler should stop: another worker may be running them).
   Errors: none.
 ]]
+-- includes: keys, base, leases
 local now = nowMs()
 local deadline = int(now + tonumber(ARGV[2]))
 local out = { now }

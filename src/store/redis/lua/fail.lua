@@ -3,7 +3,10 @@
   fail: jobs whose handler threw go back to `due` after a backoff, or to `dead`.
   The worker decides retry or dead (it knows the attempt count, maxAttempts and UnrecoverableError).
 
-  KEYS: the partition keys (lib.lua), then
+  KEYS: the partition keys (includes/keys.lua), then
+  Reads:     none
+  Writes:    due, active, dead, jobs, errors, counters, leases, failed
+  Publishes: wake
   KEYS[#KEYS] failed  ZSET  token -> failedAt * 2 + (1 if dead-lettered, 0 if retried): the tokens
                       whose fail this script applied in the last FAIL_MEMO_MS (tokens are unique per
                       partition: the `seq` counter), so that a fail resent after a lost reply answers
@@ -18,7 +21,8 @@
            it no longer does (claimed again since). Every other entry is applied now.
   Errors: none.
 ]]
--- As long as a completed job is remembered at least (lib.lua, DONE_PERIOD_MS: 60 to 90 s), the
+-- includes: keys, base, records, leases, wake
+-- As long as a completed job is remembered at least (includes/done.lua, DONE_PERIOD_MS: 60 to 90 s), the
 -- window in which a worker still resends a settle (settler.ts, RETRY_PAST_LEASE_MS past the lease).
 local FAIL_MEMO_MS = 90000
 local failedKey = KEYS[#KEYS]

@@ -2,7 +2,10 @@
 --[[
   getJob: one job's record and state, read atomically.
 
-  KEYS: the partition keys (lib.lua); a job in the wheel is found through its index (O(bucket)).
+  KEYS: the partition keys (includes/keys.lua); a job in the wheel is found through its index (O(bucket)).
+  Reads:     due, active, dead, jobs, errors, meta, leases, wheel, wheel:<n>, wheel:idx:<s>, expiry,
+             completed, results
+  Writes:    none
   ARGV[2] id
   Returns: nil when absent, else { state, record, score, lastError | '', expiry | '' }
     record as stored; of an active job with its lease in the header (attempts counting the delivery
@@ -12,10 +15,11 @@
     score  due time (delayed, ready), lease deadline (active), dead-lettered at (dead) or finished
            at (completed), ms
     A kept completed job is shown while the queue retains completed jobs and it is not older than
-    the retention's age (lib.lua, "Retention"), trimmed or not.
-    expiry a waiting job's `expiry` entry, "<expireAfterMs>[d]" (lib.lua, "Deadlines"), or ''
+    the retention's age (includes/retention.lua), trimmed or not.
+    expiry a waiting job's `expiry` entry, "<expireAfterMs>[d]" (includes/keys.lua, "Deadlines"), or ''
   Errors: none.
 ]]
+-- includes: keys, base, leases, retention, wheel
 local id = ARGV[2]
 local rec = rcall('HGET', jobsKey, id)
 if not rec then

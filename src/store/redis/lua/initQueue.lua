@@ -9,7 +9,9 @@
   (README, "Upgrading"). A caller that knows an older format than the stored one must not touch
   the queue: then this call writes nothing.
 
-  KEYS: the partition keys (lib.lua) of partition 0.
+  KEYS: the partition keys (includes/keys.lua) of partition 0.
+  Reads:     none
+  Writes:    meta
   ARGV[2] partitions  integer, or '' to only read (a process that does not know the count)
   ARGV[3] format      integer  the newest storage format the caller knows, written as the format of
                       a queue this call creates
@@ -18,6 +20,7 @@
            nothing), and 1 when this call created the queue (wrote its count and format), else 0.
   Errors: none. (The caller compares the answers with what it asked for.)
 ]]
+-- includes: keys
 local requested, known = ARGV[2], tonumber(ARGV[3])
 local meta = rcall('HMGET', metaKey, 'partitions', 'format')
 local format = tonumber(meta[2] or '1')

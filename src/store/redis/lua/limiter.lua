@@ -7,10 +7,13 @@
   claim did not use. A process that dies between the calls leaves tokens taken: the limit is then
   under-used for a while, never exceeded.
 
-  KEYS: partition 0's keys (lib.lua); `meta` holds the limits: `rateMax`, `ratePer` (ms),
+  KEYS: partition 0's keys (includes/keys.lua); `meta` holds the limits: `rateMax`, `ratePer` (ms),
         `concurrency`, `limitedAt` (the last time the limit held work back: an acquire granted
         nothing, or a claim used every token while it had asked for more) and
         `rateNext`, the pace of the rate limit (below).
+  Reads:     none
+  Writes:    meta, limiter:starts, limiter:slots
+  Publishes: limiter:wake
 
   Rate is two rules. The log is the guarantee: no window of `ratePer` ms, wherever it lies, holds
   more than `rateMax` grants. The pace spreads them: grants are due one every ratePer / rateMax ms
@@ -58,6 +61,7 @@
           again later counts from then on).
   Errors: none.
 ]]
+-- includes: keys, base, limiterSlots
 local op = ARGV[2]
 local limiterWake = ARGV[3]
 local startsKey, slotsKey = KEYS[#KEYS - 1], KEYS[#KEYS]

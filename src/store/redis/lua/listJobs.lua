@@ -4,7 +4,10 @@
   the page size whatever the position: the cursor is found by rank (ZCOUNT, then a binary search
   among jobs of equal score), never by skipping entries.
 
-  KEYS: the partition keys (lib.lua).
+  KEYS: the partition keys (includes/keys.lua).
+  Reads:     due, active, dead, jobs, errors, meta, leases, wheel, wheel:<n>, expiry, completed,
+             results
+  Writes:    none
   ARGV[2] state        'delayed' | 'ready' | 'active' | 'dead' | 'completed'
   ARGV[3] afterScore   integer score of the last job of the previous page, or '' for the first page
   ARGV[4] afterId      id of that job ('' for the first page)
@@ -15,19 +18,20 @@
     score = lease deadline; dead: most recent first, score = dead-lettered at (reverse order);
     completed: most recent first, score = finished at, record = its `results` value
     "<result JSON>\n<record>", only while the queue retains completed jobs and only those not older
-    than the retention's age (lib.lua, "Retention").
+    than the retention's age (includes/retention.lua).
     A job in the reply whose record is missing has record ''. `expiry` is a waiting job's
-    `expiry` entry (lib.lua, "Deadlines"), else ''.
+    `expiry` entry (includes/keys.lua, "Deadlines"), else ''.
     Delayed and ready include the jobs in the wheel, merged in that same exact order (a wheel job
     is 'ready' once its due time passed and no claim has moved its bucket yet). The wheel's part
     of a page is read bucket start by bucket start from the cursor on (and the few earlier
     buckets that may reach past it: a slot's sub 0 per power of two, the cells of the W before
     it), until the page is full or past the last `due` entry of a full `due` page. A slot holds
-    WHEEL_BUCKET_MAX jobs in its sub 0 and the rest in cells of its due times (lib.lua), so the
+    WHEEL_BUCKET_MAX jobs in its sub 0 and the rest in cells of its due times (includes/wheel.lua), so the
     cost is the page plus a few thousand entries, however many jobs one slot holds (more only
     where more than 1,000 jobs share one fine cell, 60 ms by default: its buckets are read).
   Errors: none.
 ]]
+-- includes: keys, base, leases, retention, wheel, wheelViews
 local state, afterScore, afterId, limit = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
 local now = nowMs()
 local key = (state == 'ready' or state == 'delayed') and dueKey or (state == 'active' and activeKey or deadKey)
@@ -180,7 +184,7 @@ if (state == 'ready' or state == 'delayed') and rcall('EXISTS', wheelKey) == 1 t
   end
 end
 
--- Deadlines of waiting jobs (lib.lua, "Deadlines"): one HMGET for the page, none when the
+-- Deadlines of waiting jobs (includes/keys.lua, "Deadlines"): one HMGET for the page, none when the
 -- partition has no `expiry` entry.
 local expiries = {}
 if (state == 'ready' or state == 'delayed') and rcall('EXISTS', expiryKey) == 1 then
@@ -194,7 +198,7 @@ for i = 1, math.min(#rows, limit) do
   local id = rows[i][1]
   out[#out + 1] = id
   local rec = rows[i][3] or rcall('HGET', records, id)
-  -- An active job's record does not count the delivery under way: its lease does (lib.lua).
+  -- An active job's record does not count the delivery under way: its lease does (includes/leases.lua).
   local lease = rec and state == 'active' and rcall('HGET', leasesKey, id)
   out[#out + 1] = lease and leasedRecord(rec, lease) or rec or ''
   out[#out + 1] = int(rows[i][2])

@@ -4,8 +4,11 @@
   has room for), so that they are delivered again at once rather than after their lease runs out.
   The attempt does not count.
 
-  KEYS: the partition keys (lib.lua); on partition 0 of a queue with a concurrency limit also the
+  KEYS: the partition keys (includes/keys.lua); on partition 0 of a queue with a concurrency limit also the
         limiter's keys (limiter.lua): KEYS[#KEYS - 1] starts, KEYS[#KEYS] slots.
+  Reads:     jobs, meta
+  Writes:    due, active, leases, limiter:slots
+  Publishes: wake, limiter:wake
   ARGV[2]   entries  "<id>\t<token>\n" per entry (readEntries)
   ARGV[3]   optional, with the limiter's keys: the limiter's wake channel; ARGV[4] this partition's
             number. The entries' concurrency slots ("<partition>:<token>") are freed in the same
@@ -15,6 +18,7 @@
   Returns: number of jobs released (the others were no longer held by the caller).
   Errors: none.
 ]]
+-- includes: keys, base, leases, wake, limiterSlots
 local ids, entries = readEntries(ARGV[2])
 local tokens = {}
 for i = 1, #ids do tokens[i] = entries[2 * i] end

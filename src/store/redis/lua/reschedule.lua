@@ -1,17 +1,22 @@
 #!lua
 --[[
-  reschedule: move a waiting job to a new due time in one step (no window where it is absent).
-  A dead job is revived at the new time with a fresh set of attempts. The job moves into or out
-  of the wheel (lib.lua) as its new due time says. A waiting job's deadline (`expiry`, lib.lua
-  "Deadlines") is relative to its due time, so it moves with it; a revived dead job has none.
+  reschedule: move a waiting job to a new due time in one step (no window where it is absent). A
+  dead job is revived at the new time with a fresh set of attempts. The job moves into or out of the
+  wheel (includes/wheel.lua) as its new due time says. A waiting job's deadline (`expiry`,
+  includes/keys.lua "Deadlines") is relative to its due time, so it moves with it; a revived dead
+  job has none.
 
-  KEYS: the partition keys (lib.lua).
+  KEYS: the partition keys (includes/keys.lua).
+  Reads:     active
+  Writes:    due, dead, jobs, counters, meta, wheel, wheel:<n>, wheel:idx:<s>
+  Publishes: wake
   ARGV[2] id
   ARGV[3] delayMs  ms from the server's now, or '' when atMs is given
   ARGV[4] atMs     epoch ms, or ''
   Returns: { status, dueAt }  status 1 rescheduled, 0 not found, 2 running (unchanged)
   Errors: none.
 ]]
+-- includes: keys, base, records, wake, wheel
 local id = ARGV[2]
 local rec = rcall('HGET', jobsKey, id)
 local found = nil
@@ -28,7 +33,8 @@ local r = readRecord(rec)
 local wasDead = not found and rcall('ZSCORE', deadKey, id)
 if wasDead then r.attempts = 0 end
 r.dueAt = ''
--- The new place first, then the old one goes (lib.lua: a stop midway loses nothing).
+-- The new place first, then the old one goes (includes/wheel.lua, "Write order": a stop midway
+-- loses nothing).
 local slot = wheelSlot(dueAt, now)
 if slot then
   local moveAt, created = wheelPut(id, dueAt, writeRecord(r), slot, found ~= nil)

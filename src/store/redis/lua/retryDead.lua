@@ -1,15 +1,19 @@
 #!lua
 --[[
   retryDead: dead letters go back to `due` at once, with a fresh set of attempts.
-  Their last error stays readable until they complete. They have no deadline (`expiry`, lib.lua
-  "Deadlines"): an expired job retried by hand runs whenever a worker takes it.
+  Their last error stays readable until they complete. They have no deadline (`expiry`,
+  includes/keys.lua "Deadlines"): an expired job retried by hand runs whenever a worker takes it.
 
-  KEYS: the partition keys (lib.lua).
+  KEYS: the partition keys (includes/keys.lua).
+  Reads:     none
+  Writes:    due, dead, jobs
+  Publishes: wake
   ARGV[2]   limit  integer  how many to move at most when no ids are given (oldest first)
   ARGV[3..] ids    optional: exactly these
   Returns: number of jobs moved (ids that are not dead are skipped)
   Errors: none.
 ]]
+-- includes: keys, base, records, wake
 local ids = {}
 if #ARGV > 2 then
   for i = 3, #ARGV do ids[#ids + 1] = ARGV[i] end

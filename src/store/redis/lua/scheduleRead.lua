@@ -2,11 +2,14 @@
 --[[
   scheduleRead: one schedule, or all of the partition's, with the state of their last run.
 
-  KEYS: the partition keys (lib.lua, "Schedules").
+  KEYS: the partition keys (includes/keys.lua; schedules: includes/schedules.lua).
+  Reads:     active, dead, jobs, meta, wheel, wheel:<n>, wheel:idx:<s>, schedules
+  Writes:    none
   ARGV[2] key   the schedule key, or '' for all
-  Returns: { now, key1, record1, lastRunState1, key2, ... } (lastRunState: lib.lua lastRunState)
+  Returns: { now, key1, record1, lastRunState1, key2, ... } (lastRunState: includes/schedules.lua lastRunState)
   Errors: none.
 ]]
+-- includes: keys, base, schedules
 local out = { nowMs() }
 local function push(key, v)
   out[#out + 1] = key

@@ -1,11 +1,14 @@
 #!lua
 --[[
   scheduleWrite: every change of a schedule, atomic with the tick jobs it creates or removes
-  (lib.lua, "Schedules"). The client computes tick times (cron, time zones); this script checks
+  (includes/schedules.lua). The client computes tick times (cron, time zones); this script checks
   that the schedule is still as the client read it (compare-and-set on `gen`, and `head` for
   advance) and applies the change.
 
-  KEYS: the partition keys (lib.lua).
+  KEYS: the partition keys (includes/keys.lua).
+  Reads:     active, dead, done:0, done:1, done:2, results
+  Writes:    due, jobs, counters, meta, wheel, wheel:<n>, wheel:idx:<s>, schedules
+  Publishes: wake
   ARGV[2] op     'put' | 'advance' | 'pause' | 'resume' | 'remove'
   ARGV[3] key    the schedule key
   ARGV[4] gen    the generation read ('' = the schedule did not exist; ignored by pause and remove)
@@ -17,10 +20,11 @@
   advance: [5] head read, [6] entries to create "e1,e2,..." (oldest first; '' for none), [7] the
            entries after the last one, [8] '1' when no tick follows (the schedule ended)
   resume:  [5] first entry ('' none), [6] the entries after it, [7] '1' when no tick follows
-  No tick is created beyond `limit` (lib.lua scheduleFull): the client's lists ignore it.
-  Returns: { status, now, record, lastRunState } (lib.lua) status 'written' | 'same' | 'conflict' | 'not_found' | 'removed'
+  No tick is created beyond `limit` (includes/schedules.lua scheduleFull): the client's lists ignore it.
+  Returns: { status, now, record, lastRunState } (includes/schedules.lua) status 'written' | 'same' | 'conflict' | 'not_found' | 'removed'
   Errors: none.
 ]]
+-- includes: keys, base, schedules
 local op, key, gen = ARGV[2], ARGV[3], ARGV[4]
 local now = nowMs()
 local v = rcall('HGET', schedulesKey, key)

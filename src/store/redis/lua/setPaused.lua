@@ -2,11 +2,15 @@
 --[[
   setPaused: pause or resume claiming. Running jobs are not affected.
 
-  KEYS: the partition keys (lib.lua).
+  KEYS: the partition keys (includes/keys.lua).
+  Reads:     due
+  Writes:    meta
+  Publishes: wake
   ARGV[2] paused  '1' | '0'
   Returns: 1
   Errors: none.
 ]]
+-- includes: keys
 if ARGV[2] == '1' then
   rcall('HSET', metaKey, 'paused', '1')
 else

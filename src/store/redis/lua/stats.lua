@@ -2,8 +2,11 @@
 --[[
   stats: job counts by state and the running totals, read atomically.
 
-  KEYS: the partition keys (lib.lua); on partition 0 then the limiter's `starts` and `slots`
+  KEYS: the partition keys (includes/keys.lua); on partition 0 then the limiter's `starts` and `slots`
         (limiter.lua), with ARGV[2] = '1'.
+  Reads:     due, active, dead, counters, meta, wheel, wheel:<n>, completed, limiter:starts,
+             limiter:slots
+  Writes:    none
   Returns: { now, waiting, ready, active, dead, paused (0|1), limitedAt, completed, counterName1, value1, ... }
     waiting  all of `due` (delayed + ready) and of the wheel (counter `wheeled`);
     ready    due at or before now: in `due`, and in wheel buckets no claim has moved yet (exact:
@@ -12,10 +15,11 @@
     limitedAt when the queue's limit last held work back (partition 0's `meta`, limiter.lua), or
              now when a limit has no room right now (concurrency slots all held, or the rate's
              window full); -1 if never
-    completed  kept completed jobs not older than the retention's age (lib.lua, "Retention"); 0
+    completed  kept completed jobs not older than the retention's age (includes/retention.lua); 0
                while the queue keeps none
   Errors: none.
 ]]
+-- includes: keys, base, retention, wheelViews
 local now = nowMs()
 local wheeled = tonumber(rcall('HGET', countersKey, 'wheeled')) or 0
 local wheelReady = wheeled > 0 and wheelDueCounts({ now }, nil, now)[1] or 0
