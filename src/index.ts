@@ -25,6 +25,7 @@ export {
 export { parseDuration } from './core/duration.js';
 export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES, QUEUE_NAME_RULE, isQueueName, assertInteger } from './core/validate.js';
 export { defaultLogger } from './core/logger.js';
+export { JOB_STATES } from './core/types.js';
 export type {
   AddOptions,
   AddSettings,

@@ -115,8 +115,17 @@ export interface AddSettings {
  */
 export type BulkJob<T> = DueOptions & Omit<AddSettings, 'ifExists'> & { payload: T };
 
-/** Where a job is. `ready` means due but not yet claimed by a worker. */
-export type JobState = 'delayed' | 'ready' | 'active' | 'dead' | 'completed';
+/**
+ * Every state a job can be in, in the order sandglass lists them (`queue.stats()`, the CLI, the
+ * HTTP API, the metrics): the one list of them, {@link JobState} is derived from it. The states
+ * partition a queue's jobs: a job is in exactly one.
+ * @example
+ * for (const state of JOB_STATES) console.log(state, (await queue.list(state, { limit: 1 })).jobs.length);
+ */
+export const JOB_STATES = ['delayed', 'ready', 'active', 'dead', 'completed'] as const;
+
+/** Where a job is (one of {@link JOB_STATES}). `ready` means due but not yet claimed by a worker. */
+export type JobState = (typeof JOB_STATES)[number];
 
 /** A snapshot of a job, as `queue.get` and the dead-letter listing return it. */
 export interface JobInfo<T> {

@@ -2,7 +2,7 @@ import { parseDuration } from './duration.js';
 import { PayloadTooLargeError, ValidationError } from './errors.js';
 import { findBigInt, findNonFiniteNumber, findUnsafeIntegerLiteral, UNSAFE_INTEGER } from './json-numbers.js';
 import { normalizeTraceparent } from './traceparent.js';
-import type { BackoffOption } from './types.js';
+import { JOB_STATES, type BackoffOption, type JobState } from './types.js';
 
 /** The longest delay accepted: ten years. Anything larger is almost surely a unit mistake. */
 export const MAX_DELAY_MS = 10 * 365 * 86_400_000;
@@ -41,6 +41,17 @@ export function assertJobId(id: unknown): asserts id is string {
   if (typeof id !== 'string' || id.length === 0 || id.length > 200 || CONTROL.test(id)) {
     throw new ValidationError(`Expected a job id of 1-200 characters without control characters, got ${describe(id)}`);
   }
+}
+
+/** Throws {@link ValidationError} unless `state` is one of {@link JOB_STATES} (the `state` of `queue.list`). */
+export function assertJobState(state: unknown): asserts state is JobState {
+  if (!(JOB_STATES as readonly unknown[]).includes(state)) throw new ValidationError(`Expected \`state\` to be ${choices(JOB_STATES)}, got ${String(state)}`);
+}
+
+/** A list of choices as a message quotes them: `'a', 'b' or 'c'`. */
+function choices(values: readonly string[]): string {
+  const quoted = values.map(value => `'${value}'`);
+  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`;
 }
 
 /**

@@ -3,7 +3,7 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { MAX_DELAY_MS, QUEUE_NAME_RULE } from '../index.js';
+import { JOB_STATES, MAX_DELAY_MS, QUEUE_NAME_RULE } from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
@@ -235,8 +235,6 @@ export const retentionBody: JsonSchema = {
     maxResultBytes: { type: 'integer', description: 'The largest result JSON kept; a larger one is kept as a `{ resultTooLarge: true, bytes }` marker. Default 65536.' },
   },
 };
-
-export const JOB_STATES = ['delayed', 'ready', 'active', 'dead', 'completed'];
 
 export const listQuery = {
   properties: {
