@@ -33,13 +33,30 @@ export function isQueueName(name: unknown): name is string {
 // eslint-disable-next-line no-control-regex
 export const CONTROL = /[\u0000-\u001f\u007f]/;
 
+const MAX_JOB_ID_LENGTH = 200;
+
+/**
+ * The rule for job ids, in one place: the library's check and the HTTP API's schema both read it. Ids are hash fields and set members, never part of a key name, so any text
+ * without control characters is safe.
+ */
+export const JOB_ID_RULE = {
+  /** A regular expression source, valid as it is in JavaScript (any flags) and JSON Schema: no control character. */
+  pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+  minLength: 1,
+  /** Counted as a JavaScript string's `length` (UTF-16 code units) by the library, whose check has the last word. */
+  maxLength: MAX_JOB_ID_LENGTH,
+  description: `1-${MAX_JOB_ID_LENGTH} characters without control characters`,
+} as const;
+const JOB_ID = new RegExp(JOB_ID_RULE.pattern);
+
 export function assertQueueName(name: unknown): asserts name is string {
   if (!isQueueName(name)) throw new ValidationError(`Expected a queue name of ${QUEUE_NAME_RULE.description}, got ${describe(name)}`);
 }
 
+/** Throws {@link ValidationError} unless `id` follows {@link JOB_ID_RULE}. */
 export function assertJobId(id: unknown): asserts id is string {
-  if (typeof id !== 'string' || id.length === 0 || id.length > 200 || CONTROL.test(id)) {
-    throw new ValidationError(`Expected a job id of 1-200 characters without control characters, got ${describe(id)}`);
+  if (typeof id !== 'string' || id.length > JOB_ID_RULE.maxLength || !JOB_ID.test(id)) {
+    throw new ValidationError(`Expected a job id of ${JOB_ID_RULE.description}, got ${describe(id)}`);
   }
 }
 

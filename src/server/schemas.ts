@@ -3,7 +3,7 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { JOB_STATES, MAX_DELAY_MS, QUEUE_NAME_RULE } from '../index.js';
+import { JOB_ID_RULE, JOB_STATES, MAX_DELAY_MS, QUEUE_NAME_RULE } from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
@@ -19,10 +19,10 @@ export const queueName: JsonSchema = {
 
 export const jobId: JsonSchema = {
   type: 'string',
-  minLength: 1,
-  maxLength: 200,
-  pattern: '^[^\\u0000-\\u001f\\u007f]+$',
-  description: 'Job id: 1-200 characters without control characters (URL-encoded in paths).',
+  minLength: JOB_ID_RULE.minLength,
+  maxLength: JOB_ID_RULE.maxLength,
+  pattern: JOB_ID_RULE.pattern,
+  description: `Job id: ${JOB_ID_RULE.description} (URL-encoded in paths).`,
 };
 
 export const dashboardFile: JsonSchema = { type: 'string', maxLength: 200, description: 'A file of the dashboard folder (anything else is 404).' };
