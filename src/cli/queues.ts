@@ -1,7 +1,7 @@
 // Whole queues: stats (one or all), ls by state, pause, resume.
 import type { Command } from 'commander';
 import { JOB_STATES, NotFoundError, type JobInfo, type JobState, type QueueCounters, type QueueLimits, type QueueStats } from '../index.js';
-import { closeWithin } from '../connection/connection.js';
+import { closeWithin } from '../deploy/close-within.js';
 import type { Cli } from './context.js';
 import { describeLimits, describeRetention } from './flow.js';
 import { formatRelative, formatTable, oneLine, type Column } from './format.js';
