@@ -6,6 +6,8 @@ export { Queue, listQueues, type QueueOptions, type JobPage, type ListOptions } 
 export { PullConsumer, type PullConsumerOptions, type PulledJob } from './worker/pull-consumer.js';
 export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker/worker.js';
 export type { TracingParent } from './telemetry/consumer.js';
+export { deliveryTraceparent, requestTraceparent } from './telemetry/telemetry.js';
+export { resolveRate } from './flow/limits.js';
 export {
   SandglassError,
   type SandglassErrorCode,
