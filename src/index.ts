@@ -25,7 +25,16 @@ export {
   IncompatibleStorageError,
 } from './core/errors.js';
 export { parseDuration } from './core/duration.js';
-export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES, QUEUE_NAME_RULE, JOB_ID_RULE, isQueueName, assertInteger } from './core/validate.js';
+export {
+  MAX_DELAY_MS,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  MAX_ATTEMPTS,
+  MAX_LIST_LIMIT,
+  QUEUE_NAME_RULE,
+  JOB_ID_RULE,
+  isQueueName,
+  assertInteger,
+} from './core/validate.js';
 export { defaultLogger } from './core/logger.js';
 export { JOB_STATES } from './core/types.js';
 export type {

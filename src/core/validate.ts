@@ -8,6 +8,10 @@ import { JOB_STATES, type BackoffOption, type JobState } from './types.js';
 export const MAX_DELAY_MS = 10 * 365 * 86_400_000;
 /** @default 256 KiB */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
+/** The most attempts `maxAttempts` may allow: of a job, of a schedule's ticks, of a Worker's or PullConsumer's default. */
+export const MAX_ATTEMPTS = 1_000_000;
+/** The largest page of a listing: the most `limit` of `queue.list` (and `listDead`) may ask for. */
+export const MAX_LIST_LIMIT = 1_000;
 
 const MAX_QUEUE_NAME_LENGTH = 100;
 

@@ -3,7 +3,7 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { JOB_ID_RULE, JOB_STATES, MAX_DELAY_MS, QUEUE_NAME_RULE } from '../index.js';
+import { JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_LIST_LIMIT, QUEUE_NAME_RULE } from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
@@ -77,7 +77,7 @@ const jobFields = {
   delay,
   at,
   id: jobId,
-  maxAttempts: integer(1, 1_000_000, "Deliveries before the job is dead-lettered; default: the consumer's."),
+  maxAttempts: integer(1, MAX_ATTEMPTS, "Deliveries before the job is dead-lettered; default: the consumer's."),
   backoff,
   expireAfter: duration("A deadline: a job not started by its due time plus this is not run (see `onExpire`). Default: the queue's `expireAfter` limit, if set"),
   onExpire: { enum: ['dead', 'drop'], description: "An expired job: 'dead' dead-letters it with reason 'expired', 'drop' deletes it; both count in `expired`. Default 'dead'." },
@@ -239,7 +239,7 @@ export const retentionBody: JsonSchema = {
 export const listQuery = {
   properties: {
     state: { enum: JOB_STATES, description: "'completed': kept by the queue's retention, most recent first." },
-    limit: { type: 'string', pattern: '^[0-9]{1,4}$', description: 'Page size, 1-1000. Default 100.' },
+    limit: { type: 'string', pattern: `^[0-9]{1,${String(MAX_LIST_LIMIT).length}}$`, description: `Page size, 1-${MAX_LIST_LIMIT}. Default 100.` },
     cursor: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$', description: 'The `nextCursor` of the previous page; the first page without it.' },
   },
   required: ['state'],
