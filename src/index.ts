@@ -36,7 +36,7 @@ export {
   assertInteger,
 } from './core/validate.js';
 export { defaultLogger } from './core/logger.js';
-export { JOB_STATES } from './core/types.js';
+export { JOB_STATES, DURATION_UNITS } from './core/types.js';
 export type {
   AddOptions,
   AddSettings,

@@ -27,8 +27,15 @@ export type BackoffOption =
 /** A backoff a worker computes itself: return the delay in ms before the next attempt. */
 export type BackoffFunction = (attempt: number, error: unknown) => number;
 
-/** A unit of a duration text: milliseconds, seconds, minutes, hours, days, weeks. */
-export type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd' | 'w';
+/**
+ * The units of a duration text ({@link DurationText}): milliseconds, seconds, minutes, hours, days
+ * (24 h), weeks (7 days); elapsed time, not calendar time. The one list of them: the parser, the
+ * type and the HTTP API's and CLI's descriptions read it.
+ */
+export const DURATION_UNITS = ['ms', 's', 'm', 'h', 'd', 'w'] as const;
+
+/** A unit of a duration text: one of {@link DURATION_UNITS}. */
+export type DurationUnit = (typeof DURATION_UNITS)[number];
 
 /**
  * A duration as text, as {@link parseDuration} reads it: `'250ms'`, `'30m'`, `'1h30m'`, `'1d 2h 3m'`

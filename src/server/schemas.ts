@@ -3,10 +3,13 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_LIST_LIMIT, QUEUE_NAME_RULE } from '../index.js';
+import { DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_LIST_LIMIT, QUEUE_NAME_RULE } from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
+
+/** `(units ms s m h d w)`: the duration units, as the descriptions name them. */
+const UNITS = `(units ${DURATION_UNITS.join(' ')})`;
 
 const integer = (minimum: number, maximum: number, description?: string): JsonSchema => ({ type: 'integer', minimum, maximum, ...(description ? { description } : {}) });
 
@@ -35,7 +38,7 @@ const delay: JsonSchema = {
   maximum: MAX_DELAY_MS,
   minLength: 1,
   maxLength: 64,
-  description: "How long from now (Redis server clock) the job falls due: ms, or a duration such as '30m', '1h30m' (units ms s m h d w). At most 10 years.",
+  description: `How long from now (Redis server clock) the job falls due: ms, or a duration such as '30m', '1h30m' ${UNITS}. At most 10 years.`,
 };
 
 const at: JsonSchema = {
@@ -70,7 +73,7 @@ const backoff: JsonSchema = {
 };
 
 /** A duration field of flow control: ms or duration text; the library judges the value (its ValidationError is the 400). */
-const duration = (description: string): JsonSchema => ({ type: ['integer', 'string'], maxLength: 64, description: `${description}: ms, or a duration such as '30s', '1h' (units ms s m h d w).` });
+const duration = (description: string): JsonSchema => ({ type: ['integer', 'string'], maxLength: 64, description: `${description}: ms, or a duration such as '30s', '1h' ${UNITS}.` });
 
 const jobFields = {
   payload: { description: 'Any JSON value; at most 256 KiB of JSON. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.' },
@@ -188,7 +191,7 @@ export const scheduleBody: JsonSchema = {
   additionalProperties: false,
   properties: {
     cron: { type: 'string', maxLength: 1_000, description: "A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first), read in `tz`: '0 9 * * *'." },
-    every: { type: ['integer', 'string'], maxLength: 64, description: "An interval: ms, or a duration such as '5m', '1h30m' (units ms s m h d w); at least 1 s. Pure elapsed time (DST does not move it)." },
+    every: { type: ['integer', 'string'], maxLength: 64, description: `An interval: ms, or a duration such as '5m', '1h30m' ${UNITS}; at least 1 s. Pure elapsed time (DST does not move it).` },
     tz: { type: 'string', maxLength: 100, description: "The IANA time zone `cron` is read in ('Europe/Berlin'). Default 'UTC', never the server's zone." },
     payload: { description: "Every tick's job payload; any JSON value, at most 256 KiB of JSON. Default null. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings." },
     startAt: scheduleInstant('No tick before this instant (a tick exactly at it counts); anchors an `every` grid'),
