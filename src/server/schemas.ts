@@ -3,13 +3,15 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_LIST_LIMIT, QUEUE_NAME_RULE } from '../index.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_LIST_LIMIT, QUEUE_NAME_RULE, type QueueCounters, type QueueStats } from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
 
 /** `(units ms s m h d w)`: the duration units, as the descriptions name them. */
 const UNITS = `(units ${DURATION_UNITS.join(' ')})`;
+/** `256 KiB`: the library's payload limit, which the service keeps. */
+const PAYLOAD_LIMIT = `${DEFAULT_MAX_PAYLOAD_BYTES / 1024} KiB`;
 
 const integer = (minimum: number, maximum: number, description?: string): JsonSchema => ({ type: 'integer', minimum, maximum, ...(description ? { description } : {}) });
 
@@ -76,7 +78,7 @@ const backoff: JsonSchema = {
 const duration = (description: string): JsonSchema => ({ type: ['integer', 'string'], maxLength: 64, description: `${description}: ms, or a duration such as '30s', '1h' ${UNITS}.` });
 
 const jobFields = {
-  payload: { description: 'Any JSON value; at most 256 KiB of JSON. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.' },
+  payload: { description: `Any JSON value; at most ${PAYLOAD_LIMIT} of JSON. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.` },
   delay,
   at,
   id: jobId,
@@ -193,7 +195,7 @@ export const scheduleBody: JsonSchema = {
     cron: { type: 'string', maxLength: 1_000, description: "A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first), read in `tz`: '0 9 * * *'." },
     every: { type: ['integer', 'string'], maxLength: 64, description: `An interval: ms, or a duration such as '5m', '1h30m' ${UNITS}; at least 1 s. Pure elapsed time (DST does not move it).` },
     tz: { type: 'string', maxLength: 100, description: "The IANA time zone `cron` is read in ('Europe/Berlin'). Default 'UTC', never the server's zone." },
-    payload: { description: "Every tick's job payload; any JSON value, at most 256 KiB of JSON. Default null. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings." },
+    payload: { description: `Every tick's job payload; any JSON value, at most ${PAYLOAD_LIMIT} of JSON. Default null. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.` },
     startAt: scheduleInstant('No tick before this instant (a tick exactly at it counts); anchors an `every` grid'),
     endAt: scheduleInstant('No tick at or after this instant'),
     limit: { type: 'integer', description: 'The number of runs (ticks created) after which the schedule ends.' },
@@ -282,6 +284,31 @@ const jobSchedule: JsonSchema = {
   description: "Set when the job is a tick of a recurring schedule: the schedule's key and the tick's time.",
 };
 
+/** The fields of `queue.stats()`: the compiler holds them to the library's QueueStats, none missing, none extra. */
+const statsFields = {
+  delayed: { type: 'integer' },
+  ready: { type: 'integer' },
+  active: { type: 'integer' },
+  dead: { type: 'integer' },
+  paused: { type: 'boolean' },
+  limited: { type: 'integer', description: "Due now but held back by the queue's rate or concurrency limit (part of `ready`)." },
+  completed: { type: 'integer', description: 'Completed jobs kept by the retention.' },
+} satisfies Record<keyof QueueStats, JsonSchema>;
+
+/** The running totals of `queue.counters()`, held to the library's QueueCounters the same way. */
+const counterFields = {
+  added: { type: 'integer' },
+  claimed: { type: 'integer' },
+  completed: { type: 'integer' },
+  retried: { type: 'integer' },
+  dead: { type: 'integer' },
+  reaped: { type: 'integer' },
+  stale: { type: 'integer' },
+  ticks: { type: 'integer' },
+  ticksSkipped: { type: 'integer' },
+  expired: { type: 'integer' },
+} satisfies Record<keyof QueueCounters, JsonSchema>;
+
 export const components: Record<string, JsonSchema> = {
   Error: {
     type: 'object',
@@ -366,24 +393,8 @@ export const components: Record<string, JsonSchema> = {
       },
     },
   },
-  QueueStats: {
-    type: 'object',
-    required: ['delayed', 'ready', 'active', 'dead', 'paused', 'limited', 'completed'],
-    properties: {
-      delayed: { type: 'integer' },
-      ready: { type: 'integer' },
-      active: { type: 'integer' },
-      dead: { type: 'integer' },
-      paused: { type: 'boolean' },
-      limited: { type: 'integer', description: "Due now but held back by the queue's rate or concurrency limit (part of `ready`)." },
-      completed: { type: 'integer', description: 'Completed jobs kept by the retention.' },
-    },
-  },
-  QueueCounters: {
-    type: 'object',
-    required: ['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale', 'ticks', 'ticksSkipped', 'expired'],
-    properties: Object.fromEntries(['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale', 'ticks', 'ticksSkipped', 'expired'].map(name => [name, { type: 'integer' }])),
-  },
+  QueueStats: { type: 'object', required: Object.keys(statsFields), properties: statsFields },
+  QueueCounters: { type: 'object', required: Object.keys(counterFields), properties: counterFields },
   QueueLimits: {
     type: 'object',
     properties: {
