@@ -3,6 +3,21 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
+/** The library's folders behind its public API (src/index.ts). */
+const LIBRARY_INTERNALS = ['core', 'client', 'worker', 'schedules', 'flow', 'telemetry', 'connection', 'store'];
+const USERS_OF_THE_LIBRARY =
+  "The service and the CLI use the library's public API (import it from src/index.ts; export there, with TSDoc, what a user could need too) and src/deploy only.";
+
+/**
+ * A lint block refusing imports, `import type` included, of `folders` (siblings under src/) from
+ * `files`. It uses the core rule no-restricted-imports, not the typescript-eslint one of the Redis
+ * client block: options of a later block for the same rule replace an earlier block's for the
+ * files both match, and the core rule refuses type imports too (public types come through index.ts).
+ */
+function boundary(files, folders, message) {
+  return { files, rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: `^(\\.\\./)+(${folders.join('|')})(/|$)`, message }] }] } };
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.tmp/'] },
   js.configs.recommended,
@@ -26,4 +41,16 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['ioredis'], allowTypeImports: true, message: 'Only src/store/redis and src/connection import the Redis client.' }] }],
     },
   },
+  // The layers' boundaries; each folder's README.md says what it may import.
+  boundary(['src/server/**'], [...LIBRARY_INTERNALS, 'cli', 'nestjs'], USERS_OF_THE_LIBRARY),
+  // The CLI may load server/: `sandglass serve` starts the service.
+  boundary(['src/cli/**'], [...LIBRARY_INTERNALS, 'nestjs'], USERS_OF_THE_LIBRARY),
+  // The Nest module is a library entry point: nothing of serve's deployment either.
+  boundary(['src/nestjs/**'], [...LIBRARY_INTERNALS, 'deploy', 'server', 'cli'], "The Nest module uses the library's public API (src/index.ts) only."),
+  // deploy/ (what only serve and the CLI use) builds on the public API, core/ and connection/ (openClient).
+  boundary(
+    ['src/deploy/**'],
+    ['client', 'worker', 'schedules', 'flow', 'telemetry', 'store', 'server', 'cli', 'nestjs'],
+    'src/deploy imports only the public API (src/index.ts), src/core and src/connection.',
+  ),
 );

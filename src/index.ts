@@ -6,6 +6,8 @@ export { Queue, listQueues, type QueueOptions, type JobPage, type ListOptions } 
 export { PullConsumer, type PullConsumerOptions, type PulledJob } from './worker/pull-consumer.js';
 export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker/worker.js';
 export type { TracingParent } from './telemetry/consumer.js';
+export { deliveryTraceparent, requestTraceparent } from './telemetry/telemetry.js';
+export { resolveRate } from './flow/limits.js';
 export {
   SandglassError,
   type SandglassErrorCode,
@@ -23,8 +25,18 @@ export {
   IncompatibleStorageError,
 } from './core/errors.js';
 export { parseDuration } from './core/duration.js';
-export { MAX_DELAY_MS, DEFAULT_MAX_PAYLOAD_BYTES, QUEUE_NAME_RULE, isQueueName, assertInteger } from './core/validate.js';
+export {
+  MAX_DELAY_MS,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  MAX_ATTEMPTS,
+  MAX_LIST_LIMIT,
+  QUEUE_NAME_RULE,
+  JOB_ID_RULE,
+  isQueueName,
+  assertInteger,
+} from './core/validate.js';
 export { defaultLogger } from './core/logger.js';
+export { JOB_STATES, DURATION_UNITS } from './core/types.js';
 export type {
   AddOptions,
   AddSettings,

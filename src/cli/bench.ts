@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { Queue, ValidationError, Worker } from '../index.js';
 import { startLocalRedis, type LocalRedis } from '../deploy/local-redis.js';
 import { redactUrl } from '../deploy/redact-url.js';
-import { closeWithin } from '../connection/connection.js';
+import { closeWithin } from '../deploy/close-within.js';
 import type { Cli } from './context.js';
 import { durationArgument, integerArgument } from './input.js';
 

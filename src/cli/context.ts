@@ -2,7 +2,7 @@
 // document), and opening queues with a bounded first contact with Redis.
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { closeWithin } from '../connection/connection.js';
+import { closeWithin } from '../deploy/close-within.js';
 import { DEFAULT_DATA_DIR, readDataFolderOwner } from '../deploy/data-folder.js';
 import { ConflictError, ConnectionError, NotFoundError, PayloadTooLargeError, Queue, SandglassError, ValidationError, listQueues, type Logger } from '../index.js';
 import { REDIS_SETTINGS, resolveRedisSettings, type OpenedRedis, type RedisSettingName, type RedisSettings, type RedisTarget } from '../deploy/redis-target.js';

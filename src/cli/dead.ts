@@ -1,6 +1,6 @@
 // Dead letters: list, retry, purge.
 import type { Command } from 'commander';
-import { NotFoundError } from '../index.js';
+import { MAX_LIST_LIMIT, NotFoundError } from '../index.js';
 import { EXIT, type Cli } from './context.js';
 import { integerArgument } from './input.js';
 import { formatJobList } from './queues.js';
@@ -11,7 +11,7 @@ export function registerDeadCommands(program: Command, cli: Cli): void {
   dead
     .command('ls <queue>')
     .description('list dead letters, newest first, with their last error')
-    .option('--limit <n>', 'how many (1-1000)', integerArgument(1, 1_000), 20)
+    .option('--limit <n>', `how many (1-${MAX_LIST_LIMIT})`, integerArgument(1, MAX_LIST_LIMIT), 20)
     .option('--cursor <cursor>', 'start after the page that printed this cursor (its nextCursor)')
     .action(async (name: string, flags: { limit: number; cursor?: string }) => {
       const page = await cli.withQueue(name, queue => queue.listDead({ limit: flags.limit, cursor: flags.cursor }));

@@ -6,7 +6,7 @@
 // of bare payload objects fed without --bare is then skipped line by line with a hint, instead of
 // being imported as jobs whose payload is missing. With --bare, each line is the payload itself.
 import { ValidationError, parseDuration, type BulkJob, type Duration } from '../index.js';
-import { findChangedNumber } from '../core/json-numbers.js';
+import { findChangedNumber } from '../deploy/json-text.js';
 import { parseAt } from './input.js';
 
 export type LineFormat = 'envelope' | 'bare';

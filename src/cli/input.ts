@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import { ValidationError, parseDuration, type Duration } from '../index.js';
-import { findChangedNumber } from '../core/json-numbers.js';
+import { findChangedNumber } from '../deploy/json-text.js';
 
 const INTEGER = /^\d+$/;
 

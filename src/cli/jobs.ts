@@ -1,6 +1,6 @@
 // One job at a time: add, get, cancel, reschedule.
 import type { Command } from 'commander';
-import { ConflictError, NotFoundError, ValidationError, parseDuration, type AddOptions, type DueOptions, type Duration, type When } from '../index.js';
+import { ConflictError, MAX_ATTEMPTS, NotFoundError, ValidationError, parseDuration, type AddOptions, type DueOptions, type Duration, type When } from '../index.js';
 import type { Cli } from './context.js';
 import { formatDuration, formatJob, formatRelative } from './format.js';
 import { integerArgument, parseWhen, readPayload } from './input.js';
@@ -24,7 +24,7 @@ export function registerJobCommands(program: Command, cli: Cli): void {
     .option('--delay <duration>', "due after this long: ms, or '30m', '1h30m', '5d' (default: now)")
     .option('--at <time>', 'due at this time: ISO 8601 or epoch ms')
     .option('--id <id>', 'your job id; adding an existing id changes nothing (idempotent)')
-    .option('--max-attempts <n>', 'deliveries before the job is dead-lettered (default: the worker setting)', integerArgument(1, 1_000_000))
+    .option('--max-attempts <n>', 'deliveries before the job is dead-lettered (default: the worker setting)', integerArgument(1, MAX_ATTEMPTS))
     .option('--replace', 'if the id exists, replace its payload and due time (exit 4 when it is running)')
     .option('--expire-after <duration>', "deadline: not run if not started by its due time plus this ('1h'; default: the queue's expire-after limit)")
     .option('--on-expire <mode>', 'dead (dead-letter it with reason expired) or drop (delete it) (default: dead)')

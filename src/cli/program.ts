@@ -1,6 +1,7 @@
 // The `sandglass` program: global options, the command groups, and how errors become exit codes.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
+import { DURATION_UNITS } from '../index.js';
 import { registerBenchCommand } from './bench.js';
 import { DEFAULT_DATA_DIR } from '../deploy/data-folder.js';
 import { REDIS_SECRETS, REDIS_SETTINGS } from '../deploy/redis-target.js';
@@ -33,7 +34,7 @@ Exit codes:
   130  import interrupted by Ctrl-C (after printing how far it got)
 
 With --json, stdout holds one JSON document: the result, or {"error":{"code","message"}}.
-Durations: milliseconds, or units ms s m h d w combined ('30m', '1h30m', '5d').`;
+Durations: milliseconds, or units ${DURATION_UNITS.join(' ')} combined ('30m', '1h30m', '5d').`;
 
 function version(): string {
   const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');

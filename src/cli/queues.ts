@@ -1,13 +1,12 @@
 // Whole queues: stats (one or all), ls by state, pause, resume.
 import type { Command } from 'commander';
-import { NotFoundError, type JobInfo, type JobState, type QueueCounters, type QueueLimits, type QueueStats } from '../index.js';
-import { closeWithin } from '../connection/connection.js';
+import { JOB_STATES, MAX_LIST_LIMIT, NotFoundError, type JobInfo, type JobState, type QueueCounters, type QueueLimits, type QueueStats } from '../index.js';
+import { closeWithin } from '../deploy/close-within.js';
 import type { Cli } from './context.js';
 import { describeLimits, describeRetention } from './flow.js';
 import { formatRelative, formatTable, oneLine, type Column } from './format.js';
 import { choiceArgument, integerArgument } from './input.js';
 
-const STATES: readonly JobState[] = ['delayed', 'ready', 'active', 'dead', 'completed'];
 /** Widest payload or error cell in a list, so that a row fits a wide terminal. */
 const CELL_WIDTH = 60;
 
@@ -33,8 +32,8 @@ export function registerQueueCommands(program: Command, cli: Cli): void {
   program
     .command('ls <queue>')
     .description('list jobs in one state: delayed and ready soonest first, active by lease end, dead and completed (kept by the retention) newest first')
-    .option('--state <state>', `one of ${STATES.join(', ')}`, choiceArgument(STATES), 'delayed')
-    .option('--limit <n>', 'how many (1-1000)', integerArgument(1, 1_000), 20)
+    .option('--state <state>', `one of ${JOB_STATES.join(', ')}`, choiceArgument(JOB_STATES), 'delayed')
+    .option('--limit <n>', `how many (1-${MAX_LIST_LIMIT})`, integerArgument(1, MAX_LIST_LIMIT), 20)
     .option('--cursor <cursor>', 'start after the page that printed this cursor (its nextCursor)')
     .action(async (name: string, flags: { state: JobState; limit: number; cursor?: string }) => {
       const page = await cli.withQueue(name, queue => queue.list(flags.state, { limit: flags.limit, cursor: flags.cursor }));

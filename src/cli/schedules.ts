@@ -4,7 +4,7 @@
 // ValidationError is the usage error (exit 2) the user sees.
 import type { Command } from 'commander';
 import { NotFoundError, ValidationError, type Duration, type ScheduleInfo, type ScheduleSpec } from '../index.js';
-import { findChangedNumber } from '../core/json-numbers.js';
+import { findChangedNumber } from '../deploy/json-text.js';
 import type { Cli } from './context.js';
 import { formatDuration, formatRelative, formatTable, oneLine, printable, type Column } from './format.js';
 import { parseAt } from './input.js';

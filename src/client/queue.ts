@@ -36,7 +36,7 @@ import type {
   When,
 } from '../core/types.js';
 import { endSend, startSend } from '../telemetry/telemetry.js';
-import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertOnExpire, assertOptions, serializePayload, toDue, toExpireAfterMs, toTraceparent } from '../core/validate.js';
+import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertJobState, assertOnExpire, assertOptions, serializePayload, toDue, toExpireAfterMs, toTraceparent } from '../core/validate.js';
 
 export type { QueueOptions } from './queue-options.js';
 
@@ -58,7 +58,6 @@ const DEAD_BATCH = 1_000;
 const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent'];
 const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent'];
 const LIST_OPTIONS = ['limit', 'cursor'];
-const STATES: readonly JobState[] = ['delayed', 'ready', 'active', 'dead', 'completed'];
 /** Kept completed jobs removed per script call when `setRetention` trims to a new retention. */
 const TRIM_BATCH = 1_000;
 
@@ -338,7 +337,7 @@ export class Queue<T = unknown> {
    */
   async list(state: JobState, options: ListOptions = {}): Promise<JobPage<T>> {
     this.#assertOpen();
-    if (!STATES.includes(state)) throw new ValidationError(`Expected \`state\` to be 'delayed', 'ready', 'active', 'dead' or 'completed', got ${String(state)}`);
+    assertJobState(state);
     if (typeof options === 'object' && options !== null && Object.hasOwn(options, 'offset')) {
       throw new ValidationError('`offset` is not an option of queue.list: page with `cursor`, the `nextCursor` of the previous page');
     }

@@ -1,6 +1,7 @@
 import { ValidationError } from './errors.js';
+import { DURATION_UNITS, type DurationUnit } from './types.js';
 
-const UNIT_MS: Record<string, number> = {
+const UNIT_MS: Record<DurationUnit, number> = {
   ms: 1,
   s: 1_000,
   m: 60_000,
@@ -11,7 +12,8 @@ const UNIT_MS: Record<string, number> = {
 
 // One or more `<number><unit>` parts, e.g. '1h30m', '1.5s', '5d'. The `ms` package handles single
 // units only ('1h30m' is undefined there), and a permissive parser would accept typos as zero.
-const PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/y;
+// The alternation is DURATION_UNITS in its order, `ms` before `m` and `s`: '250ms' is one part.
+const PART = new RegExp(`(\\d+(?:\\.\\d+)?)(${DURATION_UNITS.join('|')})`, 'y');
 // A number without a unit is milliseconds, as a number is: `'1500'` and `1500` mean the same in the
 // library, the HTTP API and the CLI (`--delay 1500`), the one rule for every place a delay is given.
 const BARE_MS = /^\d+(?:\.\d+)?$/;
@@ -33,7 +35,7 @@ export function parseDuration(text: string): number {
   while (PART.lastIndex < compact.length) {
     const match = PART.exec(compact);
     if (!match) throw new ValidationError(`Expected a duration like '30m' or '1h30m', got '${text.slice(0, 64)}'`);
-    total += Number(match[1]) * (UNIT_MS[match[2] as string] as number);
+    total += Number(match[1]) * UNIT_MS[match[2] as DurationUnit];
   }
   return Math.round(total);
 }

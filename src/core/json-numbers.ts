@@ -1,28 +1,14 @@
 /**
- * Numbers that JSON text does not keep as they were written, found with the field's path so that
+ * Numbers that JSON does not keep as they were written, found with the field's path so that
  * they are refused rather than changed silently:
- * - beyond the range of a double (`1e400`, `-1e400`, 309 digits): they parse as ±Infinity, which
- *   `JSON.stringify` writes as `null` ({@link findOutOfRangeNumber}, {@link findNonFiniteNumber});
+ * - not finite (NaN, ±Infinity, also what `1e400` parses as), which `JSON.stringify` writes as
+ *   `null` ({@link findNonFiniteNumber});
  * - integers beyond ±(2^53 - 1) (`9007199254740993`, a Java `long` order id): JavaScript, and every
  *   reader that parses JSON numbers as doubles, rounds them to a neighbour
  *   ({@link findUnsafeIntegerLiteral}, on the text: after parsing, the digits are gone).
- * The library (validate.ts) and the HTTP body parser both use these, so the rules live here once.
+ * The library (validate.ts) and the checks of parsed outside text (deploy/json-text.ts, for the
+ * HTTP body parser and the CLI) both use these, so the rules live here once.
  */
-
-/** Text that may hold an overflowing number: an exponent after a digit, or 309 digits in a row. */
-const MAY_OVERFLOW = /\d[eE]\+?\d|\d{309}/;
-
-/** The words every refusal uses after the path. */
-export const OUT_OF_RANGE = 'is a number out of range (beyond ±1.7976931348623157e308)';
-
-/**
- * The path of the first number of `value` that overflowed when `text` was parsed (`''` for the
- * value itself, `.payload.n`, `[3]`), or undefined when there is none. Reads `value` only when
- * `text` could hold such a number, so that common bodies cost one regular expression test.
- */
-export function findOutOfRangeNumber(text: string, value: unknown): string | undefined {
-  return MAY_OVERFLOW.test(text) ? findNonFiniteNumber(value) : undefined;
-}
 
 /**
  * The path of the first number of `value` that is not finite (NaN, ±Infinity), which
@@ -126,19 +112,5 @@ export function findUnsafeIntegerLiteral(text: string): string | undefined {
       i = end - 1;
     }
   }
-  return undefined;
-}
-
-/**
- * The first number that parsing `text` into `value` changed, as its path and the words of the
- * refusal (`{ path: '.payload.orderId', problem: UNSAFE_INTEGER }`), or undefined when every number
- * is kept: the one check of parsed user JSON that the HTTP body parser and the CLI's payload flags
- * and import lines share.
- */
-export function findChangedNumber(text: string, value: unknown): { path: string; problem: string } | undefined {
-  const overflow = findOutOfRangeNumber(text, value);
-  if (overflow !== undefined) return { path: overflow, problem: OUT_OF_RANGE };
-  const unsafe = findUnsafeIntegerLiteral(text);
-  if (unsafe !== undefined) return { path: unsafe, problem: UNSAFE_INTEGER };
   return undefined;
 }

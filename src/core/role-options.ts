@@ -3,7 +3,7 @@ import { ValidationError } from './errors.js';
 import { resolveLogger } from './logger.js';
 import { MAX_PARTITIONS } from '../store/redis/partitions.js';
 import type { BackoffFunction, BackoffOption, ConnectionOption, Logger } from './types.js';
-import { assertBackoff, assertInteger, assertOptions, assertQueueName } from './validate.js';
+import { MAX_ATTEMPTS, assertBackoff, assertInteger, assertOptions, assertQueueName } from './validate.js';
 
 /** The options every role (Queue, Worker, PullConsumer) takes, as given. */
 interface SharedOptions {
@@ -55,7 +55,7 @@ export function resolveRetryOptions<B extends BackoffOption | BackoffFunction>(
   allowFunction: boolean,
 ): { maxAttempts: number; backoff: B | BackoffOption } {
   const maxAttempts = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-  assertInteger('maxAttempts', maxAttempts, 1, 1_000_000);
+  assertInteger('maxAttempts', maxAttempts, 1, MAX_ATTEMPTS);
   const backoff = options.backoff ?? DEFAULT_BACKOFF;
   if (!(allowFunction && typeof backoff === 'function')) assertBackoff(backoff);
   return { maxAttempts, backoff };

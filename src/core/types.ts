@@ -27,8 +27,15 @@ export type BackoffOption =
 /** A backoff a worker computes itself: return the delay in ms before the next attempt. */
 export type BackoffFunction = (attempt: number, error: unknown) => number;
 
-/** A unit of a duration text: milliseconds, seconds, minutes, hours, days, weeks. */
-export type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd' | 'w';
+/**
+ * The units of a duration text ({@link DurationText}): milliseconds, seconds, minutes, hours, days
+ * (24 h), weeks (7 days); elapsed time, not calendar time. The one list of them: the parser, the
+ * type and the HTTP API's and CLI's descriptions read it.
+ */
+export const DURATION_UNITS = ['ms', 's', 'm', 'h', 'd', 'w'] as const;
+
+/** A unit of a duration text: one of {@link DURATION_UNITS}. */
+export type DurationUnit = (typeof DURATION_UNITS)[number];
 
 /**
  * A duration as text, as {@link parseDuration} reads it: `'250ms'`, `'30m'`, `'1h30m'`, `'1d 2h 3m'`
@@ -115,8 +122,17 @@ export interface AddSettings {
  */
 export type BulkJob<T> = DueOptions & Omit<AddSettings, 'ifExists'> & { payload: T };
 
-/** Where a job is. `ready` means due but not yet claimed by a worker. */
-export type JobState = 'delayed' | 'ready' | 'active' | 'dead' | 'completed';
+/**
+ * Every state a job can be in, in the order sandglass lists them (`queue.stats()`, the CLI, the
+ * HTTP API, the metrics): the one list of them, {@link JobState} is derived from it. The states
+ * partition a queue's jobs: a job is in exactly one.
+ * @example
+ * for (const state of JOB_STATES) console.log(state, (await queue.list(state, { limit: 1 })).jobs.length);
+ */
+export const JOB_STATES = ['delayed', 'ready', 'active', 'dead', 'completed'] as const;
+
+/** Where a job is (one of {@link JOB_STATES}). `ready` means due but not yet claimed by a worker. */
+export type JobState = (typeof JOB_STATES)[number];
 
 /** A snapshot of a job, as `queue.get` and the dead-letter listing return it. */
 export interface JobInfo<T> {

@@ -2,12 +2,16 @@ import { parseDuration } from './duration.js';
 import { PayloadTooLargeError, ValidationError } from './errors.js';
 import { findBigInt, findNonFiniteNumber, findUnsafeIntegerLiteral, UNSAFE_INTEGER } from './json-numbers.js';
 import { normalizeTraceparent } from './traceparent.js';
-import type { BackoffOption } from './types.js';
+import { JOB_STATES, type BackoffOption, type JobState } from './types.js';
 
 /** The longest delay accepted: ten years. Anything larger is almost surely a unit mistake. */
 export const MAX_DELAY_MS = 10 * 365 * 86_400_000;
 /** @default 256 KiB */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
+/** The most attempts `maxAttempts` may allow: of a job, of a schedule's ticks, of a Worker's or PullConsumer's default. */
+export const MAX_ATTEMPTS = 1_000_000;
+/** The largest page of a listing: the most `limit` of `queue.list` (and `listDead`) may ask for. */
+export const MAX_LIST_LIMIT = 1_000;
 
 const MAX_QUEUE_NAME_LENGTH = 100;
 
@@ -33,14 +37,42 @@ export function isQueueName(name: unknown): name is string {
 // eslint-disable-next-line no-control-regex
 export const CONTROL = /[\u0000-\u001f\u007f]/;
 
+const MAX_JOB_ID_LENGTH = 200;
+
+/**
+ * The rule for job ids, in one place: the library's check and the HTTP API's schema both read it. Ids are hash fields and set members, never part of a key name, so any text
+ * without control characters is safe.
+ */
+export const JOB_ID_RULE = {
+  /** A regular expression source, valid as it is in JavaScript (any flags) and JSON Schema: no control character. */
+  pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+  minLength: 1,
+  /** Counted as a JavaScript string's `length` (UTF-16 code units) by the library, whose check has the last word. */
+  maxLength: MAX_JOB_ID_LENGTH,
+  description: `1-${MAX_JOB_ID_LENGTH} characters without control characters`,
+} as const;
+const JOB_ID = new RegExp(JOB_ID_RULE.pattern);
+
 export function assertQueueName(name: unknown): asserts name is string {
   if (!isQueueName(name)) throw new ValidationError(`Expected a queue name of ${QUEUE_NAME_RULE.description}, got ${describe(name)}`);
 }
 
+/** Throws {@link ValidationError} unless `id` follows {@link JOB_ID_RULE}. */
 export function assertJobId(id: unknown): asserts id is string {
-  if (typeof id !== 'string' || id.length === 0 || id.length > 200 || CONTROL.test(id)) {
-    throw new ValidationError(`Expected a job id of 1-200 characters without control characters, got ${describe(id)}`);
+  if (typeof id !== 'string' || id.length > JOB_ID_RULE.maxLength || !JOB_ID.test(id)) {
+    throw new ValidationError(`Expected a job id of ${JOB_ID_RULE.description}, got ${describe(id)}`);
   }
+}
+
+/** Throws {@link ValidationError} unless `state` is one of {@link JOB_STATES} (the `state` of `queue.list`). */
+export function assertJobState(state: unknown): asserts state is JobState {
+  if (!(JOB_STATES as readonly unknown[]).includes(state)) throw new ValidationError(`Expected \`state\` to be ${choices(JOB_STATES)}, got ${String(state)}`);
+}
+
+/** A list of choices as a message quotes them: `'a', 'b' or 'c'`. */
+function choices(values: readonly string[]): string {
+  const quoted = values.map(value => `'${value}'`);
+  return quoted.length < 2 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`;
 }
 
 /**

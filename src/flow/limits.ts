@@ -40,9 +40,13 @@ export function mergeLimits(current: QueueLimits, input: LimitsInput): QueueLimi
 }
 
 /**
- * A rate `{ max, per }`: at most `max` (1-100,000) starts in any window of `per` (ms or a duration
- * text, 1 ms to 1 day). The rule of a queue's `rate` limit and of a webhook binding's `rate`.
- * `name` is the option the messages name.
+ * Checks a rate `{ max, per }` and returns it with `per` in ms: at most `max` (1-100,000) starts in
+ * any window of `per` (ms or a duration text, 1 ms to 1 day). The one rule of a rate: of a queue's
+ * `rate` limit (`queue.setLimits`) and of the HTTP service's webhook bindings; for a rate of one's
+ * own (a setting read from a file) to be judged the same way. `name` is the option the messages name.
+ * @throws {ValidationError} naming `name` and what is wrong.
+ * @example
+ * resolveRate({ max: 100, per: '1s' }); // { max: 100, per: 1000 }
  */
 export function resolveRate(rate: unknown, name = 'rate'): { max: number; per: number } {
   if (typeof rate !== 'object' || rate === null || Array.isArray(rate)) {

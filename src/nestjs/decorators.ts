@@ -1,6 +1,5 @@
 import { Inject, SetMetadata } from '@nestjs/common';
-import type { Job } from '../core/types.js';
-import type { WorkerEvents } from '../worker/worker.js';
+import type { Job, WorkerEvents } from '../index.js';
 import type { ProcessorOptions } from './options.js';
 import { getQueueToken, ON_JOB_EVENT_METADATA, PROCESSOR_METADATA } from './tokens.js';
 

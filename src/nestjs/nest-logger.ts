@@ -1,5 +1,5 @@
 import { Logger as NestLogger } from '@nestjs/common';
-import type { Logger } from '../core/types.js';
+import type { Logger } from '../index.js';
 
 /**
  * sandglass's Logger over Nest's, so that queue and worker warnings go where the application's

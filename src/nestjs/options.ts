@@ -1,7 +1,5 @@
 import type { FactoryProvider, ModuleMetadata } from '@nestjs/common';
-import type { QueueOptions } from '../client/queue-options.js';
-import type { ConnectionOption, Logger } from '../core/types.js';
-import type { WorkerOptions } from '../worker/worker-options.js';
+import type { ConnectionOption, Logger, QueueOptions, WorkerOptions } from '../index.js';
 
 /** What a queue registered with `registerQueue` may set besides its name (the rest comes from `forRoot`). */
 export type QueueDefaults = Omit<QueueOptions, 'connection' | 'prefix' | 'logger'>;

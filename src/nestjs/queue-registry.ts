@@ -1,7 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { ValidationError } from '../core/errors.js';
-import { Queue } from '../client/queue.js';
-import type { ConnectionOption, Logger } from '../core/types.js';
+import { Queue, ValidationError, type ConnectionOption, type Logger } from '../index.js';
 import { nestLogger } from './nest-logger.js';
 import type { RegisterQueueOptions, SandglassModuleOptions } from './options.js';
 import { SANDGLASS_MODULE_OPTIONS } from './tokens.js';

@@ -1,6 +1,6 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { ValidationError } from '../core/errors.js';
+import { ValidationError } from '../index.js';
 import type { RegisterQueueOptions, SandglassModuleAsyncOptions, SandglassModuleOptions } from './options.js';
 import { QueueRegistry } from './queue-registry.js';
 import { getQueueToken, SANDGLASS_MODULE_OPTIONS } from './tokens.js';

@@ -1,7 +1,6 @@
 import { Inject, Injectable, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
-import { ValidationError } from '../core/errors.js';
-import { Worker, type WorkerOptions } from '../worker/worker.js';
+import { ValidationError, Worker, type WorkerOptions } from '../index.js';
 import type { JobEventName, ProcessorMetadata } from './decorators.js';
 import { QueueRegistry, type QueuePlace } from './queue-registry.js';
 import { ON_JOB_EVENT_METADATA, PROCESSOR_METADATA } from './tokens.js';

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { Cron } from 'croner';
 import { ValidationError } from '../core/errors.js';
-import { CONTROL, assertBackoff, assertInteger, assertOptions, DEFAULT_MAX_PAYLOAD_BYTES, describe, MAX_DELAY_MS, serializePayload, toDelayMs } from '../core/validate.js';
+import { CONTROL, assertBackoff, assertInteger, assertOptions, DEFAULT_MAX_PAYLOAD_BYTES, describe, MAX_ATTEMPTS, MAX_DELAY_MS, serializePayload, toDelayMs } from '../core/validate.js';
 import type { ScheduleRules } from '../core/types.js';
 
 export type { ScheduleSpec } from '../core/types.js';
@@ -90,7 +90,7 @@ export function resolveScheduleSpec(key: unknown, spec: unknown, nowMs: number, 
   }
   // The rules of a job's own options (queue.ts add), so a tick's job is like any other.
   if (s.maxAttempts !== undefined) {
-    assertInteger('maxAttempts', s.maxAttempts, 1, 1_000_000);
+    assertInteger('maxAttempts', s.maxAttempts, 1, MAX_ATTEMPTS);
     result.maxAttempts = s.maxAttempts;
   }
   if (s.backoff !== undefined) {

@@ -4,7 +4,7 @@
  * public API only, and does not listen: `startServer` (start.ts) or a test calls `listen`.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
-import { ConnectionError, listQueues, Queue, ValidationError, type ConnectionOption, type Job, type Logger } from '../index.js';
+import { ConnectionError, JOB_ID_RULE, listQueues, Queue, ValidationError, type ConnectionOption, type Job, type Logger } from '../index.js';
 import type { Socket } from 'node:net';
 import { Activity } from './activity.js';
 import { answerClientError } from './client-errors.js';
@@ -61,8 +61,8 @@ export interface AppOptions {
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
-/** Longest path parameter: a 200-character id of 4-byte characters, percent-encoded. */
-const MAX_PARAM_LENGTH = 2_400;
+/** Longest path parameter: a longest job id of 4-byte characters, percent-encoded (2,400). */
+const MAX_PARAM_LENGTH = JOB_ID_RULE.maxLength * 4 * 3;
 /** A queue that is never added to: /readyz reads its counts to see that Redis runs scripts. */
 const PROBE_QUEUE = 'sandglass-readyz';
 

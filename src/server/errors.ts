@@ -3,7 +3,7 @@
  * below. Library errors, fastify's own errors and the routes' refusals are mapped to a status and
  * a code in ONE place, {@link toHttpError}; nothing else decides a status for an error.
  */
-import { SandglassError, type SandglassErrorCode } from '../index.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, SandglassError, type SandglassErrorCode } from '../index.js';
 
 /** The stable error codes, their status and when they are answered (docs/http-api.md lists them too). */
 export const ERROR_CODES = {
@@ -23,7 +23,7 @@ export const ERROR_CODES = {
   CONFLICT: { status: 409, when: "`ifExists: 'replace'` of a running job or of a schedule's pending tick, or a partition count mismatch" },
   STALE_TOKEN: { status: 409, when: 'ack, fail or extend with a token that no longer holds the lease' },
   BODY_TOO_LARGE: { status: 413, when: 'the request body is over the body limit (checked before parsing)' },
-  PAYLOAD_TOO_LARGE: { status: 413, when: "a job's payload is over the queue's maxPayloadBytes (256 KiB)" },
+  PAYLOAD_TOO_LARGE: { status: 413, when: `a job's payload is over the queue's maxPayloadBytes (${DEFAULT_MAX_PAYLOAD_BYTES / 1024} KiB)` },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, when: 'a body that is not `Content-Type: application/json`' },
   HEADERS_TOO_LARGE: { status: 431, when: "the request's headers are over 16 KiB (Node's limit); the connection is closed" },
   INTERNAL: { status: 500, when: 'an unexpected error (a bug); the log has the details' },

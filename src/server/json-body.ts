@@ -2,11 +2,11 @@
  * The JSON body parser: fastify's own (secure-json-parse, with `__proto__` and `constructor.prototype`
  * keys refused), preceded by a nesting check on the raw text so that a deep document is refused
  * before any recursive code sees it, and followed by precise error codes. Numbers that parsing would
- * change are refused with their path, in every body (json-numbers.ts): beyond the double range, and
+ * change are refused with their path, in every body (deploy/json-text.ts): beyond the double range, and
  * integers beyond ±(2^53 - 1), which only the raw text shows (after JSON.parse the digits are gone).
  */
 import type { FastifyInstance } from 'fastify';
-import { findChangedNumber } from '../core/json-numbers.js';
+import { findChangedNumber } from '../deploy/json-text.js';
 import { HttpError } from './errors.js';
 
 /** Deepest nesting of objects and arrays accepted in a body, counting the body itself. */

@@ -17,7 +17,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger as PinoLogger } from 'pino';
 import { claimDataFolder, findRedisOnFolder, isAlive, REDIS_PID_FILE, type DataFolderClaim } from '../deploy/data-folder.js';
-import { ConnectionError } from '../core/errors.js';
+import { ConnectionError } from '../index.js';
 import { startLocalRedis, type LocalRedis, type LocalRedisExit } from '../deploy/local-redis.js';
 
 /** Deaths within {@link CRASH_WINDOW_MS} after which the service gives up. */

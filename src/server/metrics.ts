@@ -5,7 +5,7 @@
  * and the HTTP counters are this process's own observations.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { QueueCounters, QueueStats, ScheduleInfo } from '../index.js';
+import { JOB_STATES, type QueueCounters, type QueueStats, type ScheduleInfo } from '../index.js';
 
 export interface QueueSnapshot {
   name: string;
@@ -48,8 +48,6 @@ const TOTALS: [string, keyof QueueCounters, string][] = [
   ['sandglass_jobs_expired_total', 'expired', 'Jobs not started by their deadline (expireAfter): dead-lettered or dropped'],
 ];
 
-/** The states of `sandglass_queue_jobs`: they partition a queue's jobs, so a sum() is their number (`limited`, part of ready, has its own gauge). */
-const STATES = ['delayed', 'ready', 'active', 'dead', 'completed'] as const;
 /** The states of `sandglass_schedules`: they partition a queue's schedules, so a sum() is their number. */
 const SCHEDULE_STATES = ['active', 'paused', 'ended'] as const;
 const LATENESS_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -90,7 +88,8 @@ export class ServiceMetrics {
       async collect() {
         const queues = await snapshot();
         this.reset();
-        for (const queue of queues ?? []) for (const state of STATES) this.set({ queue: queue.name, state }, queue.stats[state]);
+        // The job states partition a queue's jobs, so a sum() is their number (`limited`, part of ready, has its own gauge).
+        for (const queue of queues ?? []) for (const state of JOB_STATES) this.set({ queue: queue.name, state }, queue.stats[state]);
       },
     });
     new Gauge({

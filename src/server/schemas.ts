@@ -3,10 +3,15 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { MAX_DELAY_MS, QUEUE_NAME_RULE } from '../index.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_LIST_LIMIT, QUEUE_NAME_RULE, type QueueCounters, type QueueStats } from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
+
+/** `(units ms s m h d w)`: the duration units, as the descriptions name them. */
+const UNITS = `(units ${DURATION_UNITS.join(' ')})`;
+/** `256 KiB`: the library's payload limit, which the service keeps. */
+const PAYLOAD_LIMIT = `${DEFAULT_MAX_PAYLOAD_BYTES / 1024} KiB`;
 
 const integer = (minimum: number, maximum: number, description?: string): JsonSchema => ({ type: 'integer', minimum, maximum, ...(description ? { description } : {}) });
 
@@ -19,10 +24,10 @@ export const queueName: JsonSchema = {
 
 export const jobId: JsonSchema = {
   type: 'string',
-  minLength: 1,
-  maxLength: 200,
-  pattern: '^[^\\u0000-\\u001f\\u007f]+$',
-  description: 'Job id: 1-200 characters without control characters (URL-encoded in paths).',
+  minLength: JOB_ID_RULE.minLength,
+  maxLength: JOB_ID_RULE.maxLength,
+  pattern: JOB_ID_RULE.pattern,
+  description: `Job id: ${JOB_ID_RULE.description} (URL-encoded in paths).`,
 };
 
 export const dashboardFile: JsonSchema = { type: 'string', maxLength: 200, description: 'A file of the dashboard folder (anything else is 404).' };
@@ -35,7 +40,7 @@ const delay: JsonSchema = {
   maximum: MAX_DELAY_MS,
   minLength: 1,
   maxLength: 64,
-  description: "How long from now (Redis server clock) the job falls due: ms, or a duration such as '30m', '1h30m' (units ms s m h d w). At most 10 years.",
+  description: `How long from now (Redis server clock) the job falls due: ms, or a duration such as '30m', '1h30m' ${UNITS}. At most 10 years.`,
 };
 
 const at: JsonSchema = {
@@ -70,14 +75,14 @@ const backoff: JsonSchema = {
 };
 
 /** A duration field of flow control: ms or duration text; the library judges the value (its ValidationError is the 400). */
-const duration = (description: string): JsonSchema => ({ type: ['integer', 'string'], maxLength: 64, description: `${description}: ms, or a duration such as '30s', '1h' (units ms s m h d w).` });
+const duration = (description: string): JsonSchema => ({ type: ['integer', 'string'], maxLength: 64, description: `${description}: ms, or a duration such as '30s', '1h' ${UNITS}.` });
 
 const jobFields = {
-  payload: { description: 'Any JSON value; at most 256 KiB of JSON. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.' },
+  payload: { description: `Any JSON value; at most ${PAYLOAD_LIMIT} of JSON. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.` },
   delay,
   at,
   id: jobId,
-  maxAttempts: integer(1, 1_000_000, "Deliveries before the job is dead-lettered; default: the consumer's."),
+  maxAttempts: integer(1, MAX_ATTEMPTS, "Deliveries before the job is dead-lettered; default: the consumer's."),
   backoff,
   expireAfter: duration("A deadline: a job not started by its due time plus this is not run (see `onExpire`). Default: the queue's `expireAfter` limit, if set"),
   onExpire: { enum: ['dead', 'drop'], description: "An expired job: 'dead' dead-letters it with reason 'expired', 'drop' deletes it; both count in `expired`. Default 'dead'." },
@@ -188,9 +193,9 @@ export const scheduleBody: JsonSchema = {
   additionalProperties: false,
   properties: {
     cron: { type: 'string', maxLength: 1_000, description: "A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first), read in `tz`: '0 9 * * *'." },
-    every: { type: ['integer', 'string'], maxLength: 64, description: "An interval: ms, or a duration such as '5m', '1h30m' (units ms s m h d w); at least 1 s. Pure elapsed time (DST does not move it)." },
+    every: { type: ['integer', 'string'], maxLength: 64, description: `An interval: ms, or a duration such as '5m', '1h30m' ${UNITS}; at least 1 s. Pure elapsed time (DST does not move it).` },
     tz: { type: 'string', maxLength: 100, description: "The IANA time zone `cron` is read in ('Europe/Berlin'). Default 'UTC', never the server's zone." },
-    payload: { description: "Every tick's job payload; any JSON value, at most 256 KiB of JSON. Default null. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings." },
+    payload: { description: `Every tick's job payload; any JSON value, at most ${PAYLOAD_LIMIT} of JSON. Default null. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.` },
     startAt: scheduleInstant('No tick before this instant (a tick exactly at it counts); anchors an `every` grid'),
     endAt: scheduleInstant('No tick at or after this instant'),
     limit: { type: 'integer', description: 'The number of runs (ticks created) after which the schedule ends.' },
@@ -236,12 +241,10 @@ export const retentionBody: JsonSchema = {
   },
 };
 
-export const JOB_STATES = ['delayed', 'ready', 'active', 'dead', 'completed'];
-
 export const listQuery = {
   properties: {
     state: { enum: JOB_STATES, description: "'completed': kept by the queue's retention, most recent first." },
-    limit: { type: 'string', pattern: '^[0-9]{1,4}$', description: 'Page size, 1-1000. Default 100.' },
+    limit: { type: 'string', pattern: `^[0-9]{1,${String(MAX_LIST_LIMIT).length}}$`, description: `Page size, 1-${MAX_LIST_LIMIT}. Default 100.` },
     cursor: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$', description: 'The `nextCursor` of the previous page; the first page without it.' },
   },
   required: ['state'],
@@ -280,6 +283,31 @@ const jobSchedule: JsonSchema = {
   properties: { key: { type: 'string' }, tickAt: { ...epochMs, description: 'The tick time the job runs for (it fell due then; a missed tick run by `catchUp` starts later).' } },
   description: "Set when the job is a tick of a recurring schedule: the schedule's key and the tick's time.",
 };
+
+/** The fields of `queue.stats()`: the compiler holds them to the library's QueueStats, none missing, none extra. */
+const statsFields = {
+  delayed: { type: 'integer' },
+  ready: { type: 'integer' },
+  active: { type: 'integer' },
+  dead: { type: 'integer' },
+  paused: { type: 'boolean' },
+  limited: { type: 'integer', description: "Due now but held back by the queue's rate or concurrency limit (part of `ready`)." },
+  completed: { type: 'integer', description: 'Completed jobs kept by the retention.' },
+} satisfies Record<keyof QueueStats, JsonSchema>;
+
+/** The running totals of `queue.counters()`, held to the library's QueueCounters the same way. */
+const counterFields = {
+  added: { type: 'integer' },
+  claimed: { type: 'integer' },
+  completed: { type: 'integer' },
+  retried: { type: 'integer' },
+  dead: { type: 'integer' },
+  reaped: { type: 'integer' },
+  stale: { type: 'integer' },
+  ticks: { type: 'integer' },
+  ticksSkipped: { type: 'integer' },
+  expired: { type: 'integer' },
+} satisfies Record<keyof QueueCounters, JsonSchema>;
 
 export const components: Record<string, JsonSchema> = {
   Error: {
@@ -365,24 +393,8 @@ export const components: Record<string, JsonSchema> = {
       },
     },
   },
-  QueueStats: {
-    type: 'object',
-    required: ['delayed', 'ready', 'active', 'dead', 'paused', 'limited', 'completed'],
-    properties: {
-      delayed: { type: 'integer' },
-      ready: { type: 'integer' },
-      active: { type: 'integer' },
-      dead: { type: 'integer' },
-      paused: { type: 'boolean' },
-      limited: { type: 'integer', description: "Due now but held back by the queue's rate or concurrency limit (part of `ready`)." },
-      completed: { type: 'integer', description: 'Completed jobs kept by the retention.' },
-    },
-  },
-  QueueCounters: {
-    type: 'object',
-    required: ['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale', 'ticks', 'ticksSkipped', 'expired'],
-    properties: Object.fromEntries(['added', 'claimed', 'completed', 'retried', 'dead', 'reaped', 'stale', 'ticks', 'ticksSkipped', 'expired'].map(name => [name, { type: 'integer' }])),
-  },
+  QueueStats: { type: 'object', required: Object.keys(statsFields), properties: statsFields },
+  QueueCounters: { type: 'object', required: Object.keys(counterFields), properties: counterFields },
   QueueLimits: {
     type: 'object',
     properties: {

@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
-import { closeWithin } from '../connection/connection.js';
+import { closeWithin } from '../deploy/close-within.js';
 import type { ConnectionOption } from '../index.js';
 import type { OpenedRedis } from '../deploy/redis-target.js';
 import { buildApp } from './app.js';

@@ -15,15 +15,15 @@ import {
   Worker,
   assertInteger,
   defaultLogger,
+  deliveryTraceparent,
   isQueueName,
+  resolveRate,
   type ConnectionOption,
   type Duration,
   type Job,
   type Logger,
 } from '../index.js';
 import { SlidingWindow, type Rate } from './rate-window.js';
-import { resolveRate } from '../flow/limits.js';
-import { deliveryTraceparent } from '../telemetry/telemetry.js';
 import { MIN_SECRET_LENGTH, signPayload } from './signature.js';
 
 export { signPayload, verifySignature, DEFAULT_TOLERANCE_SECONDS, type VerifyOptions } from './signature.js';

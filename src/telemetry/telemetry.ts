@@ -68,18 +68,30 @@ export function activeTraceparent(): string | undefined {
 }
 
 /**
- * The `traceparent` to send on with a job's delivery (webhooks): the active span's (the Worker's
- * `process` span, when a provider is registered), else the job's stored one.
+ * The W3C `traceparent` to send on when a handler passes a job to another service (the HTTP
+ * service's webhooks send it as a header): the active span's (the Worker's `process` span, when a
+ * tracer provider is registered), else the one stored with the job; undefined when there is neither.
+ * README, "OpenTelemetry".
+ * @example
+ * new Worker('orders', async job => {
+ *   const traceparent = deliveryTraceparent(job);
+ *   await fetch(url, { method: 'POST', headers: traceparent ? { traceparent } : {}, body: JSON.stringify(job.payload) });
+ * }, { connection });
  */
 export function deliveryTraceparent(job: { readonly traceparent?: string | undefined }): string | undefined {
   return activeTraceparent() ?? job.traceparent;
 }
 
 /**
- * The trace context an HTTP request asks jobs to be added in: its `traceparent` header, unless the
- * service itself is traced and has an active span (HTTP instrumentation made the request's span,
- * itself a child of the header's context: the jobs' send spans belong under it). A malformed or
- * repeated header is ignored, as the W3C specification asks of a receiver.
+ * The trace context an incoming HTTP request asks jobs to be added in, for the `traceparent` option
+ * of `add`: its `traceparent` header, unless the receiving process is traced itself and has an
+ * active span (HTTP instrumentation made the request's span, itself a child of the header's
+ * context: the jobs' send spans belong under it, and `add` takes it from the active context). A
+ * malformed or repeated header gives undefined (ignored, as the W3C specification asks of a
+ * receiver) rather than the ValidationError `add` would throw on it. The HTTP service's add routes
+ * use it. README, "OpenTelemetry".
+ * @example
+ * await queue.add(request.body, { delay: '30m', traceparent: requestTraceparent(request.headers.traceparent) });
  */
 export function requestTraceparent(header: string | string[] | undefined): string | undefined {
   if (typeof header !== 'string' || activeTraceparent() !== undefined) return undefined;

@@ -1,6 +1,5 @@
 /** Producer routes: add, bulk add, get, cancel, reschedule. */
-import { ValidationError, type AddOptions, type BackoffOption, type Duration, type When } from '../../index.js';
-import { requestTraceparent } from '../../telemetry/telemetry.js';
+import { ValidationError, requestTraceparent, type AddOptions, type BackoffOption, type Duration, type When } from '../../index.js';
 import { params, type Handlers, type ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 
