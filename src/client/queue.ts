@@ -8,11 +8,12 @@ import { decodeRetention, encodeRetention, mergeRetention } from '../flow/retent
 import { resolveSharedOptions } from '../core/role-options.js';
 import type { EncodedJob, JobSnapshot, PartitionStorage } from '../store/partition-storage.js';
 import { isQueueRegistered, listQueueNames, registerQueue } from '../store/redis/registry.js';
-import { QueuePartitions, partitionOf } from '../store/redis/partitions.js';
+import { QueuePartitions } from '../store/redis/partitions.js';
+import { partitionOf } from '../store/placement.js';
 import { LimiterStore, writeLimits } from '../store/redis/limiter-store.js';
 import type { PartitionStore } from '../store/redis/partition-store.js';
 import { mergeLimits } from '../flow/limits.js';
-import { tickOfJob } from '../store/redis/schedule-record.js';
+import { tickOfJob } from '../store/tick-ids.js';
 import { assertScheduleKey, resolveScheduleSpec } from '../schedules/spec.js';
 import { getSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, upsertSchedule, type SchedulePlace } from '../schedules/schedules.js';
 import type {

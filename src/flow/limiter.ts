@@ -2,7 +2,7 @@ import { newClaimId } from '../core/ids.js';
 import { LimiterStore, type Grant } from '../store/redis/limiter-store.js';
 import type { ClaimResult } from '../store/partition-storage.js';
 import type { PartitionStore } from '../store/redis/partition-store.js';
-import type { StoredJob } from '../store/redis/record.js';
+import type { StoredJob } from '../store/stored.js';
 
 /** A claim of one partition, given how many jobs it may take and whether the limiter granted them. */
 export type ClaimCall = (limit: number, granted: boolean) => Promise<ClaimResult>;

@@ -4,8 +4,7 @@
  * how a backend keeps them (sorted-set scores, status codes, a far-future tier) stays behind it.
  * `PartitionStore` (Redis + Lua) is the implementation.
  */
-import type { StoredJob } from './redis/record.js';
-import type { StoredDefinition, StoredSchedule } from './redis/schedule-record.js';
+import type { StoredDefinition, StoredJob, StoredSchedule } from './stored.js';
 import type { CancelResult, JobState, RescheduleResult } from '../core/types.js';
 import type { Due } from '../core/validate.js';
 

@@ -7,7 +7,7 @@ import type { Grant } from '../store/redis/limiter-store.js';
 import type { PartitionStore } from '../store/redis/partition-store.js';
 import { QueuePartitions } from '../store/redis/partitions.js';
 import { tendInBackground } from '../schedules/schedules.js';
-import type { StoredJob } from '../store/redis/record.js';
+import type { StoredJob } from '../store/stored.js';
 import { MAX_CLAIM } from './worker-options.js';
 
 /** One partition this loop claims from, and the state of its claims. */

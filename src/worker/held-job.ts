@@ -3,7 +3,7 @@ import { ClaimedJob } from './claimed-job.js';
 import type { HeldLease } from './lease-renewer.js';
 import type { KeptSettlement, SettleOutcome } from './settler.js';
 import type { LeaseRef, PartitionStore } from '../store/redis/partition-store.js';
-import type { StoredJob } from '../store/redis/record.js';
+import type { StoredJob } from '../store/stored.js';
 
 /** Who hears what became of a held job's ack (the Worker). */
 export interface AckListener<T> {
@@ -34,7 +34,7 @@ export class HeldJob<T> implements HeldLease, KeptSettlement {
   constructor(source: ClaimSource, stored: StoredJob, defaultMaxAttempts: number, leaseUntilLocal: number, listener: AckListener<T>, limitedAt = -1) {
     this.source = source;
     this.stored = stored;
-    // As claimedJobFields (record.ts) builds them, without the object in between. A claim always
+    // As claimedJobFields (claimed-job.ts) builds them, without the object in between. A claim always
     // answers with the due score it took the job at.
     this.job = new ClaimedJob<T>(stored.id, source.queue, JSON.parse(stored.payloadJson) as T, stored.dueAt as number, stored.attempts, stored.maxAttempts ?? defaultMaxAttempts, stored.tickAt, stored.traceparent, limitedAt);
     this.leaseUntilLocal = leaseUntilLocal;

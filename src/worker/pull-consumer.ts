@@ -7,7 +7,7 @@ import { resolvePullConsumerOptions, type PullConsumerOptions } from './pull-con
 import type { PartitionStore } from '../store/redis/partition-store.js';
 import { QueuePartitions } from '../store/redis/partitions.js';
 import { QueueLimiter, type LimitedClaimResult } from '../flow/limiter.js';
-import { claimedJobFields } from '../store/redis/record.js';
+import { claimedJobFields } from './claimed-job.js';
 import { cappedResultJson, MAX_RESULT_BYTES } from '../flow/retention.js';
 import { tendInBackground } from '../schedules/schedules.js';
 import { linkJob, startSettle, withSpan } from '../telemetry/telemetry.js';

@@ -9,7 +9,7 @@ import type { SettleOutcome } from './settler.js';
 import { Settler } from './settler.js';
 import { keptResultJson } from '../flow/retention.js';
 import { ConsumerTelemetry, type Processing } from '../telemetry/consumer.js';
-import type { StoredJob } from '../store/redis/record.js';
+import type { StoredJob } from '../store/stored.js';
 import type { BackoffFunction, BackoffOption, Job, Logger } from '../core/types.js';
 import { resolveWorkerOptions, type WorkerOptions } from './worker-options.js';
 
