@@ -1,5 +1,5 @@
 import { encodeBackoff } from '../core/backoff.js';
-import { acquireConnection, type ConnectionLease } from '../connection/connection.js';
+import { acquireConnection } from '../connection/connection.js';
 import { ClosedError, ConflictError, NotFoundError, NotReplicatedError, ValidationError } from '../core/errors.js';
 import { newJobId } from '../core/ids.js';
 import { decodeCursor, encodeCursor, mergePages } from './list-page.js';
@@ -7,11 +7,8 @@ import { resolveQueueOptions, type QueueOptions } from './queue-options.js';
 import { decodeRetention, encodeRetention, mergeRetention } from '../flow/retention.js';
 import { resolveSharedOptions } from '../core/role-options.js';
 import type { EncodedJob, JobSnapshot, PartitionStorage } from '../store/partition-storage.js';
-import { isQueueRegistered, listQueueNames, registerQueue } from '../store/redis/registry.js';
-import { QueuePartitions } from '../store/redis/partitions.js';
+import type { QueueStorage, StorageConnection } from '../store/queue-storage.js';
 import { partitionOf } from '../store/placement.js';
-import { LimiterStore, writeLimits } from '../store/redis/limiter-store.js';
-import type { PartitionStore } from '../store/redis/partition-store.js';
 import { mergeLimits } from '../flow/limits.js';
 import { tickOfJob } from '../store/tick-ids.js';
 import { assertScheduleKey, resolveScheduleSpec } from '../schedules/spec.js';
@@ -89,8 +86,8 @@ export interface ListOptions {
 export class Queue<T = unknown> {
   /** The queue's name. */
   readonly name: string;
-  readonly #connection: ConnectionLease;
-  readonly #partitions: QueuePartitions;
+  readonly #connection: StorageConnection;
+  readonly #storage: QueueStorage;
   readonly #maxPayloadBytes: number;
   readonly #waitForReplicas: { replicas: number; timeoutMs: number } | undefined;
   #registered: Promise<void> | undefined;
@@ -103,7 +100,7 @@ export class Queue<T = unknown> {
     this.#maxPayloadBytes = resolved.maxPayloadBytes;
     this.#waitForReplicas = resolved.waitForReplicas;
     this.#connection = acquireConnection(resolved.connection, resolved.logger);
-    this.#partitions = new QueuePartitions(this.#connection.client, resolved.prefix, resolved.name, resolved.partitions);
+    this.#storage = this.#connection.queue(resolved.prefix, resolved.name, resolved.partitions);
   }
 
   /**
@@ -160,7 +157,7 @@ export class Queue<T = unknown> {
 
   /** Writes validated jobs: partitions in parallel, each in chunks, in order. */
   async #write(encoded: readonly EncodedJob[], ifExists: 'keep' | 'replace'): Promise<string[]> {
-    const [stores] = await Promise.all([this.#partitions.all({ create: true }), this.#register()]);
+    const [stores] = await Promise.all([this.#storage.partitions({ create: true }), this.#register()]);
     const byPartition = stores.map(() => [] as EncodedJob[]);
     for (const job of encoded) byPartition[partitionOf(job.id, stores.length)]?.push(job);
     // Partitions in parallel (they may live on different nodes); chunks of one partition in order.
@@ -225,7 +222,7 @@ export class Queue<T = unknown> {
   async get(id: string): Promise<JobInfo<T> | null> {
     this.#assertOpen();
     assertJobId(id);
-    const raw = await (await this.#partitions.storeFor(id, READ)).get(id);
+    const raw = await (await this.#storage.partitionFor(id, READ)).get(id);
     return raw ? toJobInfo<T>(raw) : null;
   }
 
@@ -237,7 +234,7 @@ export class Queue<T = unknown> {
   async cancel(id: string): Promise<CancelResult> {
     this.#assertOpen();
     assertJobId(id);
-    return (await this.#partitions.storeFor(id, READ)).cancel(id);
+    return (await this.#storage.partitionFor(id, READ)).cancel(id);
   }
 
   /**
@@ -251,7 +248,7 @@ export class Queue<T = unknown> {
     assertOptions('queue.reschedule', when, ['delay', 'at']);
     if (when?.delay === undefined && when?.at === undefined) throw new ValidationError('Expected `delay` or `at`');
     const due = toDue(when, Date.now());
-    const { result } = await (await this.#partitions.storeFor(id, READ)).reschedule(id, due);
+    const { result } = await (await this.#storage.partitionFor(id, READ)).reschedule(id, due);
     return result;
   }
 
@@ -397,7 +394,7 @@ export class Queue<T = unknown> {
     if (ids === undefined) return sum(await this.#eachPartition(store => repeatUntilZero(() => store.retryDead([], DEAD_BATCH))));
     const list = typeof ids === 'string' ? [ids] : [...ids];
     list.forEach(assertJobId);
-    const stores = await this.#partitions.all(READ);
+    const stores = await this.#storage.partitions(READ);
     const byPartition = stores.map(() => [] as string[]);
     for (const id of list) byPartition[partitionOf(id, stores.length)]?.push(id);
     let moved = 0;
@@ -443,7 +440,7 @@ export class Queue<T = unknown> {
   /** Every schedule of the queue, sorted by key. */
   async listSchedules(): Promise<ScheduleInfo<T>[]> {
     this.#assertOpen();
-    return (await listSchedules(await this.#partitions.all(READ))) as ScheduleInfo<T>[];
+    return (await listSchedules(await this.#storage.partitions(READ))) as ScheduleInfo<T>[];
   }
 
   /**
@@ -489,17 +486,16 @@ export class Queue<T = unknown> {
     this.#assertOpen();
     mergeLimits({}, input); // refused before anything is written
     await this.#register();
-    const stores = await this.#partitions.all(CREATE);
-    const next = mergeLimits(await new LimiterStore(stores[0] as PartitionStore).read(), input);
-    await writeLimits(stores, next);
+    const limiter = await this.#storage.limiter(CREATE);
+    const next = mergeLimits(await limiter.read(), input);
+    await limiter.write(next);
     return next;
   }
 
   /** The queue's limits as stored (`{}` when it has none). */
   async getLimits(): Promise<QueueLimits> {
     this.#assertOpen();
-    const stores = await this.#partitions.all(READ);
-    return new LimiterStore(stores[0] as PartitionStore).read();
+    return (await this.#storage.limiter(READ)).read();
   }
 
   /**
@@ -518,7 +514,7 @@ export class Queue<T = unknown> {
   async setRetention(input: RetentionInput): Promise<Retention> {
     this.#assertOpen();
     mergeRetention(decodeRetention(''), input); // refuses bad input before anything is read or written
-    const [stores] = await Promise.all([this.#partitions.all(CREATE), this.#register()]);
+    const [stores] = await Promise.all([this.#storage.partitions(CREATE), this.#register()]);
     const current = decodeRetention((await (stores[0] as PartitionStorage).retention('', 0)).retain);
     const next = mergeRetention(current, input);
     const retain = encodeRetention(next, stores.length);
@@ -535,13 +531,13 @@ export class Queue<T = unknown> {
   /** The queue's retention of completed jobs (`{ maxResultBytes: 65536 }`, no `completed`, when it keeps none). */
   async getRetention(): Promise<Retention> {
     this.#assertOpen();
-    const [store] = await this.#partitions.all(READ);
+    const [store] = await this.#storage.partitions(READ);
     return decodeRetention((await (store as PartitionStorage).retention('', 0)).retain);
   }
 
   /** The partition a schedule lives in (that of its key), with the partition count its ticks' ids are placed by. */
   async #schedulePlace(key: string, options: { create: boolean }): Promise<SchedulePlace> {
-    const stores = await this.#partitions.all(options);
+    const stores = await this.#storage.partitions(options);
     return { store: stores[partitionOf(key, stores.length)] as PartitionStorage, count: stores.length };
   }
 
@@ -574,7 +570,7 @@ export class Queue<T = unknown> {
   #register(): Promise<void> {
     // Remembered for admin tools (listing queues). Once per Queue object; a failure is retried next
     // time. After the partitions are known: a queue in a newer storage format gets nothing written.
-    this.#registered ??= this.#partitions.all(CREATE).then(() => registerQueue(this.#connection.client, this.#partitions.prefix, this.name)).catch(error => {
+    this.#registered ??= this.#storage.partitions(CREATE).then(() => this.#storage.register()).catch(error => {
       this.#registered = undefined;
       throw error;
     });
@@ -583,13 +579,13 @@ export class Queue<T = unknown> {
 
   /** Refuses an admin change of a queue that does not exist: the name is most likely misspelled. */
   async #assertExists(operation: string, hint: string): Promise<void> {
-    if (await isQueueRegistered(this.#connection.client, this.#partitions.prefix, this.name, operation)) return;
-    throw new NotFoundError(`Queue '${this.name}' does not exist under prefix '${this.#partitions.prefix}' (no job was ever added to it); ${hint}`);
+    if (await this.#storage.isRegistered(operation)) return;
+    throw new NotFoundError(`Queue '${this.name}' does not exist under prefix '${this.#storage.prefix}' (no job was ever added to it); ${hint}`);
   }
 
   /** Runs `call` on every partition at once (they may live on different nodes). */
   async #eachPartition<R>(call: (store: PartitionStorage) => Promise<R>, options: { create: boolean } = READ): Promise<R[]> {
-    return Promise.all((await this.#partitions.all(options)).map(call));
+    return Promise.all((await this.#storage.partitions(options)).map(call));
   }
 
   #assertOpen(): void {
@@ -633,7 +629,7 @@ export async function listQueues(options: { connection: ConnectionOption; prefix
   const { connection: option, prefix, logger } = resolveSharedOptions('listQueues', options, ['connection', 'prefix', 'logger']);
   const connection = acquireConnection(option, logger);
   try {
-    return await listQueueNames(connection.client, prefix);
+    return await connection.listQueues(prefix);
   } finally {
     await connection.release();
   }

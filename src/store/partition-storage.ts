@@ -194,6 +194,8 @@ export interface ScheduleWriteResult {
 }
 
 export interface PartitionStorage {
+  /** Which partition of its queue this is, 0-based (partition 0 also holds the queue's limiter). */
+  readonly partition: number;
   /** Adds jobs; with `replication`, waits for that many replicas to confirm the write. */
   add(jobs: readonly EncodedJob[], ifExists: 'keep' | 'replace', replication?: { replicas: number; timeoutMs: number }): Promise<AddOutcome>;
   /**
@@ -221,8 +223,12 @@ export interface PartitionStorage {
   extend(leaseMs: number, leases: readonly LeaseRef[]): Promise<number[]>;
   /** `extend`, with the server's now at which the new leases began. */
   extendAt(leaseMs: number, leases: readonly LeaseRef[]): Promise<{ now: number; lost: number[] }>;
-  /** Hands leases back (the jobs are due again at once); how many were released. */
-  release(leases: readonly LeaseRef[]): Promise<number>;
+  /**
+   * Hands leases back (the jobs are due again at once, the attempt not counted); how many were
+   * released. `freeSlots`: their slots at the queue's concurrency limit are freed in the same call
+   * (partition 0 only, where the limiter lives).
+   */
+  release(leases: readonly LeaseRef[], freeSlots?: boolean): Promise<number>;
   cancel(id: string): Promise<CancelResult>;
   /** Moves a waiting (or dead) job to a new due time; `dueAt` is that time when rescheduled. */
   reschedule(id: string, due: Due): Promise<{ result: RescheduleResult; dueAt: number }>;

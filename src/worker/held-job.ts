@@ -2,7 +2,7 @@ import type { ClaimSource } from './claim-loop.js';
 import { ClaimedJob } from './claimed-job.js';
 import type { HeldLease } from './lease-renewer.js';
 import type { KeptSettlement, SettleOutcome } from './settler.js';
-import type { LeaseRef, PartitionStore } from '../store/redis/partition-store.js';
+import type { LeaseRef, PartitionStorage } from '../store/partition-storage.js';
 import type { StoredJob } from '../store/stored.js';
 
 /** Who hears what became of a held job's ack (the Worker). */
@@ -41,7 +41,7 @@ export class HeldJob<T> implements HeldLease, KeptSettlement {
     this.#listener = listener;
   }
 
-  get store(): PartitionStore {
+  get store(): PartitionStorage {
     return this.source.store;
   }
 
@@ -67,8 +67,8 @@ export class HeldJob<T> implements HeldLease, KeptSettlement {
 }
 
 /** Held jobs grouped by partition, for one `release` call each. */
-export function byStore<T>(held: Iterable<HeldJob<T>>): Map<PartitionStore, StoredJob[]> {
-  const groups = new Map<PartitionStore, StoredJob[]>();
+export function byStore<T>(held: Iterable<HeldJob<T>>): Map<PartitionStorage, StoredJob[]> {
+  const groups = new Map<PartitionStorage, StoredJob[]>();
   for (const entry of held) {
     const list = groups.get(entry.store);
     if (list) list.push(entry.stored);
