@@ -4,15 +4,15 @@ import { ClosedError, ConflictError, NotFoundError, NotReplicatedError, Validati
 import { newJobId } from '../core/ids.js';
 import { decodeCursor, encodeCursor, mergePages } from './list-page.js';
 import { resolveQueueOptions, type QueueOptions } from './queue-options.js';
-import { decodeRetention, encodeRetention, mergeRetention } from '../flow/retention.js';
+import { getQueueRetention, setQueueRetention } from '../flow/queue-retention.js';
 import { resolveSharedOptions } from '../core/role-options.js';
 import type { EncodedJob, JobSnapshot, PartitionStorage } from '../store/partition-storage.js';
 import type { QueueStorage, StorageConnection } from '../store/queue-storage.js';
 import { partitionOf } from '../store/placement.js';
-import { mergeLimits } from '../flow/limits.js';
+import { getQueueLimits, setQueueLimits } from '../flow/queue-limits.js';
+import { repeatUntilZero } from '../core/repeat.js';
 import { tickOfJob } from '../store/tick-ids.js';
-import { assertScheduleKey, resolveScheduleSpec } from '../schedules/spec.js';
-import { getSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, upsertSchedule, type SchedulePlace } from '../schedules/schedules.js';
+import { QueueSchedules } from '../schedules/queue-schedules.js';
 import type {
   AddOptions,
   BulkJob,
@@ -57,8 +57,6 @@ const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff', 
 const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent'];
 const LIST_OPTIONS = ['limit', 'cursor'];
 const STATES: readonly JobState[] = ['delayed', 'ready', 'active', 'dead', 'completed'];
-/** Kept completed jobs removed per script call when `setRetention` trims to a new retention. */
-const TRIM_BATCH = 1_000;
 
 /** A page of `queue.list`: the jobs, and the cursor of the next page (null on the last page). */
 export interface JobPage<T> {
@@ -88,6 +86,7 @@ export class Queue<T = unknown> {
   readonly name: string;
   readonly #connection: StorageConnection;
   readonly #storage: QueueStorage;
+  readonly #schedules: QueueSchedules;
   readonly #maxPayloadBytes: number;
   readonly #waitForReplicas: { replicas: number; timeoutMs: number } | undefined;
   #registered: Promise<void> | undefined;
@@ -101,6 +100,7 @@ export class Queue<T = unknown> {
     this.#waitForReplicas = resolved.waitForReplicas;
     this.#connection = acquireConnection(resolved.connection, resolved.logger);
     this.#storage = this.#connection.queue(resolved.prefix, resolved.name, resolved.partitions);
+    this.#schedules = new QueueSchedules(this.#storage, resolved.maxPayloadBytes, () => this.#register());
   }
 
   /**
@@ -424,23 +424,19 @@ export class Queue<T = unknown> {
    */
   async schedule(key: string, spec: ScheduleSpec): Promise<ScheduleInfo<T>> {
     this.#assertOpen();
-    // Checked before anything is written (the queue is registered only for a valid spec).
-    resolveScheduleSpec(key, spec, Date.now(), this.#maxPayloadBytes);
-    await this.#register();
-    return (await upsertSchedule(await this.#schedulePlace(key, CREATE), key, spec, this.#maxPayloadBytes)) as ScheduleInfo<T>;
+    return (await this.#schedules.upsert(key, spec)) as ScheduleInfo<T>;
   }
 
   /** The schedule `key`, or null when there is none. */
   async getSchedule(key: string): Promise<ScheduleInfo<T> | null> {
     this.#assertOpen();
-    assertScheduleKey(key);
-    return (await getSchedule(await this.#schedulePlace(key, READ), key)) as ScheduleInfo<T> | null;
+    return (await this.#schedules.get(key)) as ScheduleInfo<T> | null;
   }
 
   /** Every schedule of the queue, sorted by key. */
   async listSchedules(): Promise<ScheduleInfo<T>[]> {
     this.#assertOpen();
-    return (await listSchedules(await this.#storage.partitions(READ))) as ScheduleInfo<T>[];
+    return (await this.#schedules.list()) as ScheduleInfo<T>[];
   }
 
   /**
@@ -450,8 +446,7 @@ export class Queue<T = unknown> {
    */
   async pauseSchedule(key: string): Promise<ScheduleInfo<T>> {
     this.#assertOpen();
-    assertScheduleKey(key);
-    return (await pauseSchedule(await this.#schedulePlace(key, READ), key)) as ScheduleInfo<T>;
+    return (await this.#schedules.pause(key)) as ScheduleInfo<T>;
   }
 
   /**
@@ -460,15 +455,13 @@ export class Queue<T = unknown> {
    */
   async resumeSchedule(key: string): Promise<ScheduleInfo<T>> {
     this.#assertOpen();
-    assertScheduleKey(key);
-    return (await resumeSchedule(await this.#schedulePlace(key, READ), key)) as ScheduleInfo<T>;
+    return (await this.#schedules.resume(key)) as ScheduleInfo<T>;
   }
 
   /** Removes the schedule and its pending tick if its time is still to come (a due or running tick finishes). */
   async unschedule(key: string): Promise<UnscheduleResult> {
     this.#assertOpen();
-    assertScheduleKey(key);
-    return removeSchedule(await this.#schedulePlace(key, READ), key);
+    return this.#schedules.remove(key);
   }
 
   /**
@@ -484,18 +477,13 @@ export class Queue<T = unknown> {
    */
   async setLimits(input: LimitsInput): Promise<QueueLimits> {
     this.#assertOpen();
-    mergeLimits({}, input); // refused before anything is written
-    await this.#register();
-    const limiter = await this.#storage.limiter(CREATE);
-    const next = mergeLimits(await limiter.read(), input);
-    await limiter.write(next);
-    return next;
+    return setQueueLimits(this.#storage, input, () => this.#register());
   }
 
   /** The queue's limits as stored (`{}` when it has none). */
   async getLimits(): Promise<QueueLimits> {
     this.#assertOpen();
-    return (await this.#storage.limiter(READ)).read();
+    return getQueueLimits(this.#storage);
   }
 
   /**
@@ -513,32 +501,13 @@ export class Queue<T = unknown> {
    */
   async setRetention(input: RetentionInput): Promise<Retention> {
     this.#assertOpen();
-    mergeRetention(decodeRetention(''), input); // refuses bad input before anything is read or written
-    const [stores] = await Promise.all([this.#storage.partitions(CREATE), this.#register()]);
-    const current = decodeRetention((await (stores[0] as PartitionStorage).retention('', 0)).retain);
-    const next = mergeRetention(current, input);
-    const retain = encodeRetention(next, stores.length);
-    // Every partition stores it, then trims to it in bounded calls (a large backlog takes several).
-    await Promise.all(
-      stores.map(async store => {
-        const { removed } = await store.retention(retain, TRIM_BATCH);
-        if (removed === TRIM_BATCH) await repeatUntilZero(async () => (await store.retention('', TRIM_BATCH)).removed);
-      }),
-    );
-    return next;
+    return setQueueRetention(this.#storage, input, () => this.#register());
   }
 
   /** The queue's retention of completed jobs (`{ maxResultBytes: 65536 }`, no `completed`, when it keeps none). */
   async getRetention(): Promise<Retention> {
     this.#assertOpen();
-    const [store] = await this.#storage.partitions(READ);
-    return decodeRetention((await (store as PartitionStorage).retention('', 0)).retain);
-  }
-
-  /** The partition a schedule lives in (that of its key), with the partition count its ticks' ids are placed by. */
-  async #schedulePlace(key: string, options: { create: boolean }): Promise<SchedulePlace> {
-    const stores = await this.#storage.partitions(options);
-    return { store: stores[partitionOf(key, stores.length)] as PartitionStorage, count: stores.length };
+    return getQueueRetention(this.#storage);
   }
 
   /** Releases the connection (closed when no other Queue or Worker of the process uses it). */
@@ -595,12 +564,6 @@ export class Queue<T = unknown> {
 
 function sum(values: readonly number[]): number {
   return values.reduce((total, value) => total + value, 0);
-}
-
-async function repeatUntilZero(step: () => Promise<number>): Promise<number> {
-  let total = 0;
-  for (let moved = await step(); moved > 0; moved = await step()) total += moved;
-  return total;
 }
 
 /** A job as `get` and `list` show it. */
