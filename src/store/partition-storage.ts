@@ -1,8 +1,10 @@
 /**
  * The storage of one queue partition as the rest of the library sees it: what a second backend
- * would implement. Every result is a domain value (a due time, a lease end, an outcome by name);
+ * implements. Every result is a domain value (a due time, a lease end, an outcome by name);
  * how a backend keeps them (sorted-set scores, status codes, a far-future tier) stays behind it.
- * `PartitionStore` (Redis + Lua) is the implementation.
+ * `PartitionStore` (Redis + Lua) is the implementation. Each promise of the doc comments below is
+ * a case of the conformance suite test/conformance/partition-storage.ts: the checklist a second
+ * backend passes (test/scripts/storage-conformance.test.ts runs it against Redis).
  */
 import type { StoredDefinition, StoredJob, StoredSchedule } from './stored.js';
 import type { CancelResult, JobState, RescheduleResult } from '../core/types.js';

@@ -3,7 +3,9 @@
  * from the factory (`acquireConnection`, src/connection/connection.ts) and from it each queue's
  * storage. Everything a role touches is an interface of src/store: partitions (PartitionStorage),
  * the limiter (LimiterStorage), wake-ups (WakeChannel) and the queue registry. The Redis
- * implementation: store/redis/queue-storage.ts.
+ * implementation: store/redis/queue-storage.ts. A second backend implements these interfaces
+ * and passes the conformance suites of test/conformance/ (queue-storage.ts, partition-storage.ts,
+ * limiter-storage.ts).
  */
 import type { LimiterStorage } from './limiter-storage.js';
 import type { PartitionStorage } from './partition-storage.js';

@@ -2,7 +2,7 @@
  * Wake-ups of one queue's storage, as the consumers (ClaimLoop, PullConsumer) hear them: a job that
  * became a partition's earliest, a freed slot of a full concurrency limit. The storage names the
  * channels; a role only says which partition. Redis: pub/sub through src/connection/waker.ts, on
- * the channels store/redis/keys.ts names.
+ * the channels store/redis/keys.ts names. Its contract: test/conformance/queue-storage.ts.
  */
 
 /** Called with the due time (server ms) of a job that became a partition's earliest, or NaN after a reconnect ("look now"). */
