@@ -53,7 +53,7 @@ export class PullConsumer<T = unknown> {
   readonly #backoff: BackoffOption;
   readonly #logger: Logger;
   readonly #sleepers = new Set<() => void>();
-  /** The queue's limits (made with the first claim: it needs partition 0's store). */
+  /** The queue's limits (made by the first claim, once the queue's partitions are known). */
   #limiter: QueueLimiter | undefined;
   #listening: Promise<Unlisten[]> | undefined;
   #closed = false;
