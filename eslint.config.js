@@ -17,6 +17,16 @@ const USERS_OF_THE_LIBRARY =
 function boundary(files, folders, message) {
   return { files, rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: `^(\\.\\./)+(${folders.join('|')})(/|$)`, message }] }] } };
 }
+// The import boundaries of src/ (issue 19: the storage seam). In a flat config the last block that sets a
+// rule for a file wins with its options, so each block below lists every pattern that holds there.
+const IOREDIS = { group: ['ioredis'], allowTypeImports: true, message: 'Only src/store/redis and src/connection import the Redis client.' };
+const KEY_NAMES = { regex: '(^|/)store/redis/keys\\.js$', message: 'Only src/store/redis knows key names: go through a storage interface of src/store.' };
+const REDIS_LAYER = {
+  regex: '(^|/)(store/redis|connection/waker)(/|\\.js$)',
+  message: 'Roles use the interfaces of src/store; the Redis layer is reached through acquireConnection (src/connection/connection.ts) only.',
+};
+const STORE_INTERFACES = { regex: '^\\./redis/|^\\.\\./(?!core/)', message: 'The interfaces of src/store import only src/core and each other.' };
+const OUTSIDE_CORE = { regex: '^\\.\\./', message: 'src/core imports nothing outside src/core.' };
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', '.tmp/'] },
@@ -38,7 +48,7 @@ export default tseslint.config(
     files: ['src/**/*.ts'],
     ignores: ['src/store/redis/**', 'src/connection/**', 'src/index.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [{ group: ['ioredis'], allowTypeImports: true, message: 'Only src/store/redis and src/connection import the Redis client.' }] }],
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: [IOREDIS, KEY_NAMES] }],
     },
   },
   // The layers' boundaries; each folder's README.md says what it may import.
@@ -53,4 +63,24 @@ export default tseslint.config(
     ['client', 'worker', 'schedules', 'flow', 'telemetry', 'store', 'server', 'cli', 'nestjs'],
     'src/deploy imports only the public API (src/index.ts), src/core and src/connection.',
   ),
+  {
+    // connection/ may talk to Redis (shared clients, pub/sub), but names no key.
+    files: ['src/connection/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [KEY_NAMES] }] },
+  },
+  {
+    // The roles are typed against the interfaces of src/store; acquireConnection is their one way in.
+    files: ['src/client/**/*.ts', 'src/worker/**/*.ts', 'src/flow/**/*.ts', 'src/schedules/**/*.ts', 'src/telemetry/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [IOREDIS, KEY_NAMES, REDIS_LAYER] }] },
+  },
+  {
+    // The interfaces of src/store (and its leaves) import only src/core and each other.
+    files: ['src/store/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [IOREDIS, KEY_NAMES, STORE_INTERFACES] }] },
+  },
+  {
+    // src/core is the leaf every folder shares: it imports nothing of the others.
+    files: ['src/core/**/*.ts'],
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [IOREDIS, OUTSIDE_CORE] }] },
+  },
 );

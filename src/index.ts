@@ -2,7 +2,8 @@
  * sandglass: a delay queue on Redis. The public surface, listed explicitly.
  * @packageDocumentation
  */
-export { Queue, listQueues, type QueueOptions, type JobPage, type ListOptions } from './client/queue.js';
+export { Queue, type QueueOptions, type JobPage, type ListOptions } from './client/queue.js';
+export { listQueues } from './client/list-queues.js';
 export { PullConsumer, type PullConsumerOptions, type PulledJob } from './worker/pull-consumer.js';
 export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker/worker.js';
 export type { TracingParent } from './telemetry/consumer.js';

@@ -5,11 +5,39 @@
  * offset would make every partition read offset + limit jobs (guarantee 5, bounded work).
  */
 import { ValidationError } from '../core/errors.js';
-import type { JobSnapshot, ListPosition } from '../store/partition-storage.js';
-import type { JobState } from '../core/types.js';
+import { toJobInfo } from './job-info.js';
+import type { JobSnapshot, ListPosition, PartitionStorage } from '../store/partition-storage.js';
+import type { JobInfo, JobState } from '../core/types.js';
 import { assertJobId } from '../core/validate.js';
 
 export type { ListPosition } from '../store/partition-storage.js';
+
+/** A page of `queue.list`: the jobs, and the cursor of the next page (null on the last page). */
+export interface JobPage<T> {
+  jobs: JobInfo<T>[];
+  /** Pass it as `cursor` to get the next page; null when this page is the last. */
+  nextCursor: string | null;
+}
+
+/** Options of `queue.list` and `queue.listDead`. */
+export interface ListOptions {
+  /** Page size, 1-1000. @default 100 */
+  limit?: number;
+  /** The `nextCursor` of the previous page; the first page without it. */
+  cursor?: string;
+}
+
+/**
+ * One page of jobs in `state` after `after` (or from the start), of up to `limit`: each partition
+ * is in the state's order, so the page is within the first limit + 1 jobs after the cursor of
+ * each (the one extra tells whether there is a next page).
+ */
+export async function readPage<T>(stores: readonly PartitionStorage[], state: JobState, after: ListPosition | undefined, limit: number): Promise<JobPage<T>> {
+  const pages = await Promise.all(stores.map(store => store.listJobs(state, after, limit + 1)));
+  const more = pages.some(page => page.count > limit);
+  const { entries, next } = mergePages(state, pages.map(page => page.entries), limit, more);
+  return { jobs: entries.map(entry => toJobInfo<T>(entry)), nextCursor: next ? encodeCursor(next) : null };
+}
 
 /** The time a listed job is ordered by in its state: lease end (active), dead-lettered at (dead), finished at (completed), else due time. */
 export function orderTime(entry: JobSnapshot): number {

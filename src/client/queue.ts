@@ -1,29 +1,24 @@
-import { encodeBackoff } from '../core/backoff.js';
-import { acquireConnection, type ConnectionLease } from '../connection/connection.js';
-import { ClosedError, ConflictError, NotFoundError, NotReplicatedError, ValidationError } from '../core/errors.js';
-import { newJobId } from '../core/ids.js';
-import { decodeCursor, encodeCursor, mergePages } from './list-page.js';
+import { acquireConnection } from '../connection/connection.js';
+import { ClosedError, NotFoundError, ValidationError } from '../core/errors.js';
+import { purgeDeadJobs, retryDeadJobs } from './dead-letters.js';
+import { encodeAdd, encodeBulk } from './encode-job.js';
+import { toJobInfo } from './job-info.js';
+import { decodeCursor, readPage, type JobPage, type ListOptions } from './list-page.js';
 import { resolveQueueOptions, type QueueOptions } from './queue-options.js';
-import { decodeRetention, encodeRetention, mergeRetention } from '../flow/retention.js';
-import { resolveSharedOptions } from '../core/role-options.js';
-import type { EncodedJob, JobSnapshot, PartitionStorage } from '../store/partition-storage.js';
-import { isQueueRegistered, listQueueNames, registerQueue } from '../store/redis/registry.js';
-import { QueuePartitions, partitionOf } from '../store/redis/partitions.js';
-import { LimiterStore, writeLimits } from '../store/redis/limiter-store.js';
-import type { PartitionStore } from '../store/redis/partition-store.js';
-import { mergeLimits } from '../flow/limits.js';
-import { tickOfJob } from '../store/redis/schedule-record.js';
-import { assertScheduleKey, resolveScheduleSpec } from '../schedules/spec.js';
-import { getSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, upsertSchedule, type SchedulePlace } from '../schedules/schedules.js';
+import { assertHistogramBounds, totalCounters, totalHistogram, totalStats } from './queue-totals.js';
+import { writeJobs } from './write-jobs.js';
+import { getQueueLimits, setQueueLimits } from '../flow/queue-limits.js';
+import { getQueueRetention, setQueueRetention } from '../flow/queue-retention.js';
+import { QueueSchedules } from '../schedules/queue-schedules.js';
+import type { EncodedJob, PartitionStorage } from '../store/partition-storage.js';
+import type { QueueStorage, StorageConnection } from '../store/queue-storage.js';
 import type {
   AddOptions,
   BulkJob,
   CancelResult,
-  ConnectionOption,
   JobInfo,
   JobState,
   LimitsInput,
-  Logger,
   QueueCounters,
   QueueLimits,
   Retention,
@@ -36,45 +31,15 @@ import type {
   When,
 } from '../core/types.js';
 import { endSend, startSend } from '../telemetry/telemetry.js';
-import { MAX_DELAY_MS, assertBackoff, assertInteger, assertJobId, assertJobState, assertOnExpire, assertOptions, serializePayload, toDue, toExpireAfterMs, toTraceparent } from '../core/validate.js';
+import { MAX_LIST_LIMIT, assertInteger, assertJobId, assertJobState, assertOptions, toDue } from '../core/validate.js';
 
 export type { QueueOptions } from './queue-options.js';
+export type { JobPage, ListOptions } from './list-page.js';
 
-/** Jobs per `add` script call in `addBulk`: large enough to amortize the round trip, small enough not to block Redis. */
-const BULK_CHUNK = 500;
-/** Chunks of one partition sent before the first one answers (see #add). */
-const BULK_IN_FLIGHT = 4;
 /** Reads never create a queue (no key is written by a GET of an unknown name); adds and pauses do. */
 const READ = { create: false } as const;
-/**
- * How recently the queue's limiter must have refused a claim for `stats().limited` to count the
- * ready jobs as held back by the limit (a refused worker asks again within this when work waits).
- */
-const LIMITED_RECENTLY_MS = 1_000;
 const CREATE = { create: true } as const;
-/** Dead letters moved or deleted per script call. */
-const DEAD_BATCH = 1_000;
-/** Option names, refused when unknown: a misspelled `dealy` must not add a job due at once. */
-const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent'];
-const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent'];
 const LIST_OPTIONS = ['limit', 'cursor'];
-/** Kept completed jobs removed per script call when `setRetention` trims to a new retention. */
-const TRIM_BATCH = 1_000;
-
-/** A page of `queue.list`: the jobs, and the cursor of the next page (null on the last page). */
-export interface JobPage<T> {
-  jobs: JobInfo<T>[];
-  /** Pass it as `cursor` to get the next page; null when this page is the last. */
-  nextCursor: string | null;
-}
-
-/** Options of `queue.list` and `queue.listDead`. */
-export interface ListOptions {
-  /** Page size, 1-1000. @default 100 */
-  limit?: number;
-  /** The `nextCursor` of the previous page; the first page without it. */
-  cursor?: string;
-}
 
 /**
  * The producer and admin side of a queue: add jobs, look them up, cancel or reschedule them, read
@@ -87,8 +52,9 @@ export interface ListOptions {
 export class Queue<T = unknown> {
   /** The queue's name. */
   readonly name: string;
-  readonly #connection: ConnectionLease;
-  readonly #partitions: QueuePartitions;
+  readonly #connection: StorageConnection;
+  readonly #storage: QueueStorage;
+  readonly #schedules: QueueSchedules;
   readonly #maxPayloadBytes: number;
   readonly #waitForReplicas: { replicas: number; timeoutMs: number } | undefined;
   #registered: Promise<void> | undefined;
@@ -101,7 +67,8 @@ export class Queue<T = unknown> {
     this.#maxPayloadBytes = resolved.maxPayloadBytes;
     this.#waitForReplicas = resolved.waitForReplicas;
     this.#connection = acquireConnection(resolved.connection, resolved.logger);
-    this.#partitions = new QueuePartitions(this.#connection.client, resolved.prefix, resolved.name, resolved.partitions);
+    this.#storage = this.#connection.queue(resolved.prefix, resolved.name, resolved.partitions);
+    this.#schedules = new QueueSchedules(this.#storage, resolved.maxPayloadBytes, () => this.#register());
   }
 
   /**
@@ -114,9 +81,8 @@ export class Queue<T = unknown> {
    */
   async add(payload: T, options: AddOptions = {}): Promise<string> {
     this.#assertOpen();
-    assertOptions('queue.add', options, ADD_OPTIONS);
-    const { ifExists = 'keep', ...rest } = options ?? {};
-    const [id] = await this.#add([this.#encode({ ...rest, payload } as BulkJob<T>)], ifExists, false);
+    const { job, ifExists } = encodeAdd(payload, options, this.#maxPayloadBytes);
+    const [id] = await this.#add([job], ifExists, false);
     return id as string;
   }
 
@@ -128,15 +94,7 @@ export class Queue<T = unknown> {
    */
   async addBulk(jobs: readonly BulkJob<T>[], ifExists: 'keep' | 'replace' = 'keep'): Promise<string[]> {
     this.#assertOpen();
-    if (!Array.isArray(jobs)) throw new ValidationError('Expected `jobs` to be an array');
-    const encoded = jobs.map((job: unknown, index) => {
-      if (typeof job === 'object' && job !== null && Object.hasOwn(job, 'ifExists')) {
-        throw new ValidationError(`\`jobs[${index}].ifExists\` is not an option of one entry: give it for the whole call, addBulk(jobs, 'replace')`);
-      }
-      assertOptions(`queue.addBulk (jobs[${index}])`, job, BULK_FIELDS);
-      return this.#encode(job as BulkJob<T>, `jobs[${index}].payload`);
-    });
-    return this.#add(encoded, ifExists, true);
+    return this.#add(encodeBulk(jobs, this.#maxPayloadBytes), ifExists, true);
   }
 
   /**
@@ -156,63 +114,10 @@ export class Queue<T = unknown> {
     }
   }
 
-  /** Writes validated jobs: partitions in parallel, each in chunks, in order. */
+  /** Writes validated jobs (write-jobs.ts), once the partitions are known and the queue recorded. */
   async #write(encoded: readonly EncodedJob[], ifExists: 'keep' | 'replace'): Promise<string[]> {
-    const [stores] = await Promise.all([this.#partitions.all({ create: true }), this.#register()]);
-    const byPartition = stores.map(() => [] as EncodedJob[]);
-    for (const job of encoded) byPartition[partitionOf(job.id, stores.length)]?.push(job);
-    // Partitions in parallel (they may live on different nodes); chunks of one partition in order.
-    let leastAcknowledged = Number.POSITIVE_INFINITY;
-    // Every chunk is written even when one holds a running job, so that the error can say truly
-    // that the other jobs were written.
-    const running: string[] = [];
-    const ticks: string[] = [];
-    const writeChunk = async (store: PartitionStorage, chunk: readonly EncodedJob[]): Promise<void> => {
-      const { statuses, acknowledged } = await store.add(chunk, ifExists, this.#waitForReplicas);
-      if (acknowledged !== undefined) leastAcknowledged = Math.min(leastAcknowledged, acknowledged);
-      statuses.forEach((status, i) => {
-        if (status === 'running') running.push((chunk[i] as EncodedJob).id);
-        else if (status === 'tick') ticks.push((chunk[i] as EncodedJob).id);
-      });
-    };
-    // A chunk's failure fails the call (as before, later chunks of its partition are not sent); every
-    // write sent is awaited here, so none is left unobserved.
-    const sent: Promise<void>[] = [];
-    await Promise.all(
-      byPartition.map(async (partitionJobs, partition) => {
-        const store = stores[partition] as PartitionStorage;
-        // Up to BULK_IN_FLIGHT chunks travel at once on the partition's connection, so that this
-        // process encodes the next chunk while Redis writes the last. Redis runs them in the order
-        // sent and answers in that order, so waiting for the oldest is waiting for the first to end.
-        const window: Promise<void>[] = [];
-        for (let start = 0; start < partitionJobs.length; start += BULK_CHUNK) {
-          if (window.length >= BULK_IN_FLIGHT) await window.shift();
-          const write = writeChunk(store, partitionJobs.slice(start, start + BULK_CHUNK));
-          write.catch(() => undefined); // observed by the awaits here and below
-          window.push(write);
-          sent.push(write);
-        }
-      }),
-    );
-    await Promise.all(sent);
-    const refused = running.length + ticks.length;
-    if (refused > 0) {
-      const others = encoded.length > refused ? '; the other jobs of the call were written' : '';
-      const list = (ids: string[]) => `${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ', ...' : ''}`;
-      const reasons: string[] = [];
-      if (running.length === 1) reasons.push(`Job ${running[0]} is running and cannot be replaced`);
-      else if (running.length > 1) reasons.push(`${running.length} jobs are running and cannot be replaced (${list(running)})`);
-      if (ticks.length > 0) {
-        const which = ticks.length === 1 ? `Job ${ticks[0]} is` : `${ticks.length} jobs are (${list(ticks)})`;
-        reasons.push(`${which} a schedule's pending tick and cannot be replaced: change the schedule (queue.schedule) instead`);
-      }
-      throw new ConflictError(`${reasons.join('; ')}${others}`);
-    }
-    const ids = encoded.map(job => job.id);
-    if (this.#waitForReplicas && leastAcknowledged < this.#waitForReplicas.replicas) {
-      throw new NotReplicatedError(leastAcknowledged, this.#waitForReplicas.replicas, ids);
-    }
-    return ids;
+    const [stores] = await Promise.all([this.#storage.partitions(CREATE), this.#register()]);
+    return writeJobs(stores, encoded, ifExists, this.#waitForReplicas);
   }
 
   /**
@@ -223,7 +128,7 @@ export class Queue<T = unknown> {
   async get(id: string): Promise<JobInfo<T> | null> {
     this.#assertOpen();
     assertJobId(id);
-    const raw = await (await this.#partitions.storeFor(id, READ)).get(id);
+    const raw = await (await this.#storage.partitionFor(id, READ)).get(id);
     return raw ? toJobInfo<T>(raw) : null;
   }
 
@@ -235,7 +140,7 @@ export class Queue<T = unknown> {
   async cancel(id: string): Promise<CancelResult> {
     this.#assertOpen();
     assertJobId(id);
-    return (await this.#partitions.storeFor(id, READ)).cancel(id);
+    return (await this.#storage.partitionFor(id, READ)).cancel(id);
   }
 
   /**
@@ -249,46 +154,20 @@ export class Queue<T = unknown> {
     assertOptions('queue.reschedule', when, ['delay', 'at']);
     if (when?.delay === undefined && when?.at === undefined) throw new ValidationError('Expected `delay` or `at`');
     const due = toDue(when, Date.now());
-    const { result } = await (await this.#partitions.storeFor(id, READ)).reschedule(id, due);
+    const { result } = await (await this.#storage.partitionFor(id, READ)).reschedule(id, due);
     return result;
   }
 
   /** Counts of jobs by state, read atomically on the server's clock. */
   async stats(): Promise<QueueStats> {
     this.#assertOpen();
-    const all = await this.#eachPartition(store => store.stats());
-    const total = { delayed: 0, ready: 0, active: 0, dead: 0, paused: all.some(part => part.paused), limited: 0, completed: 0 };
-    let heldBack = false;
-    for (const part of all) {
-      total.delayed += part.delayed;
-      total.ready += part.ready;
-      total.active += part.active;
-      total.dead += part.dead;
-      total.completed += part.completed;
-      if (part.limitedAt !== -1 && part.limitedAt > part.now - LIMITED_RECENTLY_MS) heldBack = true;
-    }
-    // Ready jobs of a queue whose limit has no room now, or held work back just now, wait on the limit.
-    if (heldBack) total.limited = total.ready;
-    return total;
+    return totalStats(await this.#eachPartition(store => store.stats()));
   }
 
   /** Running totals since the queue was first used (for metrics). */
   async counters(): Promise<QueueCounters> {
     this.#assertOpen();
-    const all = await this.#eachPartition(store => store.stats());
-    const read = (name: keyof QueueCounters) => all.reduce((sum, part) => sum + (part.counters[name] ?? 0), 0);
-    return {
-      added: read('added'),
-      claimed: read('claimed'),
-      completed: read('completed'),
-      retried: read('retried'),
-      dead: read('dead'),
-      reaped: read('reaped'),
-      stale: read('stale'),
-      ticks: read('ticks'),
-      ticksSkipped: read('ticksSkipped'),
-      expired: read('expired'),
-    };
+    return totalCounters(await this.#eachPartition(store => store.stats()));
   }
 
   /**
@@ -343,15 +222,9 @@ export class Queue<T = unknown> {
     }
     assertOptions('queue.list', options, LIST_OPTIONS);
     const limit = options?.limit ?? 100;
-    assertInteger('limit', limit, 1, 1_000);
+    assertInteger('limit', limit, 1, MAX_LIST_LIMIT);
     const after = options?.cursor === undefined ? undefined : decodeCursor(options.cursor);
-    // Each partition is in the state's order: the page is within the first limit + 1 jobs after
-    // the cursor of each (the one extra tells whether there is a next page).
-    const pages = await this.#eachPartition(store => store.listJobs(state, after, limit + 1));
-    const more = pages.some(page => page.count > limit);
-    const { entries, next } = mergePages(state, pages.map(page => page.entries), limit, more);
-    const jobs = entries.map(entry => toJobInfo<T>(entry));
-    return { jobs, nextCursor: next ? encodeCursor(next) : null };
+    return readPage<T>(await this.#storage.partitions(READ), state, after, limit);
   }
 
   /**
@@ -365,19 +238,8 @@ export class Queue<T = unknown> {
    */
   async dueHistogram(boundsMs: readonly number[]): Promise<{ now: number; ready: number; buckets: { untilMs: number; count: number }[]; later: number }> {
     this.#assertOpen();
-    if (!Array.isArray(boundsMs) || boundsMs.length > 100) throw new ValidationError('Expected `boundsMs` to be an array of at most 100 offsets in ms');
-    boundsMs.forEach((bound, i) => {
-      assertInteger(`boundsMs[${i}]`, bound, 1, MAX_DELAY_MS);
-      if (i > 0 && bound <= (boundsMs[i - 1] as number)) throw new ValidationError('Expected `boundsMs` to increase');
-    });
-    const all = await this.#eachPartition(store => store.dueHistogram(boundsMs));
-    const sumAt = (i: number) => all.reduce((sum, part) => sum + (part.counts[i] as number), 0);
-    return {
-      now: Math.max(...all.map(part => part.now)),
-      ready: all.reduce((sum, part) => sum + part.ready, 0),
-      buckets: boundsMs.map((untilMs, i) => ({ untilMs, count: sumAt(i) })),
-      later: sumAt(boundsMs.length),
-    };
+    assertHistogramBounds(boundsMs);
+    return totalHistogram(boundsMs, await this.#eachPartition(store => store.dueHistogram(boundsMs)));
   }
 
   /** A page of dead letters, most recently dead first, with their last error. */
@@ -392,25 +254,13 @@ export class Queue<T = unknown> {
    */
   async retryDead(ids?: string | readonly string[]): Promise<number> {
     this.#assertOpen();
-    if (ids === undefined) return sum(await this.#eachPartition(store => repeatUntilZero(() => store.retryDead([], DEAD_BATCH))));
-    const list = typeof ids === 'string' ? [ids] : [...ids];
-    list.forEach(assertJobId);
-    const stores = await this.#partitions.all(READ);
-    const byPartition = stores.map(() => [] as string[]);
-    for (const id of list) byPartition[partitionOf(id, stores.length)]?.push(id);
-    let moved = 0;
-    for (const [partition, partitionIds] of byPartition.entries()) {
-      for (let start = 0; start < partitionIds.length; start += DEAD_BATCH) {
-        moved += await (stores[partition] as PartitionStorage).retryDead(partitionIds.slice(start, start + DEAD_BATCH), DEAD_BATCH);
-      }
-    }
-    return moved;
+    return retryDeadJobs(this.#storage, ids);
   }
 
   /** Deletes all dead letters. @returns how many were deleted. */
   async purgeDead(): Promise<number> {
     this.#assertOpen();
-    return sum(await this.#eachPartition(store => repeatUntilZero(() => store.purgeDead(DEAD_BATCH))));
+    return purgeDeadJobs(this.#storage);
   }
 
   /**
@@ -425,23 +275,19 @@ export class Queue<T = unknown> {
    */
   async schedule(key: string, spec: ScheduleSpec): Promise<ScheduleInfo<T>> {
     this.#assertOpen();
-    // Checked before anything is written (the queue is registered only for a valid spec).
-    resolveScheduleSpec(key, spec, Date.now(), this.#maxPayloadBytes);
-    await this.#register();
-    return (await upsertSchedule(await this.#schedulePlace(key, CREATE), key, spec, this.#maxPayloadBytes)) as ScheduleInfo<T>;
+    return (await this.#schedules.upsert(key, spec)) as ScheduleInfo<T>;
   }
 
   /** The schedule `key`, or null when there is none. */
   async getSchedule(key: string): Promise<ScheduleInfo<T> | null> {
     this.#assertOpen();
-    assertScheduleKey(key);
-    return (await getSchedule(await this.#schedulePlace(key, READ), key)) as ScheduleInfo<T> | null;
+    return (await this.#schedules.get(key)) as ScheduleInfo<T> | null;
   }
 
   /** Every schedule of the queue, sorted by key. */
   async listSchedules(): Promise<ScheduleInfo<T>[]> {
     this.#assertOpen();
-    return (await listSchedules(await this.#partitions.all(READ))) as ScheduleInfo<T>[];
+    return (await this.#schedules.list()) as ScheduleInfo<T>[];
   }
 
   /**
@@ -451,8 +297,7 @@ export class Queue<T = unknown> {
    */
   async pauseSchedule(key: string): Promise<ScheduleInfo<T>> {
     this.#assertOpen();
-    assertScheduleKey(key);
-    return (await pauseSchedule(await this.#schedulePlace(key, READ), key)) as ScheduleInfo<T>;
+    return (await this.#schedules.pause(key)) as ScheduleInfo<T>;
   }
 
   /**
@@ -461,15 +306,13 @@ export class Queue<T = unknown> {
    */
   async resumeSchedule(key: string): Promise<ScheduleInfo<T>> {
     this.#assertOpen();
-    assertScheduleKey(key);
-    return (await resumeSchedule(await this.#schedulePlace(key, READ), key)) as ScheduleInfo<T>;
+    return (await this.#schedules.resume(key)) as ScheduleInfo<T>;
   }
 
   /** Removes the schedule and its pending tick if its time is still to come (a due or running tick finishes). */
   async unschedule(key: string): Promise<UnscheduleResult> {
     this.#assertOpen();
-    assertScheduleKey(key);
-    return removeSchedule(await this.#schedulePlace(key, READ), key);
+    return this.#schedules.remove(key);
   }
 
   /**
@@ -485,19 +328,13 @@ export class Queue<T = unknown> {
    */
   async setLimits(input: LimitsInput): Promise<QueueLimits> {
     this.#assertOpen();
-    mergeLimits({}, input); // refused before anything is written
-    await this.#register();
-    const stores = await this.#partitions.all(CREATE);
-    const next = mergeLimits(await new LimiterStore(stores[0] as PartitionStore).read(), input);
-    await writeLimits(stores, next);
-    return next;
+    return setQueueLimits(this.#storage, input, () => this.#register());
   }
 
   /** The queue's limits as stored (`{}` when it has none). */
   async getLimits(): Promise<QueueLimits> {
     this.#assertOpen();
-    const stores = await this.#partitions.all(READ);
-    return new LimiterStore(stores[0] as PartitionStore).read();
+    return getQueueLimits(this.#storage);
   }
 
   /**
@@ -515,32 +352,13 @@ export class Queue<T = unknown> {
    */
   async setRetention(input: RetentionInput): Promise<Retention> {
     this.#assertOpen();
-    mergeRetention(decodeRetention(''), input); // refuses bad input before anything is read or written
-    const [stores] = await Promise.all([this.#partitions.all(CREATE), this.#register()]);
-    const current = decodeRetention((await (stores[0] as PartitionStorage).retention('', 0)).retain);
-    const next = mergeRetention(current, input);
-    const retain = encodeRetention(next, stores.length);
-    // Every partition stores it, then trims to it in bounded calls (a large backlog takes several).
-    await Promise.all(
-      stores.map(async store => {
-        const { removed } = await store.retention(retain, TRIM_BATCH);
-        if (removed === TRIM_BATCH) await repeatUntilZero(async () => (await store.retention('', TRIM_BATCH)).removed);
-      }),
-    );
-    return next;
+    return setQueueRetention(this.#storage, input, () => this.#register());
   }
 
   /** The queue's retention of completed jobs (`{ maxResultBytes: 65536 }`, no `completed`, when it keeps none). */
   async getRetention(): Promise<Retention> {
     this.#assertOpen();
-    const [store] = await this.#partitions.all(READ);
-    return decodeRetention((await (store as PartitionStorage).retention('', 0)).retain);
-  }
-
-  /** The partition a schedule lives in (that of its key), with the partition count its ticks' ids are placed by. */
-  async #schedulePlace(key: string, options: { create: boolean }): Promise<SchedulePlace> {
-    const stores = await this.#partitions.all(options);
-    return { store: stores[partitionOf(key, stores.length)] as PartitionStorage, count: stores.length };
+    return getQueueRetention(this.#storage);
   }
 
   /** Releases the connection (closed when no other Queue or Worker of the process uses it). */
@@ -550,29 +368,10 @@ export class Queue<T = unknown> {
     await this.#connection.release();
   }
 
-  /** `payloadName`: the payload as refusals name it (`jobs[3].payload` in a bulk add). */
-  #encode(job: BulkJob<T>, payloadName = 'payload'): EncodedJob {
-    if (job.id !== undefined) assertJobId(job.id);
-    if (job.maxAttempts !== undefined) assertInteger('maxAttempts', job.maxAttempts, 1, 1_000_000);
-    if (job.backoff !== undefined) assertBackoff(job.backoff);
-    if (job.onExpire !== undefined) assertOnExpire(job.onExpire);
-    return {
-      id: job.id ?? newJobId(),
-      due: toDue(job, Date.now()),
-      maxAttempts: job.maxAttempts === undefined ? '' : String(job.maxAttempts),
-      backoff: encodeBackoff(job.backoff),
-      payloadJson: serializePayload(job.payload, this.#maxPayloadBytes, payloadName),
-      expireAfterMs: job.expireAfter === undefined ? undefined : toExpireAfterMs(job.expireAfter),
-      dropOnExpire: job.onExpire === 'drop',
-      // The explicit parent for now; #add sets what the job stores once its send span started.
-      traceparent: job.traceparent === undefined ? undefined : toTraceparent(job.traceparent),
-    };
-  }
-
   #register(): Promise<void> {
     // Remembered for admin tools (listing queues). Once per Queue object; a failure is retried next
     // time. After the partitions are known: a queue in a newer storage format gets nothing written.
-    this.#registered ??= this.#partitions.all(CREATE).then(() => registerQueue(this.#connection.client, this.#partitions.prefix, this.name)).catch(error => {
+    this.#registered ??= this.#storage.partitions(CREATE).then(() => this.#storage.register()).catch(error => {
       this.#registered = undefined;
       throw error;
     });
@@ -581,58 +380,16 @@ export class Queue<T = unknown> {
 
   /** Refuses an admin change of a queue that does not exist: the name is most likely misspelled. */
   async #assertExists(operation: string, hint: string): Promise<void> {
-    if (await isQueueRegistered(this.#connection.client, this.#partitions.prefix, this.name, operation)) return;
-    throw new NotFoundError(`Queue '${this.name}' does not exist under prefix '${this.#partitions.prefix}' (no job was ever added to it); ${hint}`);
+    if (await this.#storage.isRegistered(operation)) return;
+    throw new NotFoundError(`Queue '${this.name}' does not exist under prefix '${this.#storage.prefix}' (no job was ever added to it); ${hint}`);
   }
 
   /** Runs `call` on every partition at once (they may live on different nodes). */
   async #eachPartition<R>(call: (store: PartitionStorage) => Promise<R>, options: { create: boolean } = READ): Promise<R[]> {
-    return Promise.all((await this.#partitions.all(options)).map(call));
+    return Promise.all((await this.#storage.partitions(options)).map(call));
   }
 
   #assertOpen(): void {
     if (this.#closed) throw new ClosedError(`Queue ${this.name} is closed`);
-  }
-}
-
-function sum(values: readonly number[]): number {
-  return values.reduce((total, value) => total + value, 0);
-}
-
-async function repeatUntilZero(step: () => Promise<number>): Promise<number> {
-  let total = 0;
-  for (let moved = await step(); moved > 0; moved = await step()) total += moved;
-  return total;
-}
-
-/** A job as `get` and `list` show it. */
-function toJobInfo<T>({ job, state, dueAt, leaseUntil, deadAt, reason, expiresAt, finishedAt, resultJson, lastError }: JobSnapshot): JobInfo<T> {
-  const info: JobInfo<T> = { id: job.id, payload: JSON.parse(job.payloadJson) as T, state, dueAt, attempts: job.attempts };
-  if (leaseUntil !== undefined) info.leaseUntilAt = leaseUntil;
-  if (deadAt !== undefined) info.deadAt = deadAt;
-  if (reason !== undefined) info.reason = reason;
-  if (expiresAt !== undefined) info.expiresAt = expiresAt;
-  if (finishedAt !== undefined) info.finishedAt = finishedAt;
-  if (resultJson) info.result = JSON.parse(resultJson);
-  if (job.maxAttempts !== undefined) info.maxAttempts = job.maxAttempts;
-  if (lastError !== undefined) info.lastError = lastError;
-  if (job.tickAt !== undefined) info.schedule = tickOfJob(job.id, job.tickAt);
-  if (job.traceparent !== undefined) info.traceparent = job.traceparent;
-  return info;
-}
-
-/**
- * Names of the queues that were ever added to under `prefix` (default 'sg'), sorted.
- *
- * @example
- * const names = await listQueues({ connection: 'redis://127.0.0.1:6379' });
- */
-export async function listQueues(options: { connection: ConnectionOption; prefix?: string; logger?: Logger }): Promise<string[]> {
-  const { connection: option, prefix, logger } = resolveSharedOptions('listQueues', options, ['connection', 'prefix', 'logger']);
-  const connection = acquireConnection(option, logger);
-  try {
-    return await listQueueNames(connection.client, prefix);
-  } finally {
-    await connection.release();
   }
 }

@@ -1,6 +1,9 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { ValidationError } from '../core/errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, setCallTimeout } from '../store/redis/scripts.js';
+import { RedisQueueStorage } from '../store/redis/queue-storage.js';
+import { listQueueNames } from '../store/redis/registry.js';
+import type { StorageConnection } from '../store/queue-storage.js';
 import type { ConnectionOption, Logger } from '../core/types.js';
 import { Waker } from './waker.js';
 
@@ -42,11 +45,13 @@ interface Shared {
   readonly forget: () => void;
 }
 
-/** A reference to a shared connection; `release()` closes it when the last user lets go. */
-export interface ConnectionLease {
+/**
+ * A reference to a shared connection, and the storage on it: the roles' one way into the Redis
+ * layer (they see it as a StorageConnection). `release()` closes it when the last user lets go.
+ */
+export interface ConnectionLease extends StorageConnection {
   readonly client: Redis | Cluster;
   readonly waker: Waker;
-  release(): Promise<void>;
 }
 
 // Queues and Workers of one process that name the same Redis share one command connection and one
@@ -80,6 +85,10 @@ function callTimeoutOf(option: ConnectionOption): number {
   return timeoutMs;
 }
 
+/**
+ * The factory of the storage every role uses: the process's shared connection to the Redis that
+ * `option` names (opened on first use), as a lease of it.
+ */
 export function acquireConnection(option: ConnectionOption, logger: Logger): ConnectionLease {
   let shared = typeof option === 'string' ? byUrl.get(option) : byObject.get(option);
   if (!shared) {
@@ -110,6 +119,8 @@ export function acquireConnection(option: ConnectionOption, logger: Logger): Con
   return {
     client: entry.client,
     waker: entry.waker,
+    queue: (prefix, name, partitions) => new RedisQueueStorage(entry.client, entry.waker, prefix, name, partitions),
+    listQueues: prefix => listQueueNames(entry.client, prefix),
     async release() {
       if (released) return;
       released = true;

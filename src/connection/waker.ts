@@ -1,8 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { withinCallTimeout } from '../store/redis/scripts.js';
-
-/** Called with the due time (server ms) of a job that became a partition's earliest, or NaN after a reconnect. */
-export type WakeListener = (dueAt: number) => void;
+import type { WakeListener } from '../store/wake-channel.js';
 
 /**
  * One pub/sub connection per Redis connection, shared by every Worker in the process however many

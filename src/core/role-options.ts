@@ -1,7 +1,6 @@
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { ValidationError } from './errors.js';
 import { resolveLogger } from './logger.js';
-import { MAX_PARTITIONS } from '../store/redis/partitions.js';
 import type { BackoffFunction, BackoffOption, ConnectionOption, Logger } from './types.js';
 import { MAX_ATTEMPTS, assertBackoff, assertInteger, assertOptions, assertQueueName } from './validate.js';
 
@@ -34,6 +33,9 @@ export function resolveSharedOptions(role: string, options: SharedOptions, known
   if (options.partitions !== undefined) assertPartitions(options.partitions);
   return { connection: options.connection, prefix, logger: resolveLogger(options.logger), partitions: options.partitions };
 }
+
+/** Partitions a queue may have at most. */
+export const MAX_PARTITIONS = 1_024;
 
 /**
  * The one rule for a partition count (the `partitions` option, and the CLI's and service's

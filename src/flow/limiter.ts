@@ -1,8 +1,7 @@
 import { newClaimId } from '../core/ids.js';
-import { LimiterStore, type Grant } from '../store/redis/limiter-store.js';
-import type { ClaimResult } from '../store/partition-storage.js';
-import type { PartitionStore } from '../store/redis/partition-store.js';
-import type { StoredJob } from '../store/redis/record.js';
+import type { Grant, LimiterStorage } from '../store/limiter-storage.js';
+import type { ClaimResult, PartitionStorage } from '../store/partition-storage.js';
+import type { StoredJob } from '../store/stored.js';
 
 /** A claim of one partition, given how many jobs it may take and whether the limiter granted them. */
 export type ClaimCall = (limit: number, granted: boolean) => Promise<ClaimResult>;
@@ -56,7 +55,7 @@ const SETTLE_RETRY_MAX_MS = 500;
  * slot until they settle (`release`) or their lease runs out; renewals move it along (`renew`).
  */
 export class QueueLimiter {
-  readonly store: LimiterStore;
+  readonly #store: LimiterStorage;
   /** Whether the queue's claims go through the limiter: learned from every claim's answer. */
   active = false;
   /** Whether claimed jobs hold concurrency slots (freed when they settle). */
@@ -76,8 +75,9 @@ export class QueueLimiter {
   #toFree: string[] = [];
   #freeScheduled = false;
 
-  constructor(partition0: PartitionStore, reportError: (error: unknown) => void) {
-    this.store = new LimiterStore(partition0);
+  /** `store`: the queue's limiter storage (QueueStorage.limiter). */
+  constructor(store: LimiterStorage, reportError: (error: unknown) => void) {
+    this.#store = store;
     this.#reportError = reportError;
   }
 
@@ -90,7 +90,7 @@ export class QueueLimiter {
    * `pending`: what the caller keeps should the reply be lost; a resend of a claim that held tokens
    * reuses them, one that held none is sent direct first (the memo of its first run answers, if it ran).
    */
-  async claim(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall, probe = false, pending?: PendingClaim): Promise<LimitedClaimResult> {
+  async claim(store: PartitionStorage, want: number, leaseMs: number, call: ClaimCall, probe = false, pending?: PendingClaim): Promise<LimitedClaimResult> {
     const granted = pending?.grant;
     if (granted) {
       this.busy = true;
@@ -127,9 +127,9 @@ export class QueueLimiter {
     this.blockedUntil = 0;
   }
 
-  async #claimWithTokens(store: PartitionStore, want: number, leaseMs: number, call: ClaimCall, pending: PendingClaim | undefined): Promise<LimitedClaimResult> {
+  async #claimWithTokens(store: PartitionStorage, want: number, leaseMs: number, call: ClaimCall, pending: PendingClaim | undefined): Promise<LimitedClaimResult> {
     const heard = this.#freedHeard;
-    const grant = await this.store.acquire(want, leaseMs, pending?.claimId ?? newClaimId());
+    const grant = await this.#store.acquire(want, leaseMs, pending?.claimId ?? newClaimId());
     this.slots = grant.concurrency;
     this.limitedAt = grant.limitedAt;
     if (!grant.rate && !grant.concurrency) {
@@ -155,7 +155,7 @@ export class QueueLimiter {
    * The claim under `grant` (fresh, or kept from a claim whose reply was lost), then its settle.
    * A failed claim keeps the tokens: the caller resends it with them.
    */
-  async #claimGranted(store: PartitionStore, grant: Grant, want: number, leaseMs: number, call: ClaimCall): Promise<LimitedClaimResult> {
+  async #claimGranted(store: PartitionStorage, grant: Grant, want: number, leaseMs: number, call: ClaimCall): Promise<LimitedClaimResult> {
     const result = await call(grant.count, true);
     if (result.limited === false) this.active = false;
     let jobs = result.jobs;
@@ -190,7 +190,7 @@ export class QueueLimiter {
     const giveUpAt = Date.now() + (deadline - grant.now) / 2;
     for (let delayMs = SETTLE_RETRY_MS; ; delayMs = Math.min(SETTLE_RETRY_MAX_MS, delayMs * 2)) {
       try {
-        return await this.store.settle(grant, used, wanted, members, deadline);
+        return await this.#store.settle(grant, used, wanted, members, deadline);
       } catch (error) {
         this.#reportError(error);
         if (!grant.concurrency) return [];
@@ -205,7 +205,7 @@ export class QueueLimiter {
    * their concurrency slots with them: in the same call on partition 0, where the limiter lives,
    * else freed after the release.
    */
-  async handBack(store: PartitionStore, jobs: readonly StoredJob[]): Promise<void> {
+  async handBack(store: PartitionStorage, jobs: readonly StoredJob[]): Promise<void> {
     if (jobs.length === 0) return;
     if (this.slots && store.partition === 0) {
       await store.release(jobs, true);
@@ -220,7 +220,7 @@ export class QueueLimiter {
   }
 
   /** The job (claimed from `store` under `token`) settled or was handed back: its slot frees. Batched per event-loop turn. */
-  release(store: PartitionStore, token: string): void {
+  release(store: PartitionStorage, token: string): void {
     if (!this.slots) return;
     this.#toFree.push(slotOf(store, token));
     if (this.#freeScheduled) return;
@@ -229,18 +229,18 @@ export class QueueLimiter {
       this.#freeScheduled = false;
       const members = this.#toFree;
       this.#toFree = [];
-      this.store.free(members).catch(this.#reportError);
+      this.#store.free(members).catch(this.#reportError);
     });
   }
 
   /** Leases of these jobs were renewed for `leaseMs`: so are their slots. */
-  renew(store: PartitionStore, tokens: readonly string[], leaseMs: number): void {
+  renew(store: PartitionStorage, tokens: readonly string[], leaseMs: number): void {
     if (!this.slots || tokens.length === 0) return;
-    this.store.renew(leaseMs, tokens.map(token => slotOf(store, token))).catch(this.#reportError);
+    this.#store.renew(leaseMs, tokens.map(token => slotOf(store, token))).catch(this.#reportError);
   }
 }
 
 /** A claimed job's concurrency slot: its partition and its token (unique in the partition). */
-function slotOf(store: PartitionStore, token: string): string {
+function slotOf(store: PartitionStorage, token: string): string {
   return `${store.partition}:${token}`;
 }

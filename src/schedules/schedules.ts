@@ -12,7 +12,8 @@ import { encodeBackoff } from '../core/backoff.js';
 import { resolveScheduleSpec, scheduleDefinitionHash, type ResolvedSchedule } from './spec.js';
 import { missedTicks, nextTickAfter, upcomingTicks, type TickSpec } from './time.js';
 import type { PartitionStorage, ScheduleWrite, ScheduleWriteResult } from '../store/partition-storage.js';
-import { entryTickAt, tickEntry, type StoredSchedule } from '../store/redis/schedule-record.js';
+import type { StoredSchedule } from '../store/stored.js';
+import { entryTickAt, tickEntry } from '../store/tick-ids.js';
 import type { BackoffOption, ScheduleInfo, ScheduleSpec } from '../core/types.js';
 
 /** Tick times kept ahead in a schedule's record: the claim script takes the next from them. */

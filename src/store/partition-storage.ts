@@ -1,11 +1,12 @@
 /**
  * The storage of one queue partition as the rest of the library sees it: what a second backend
- * would implement. Every result is a domain value (a due time, a lease end, an outcome by name);
+ * implements. Every result is a domain value (a due time, a lease end, an outcome by name);
  * how a backend keeps them (sorted-set scores, status codes, a far-future tier) stays behind it.
- * `PartitionStore` (Redis + Lua) is the implementation.
+ * `PartitionStore` (Redis + Lua) is the implementation. Each promise of the doc comments below is
+ * a case of the conformance suite test/conformance/partition-storage.ts: the checklist a second
+ * backend passes (test/scripts/storage-conformance.test.ts runs it against Redis).
  */
-import type { StoredJob } from './redis/record.js';
-import type { StoredDefinition, StoredSchedule } from './redis/schedule-record.js';
+import type { StoredDefinition, StoredJob, StoredSchedule } from './stored.js';
 import type { CancelResult, JobState, RescheduleResult } from '../core/types.js';
 import type { Due } from '../core/validate.js';
 
@@ -195,6 +196,8 @@ export interface ScheduleWriteResult {
 }
 
 export interface PartitionStorage {
+  /** Which partition of its queue this is, 0-based (partition 0 also holds the queue's limiter). */
+  readonly partition: number;
   /** Adds jobs; with `replication`, waits for that many replicas to confirm the write. */
   add(jobs: readonly EncodedJob[], ifExists: 'keep' | 'replace', replication?: { replicas: number; timeoutMs: number }): Promise<AddOutcome>;
   /**
@@ -222,8 +225,12 @@ export interface PartitionStorage {
   extend(leaseMs: number, leases: readonly LeaseRef[]): Promise<number[]>;
   /** `extend`, with the server's now at which the new leases began. */
   extendAt(leaseMs: number, leases: readonly LeaseRef[]): Promise<{ now: number; lost: number[] }>;
-  /** Hands leases back (the jobs are due again at once); how many were released. */
-  release(leases: readonly LeaseRef[]): Promise<number>;
+  /**
+   * Hands leases back (the jobs are due again at once, the attempt not counted); how many were
+   * released. `freeSlots`: their slots at the queue's concurrency limit are freed in the same call
+   * (partition 0 only, where the limiter lives).
+   */
+  release(leases: readonly LeaseRef[], freeSlots?: boolean): Promise<number>;
   cancel(id: string): Promise<CancelResult>;
   /** Moves a waiting (or dead) job to a new due time; `dueAt` is that time when rescheduled. */
   reschedule(id: string, due: Due): Promise<{ result: RescheduleResult; dueAt: number }>;

@@ -1,19 +1,19 @@
-import type { ConnectionLease } from '../connection/connection.js';
 import { ConflictError, IncompatibleStorageError } from '../core/errors.js';
 import { newClaimId } from '../core/ids.js';
 import { canClaim, newGroup, splitRound, type QueueGroup, type QueuePriority } from './priority.js';
 import { QueueLimiter, type PendingClaim } from '../flow/limiter.js';
-import type { Grant } from '../store/redis/limiter-store.js';
-import type { PartitionStore } from '../store/redis/partition-store.js';
-import { QueuePartitions } from '../store/redis/partitions.js';
+import type { Grant } from '../store/limiter-storage.js';
+import type { PartitionStorage } from '../store/partition-storage.js';
+import type { StorageConnection } from '../store/queue-storage.js';
+import type { Unlisten } from '../store/wake-channel.js';
 import { tendInBackground } from '../schedules/schedules.js';
-import type { StoredJob } from '../store/redis/record.js';
+import type { StoredJob } from '../store/stored.js';
 import { MAX_CLAIM } from './worker-options.js';
 
 /** One partition this loop claims from, and the state of its claims. */
 export interface ClaimSource {
   readonly queue: string;
-  readonly store: PartitionStore;
+  readonly store: PartitionStorage;
   /** The queue's partition count (a schedule's tick ids are placed by it). */
   readonly count: number;
   /** When to claim from this partition next, server ms. */
@@ -114,6 +114,8 @@ const MAX_RESERVING_CLAIMS = 2;
  */
 const CLAIM_PATIENCE_MS = 500;
 const REAP_LIMIT = 100;
+/** Workers create the queues they serve (their partition count is stored then). */
+const CREATE = { create: true } as const;
 /** The size of a fresh loop's first claims (at least one batch), before they grow (see #claimSize). */
 const FIRST_CLAIM = 100;
 
@@ -125,7 +127,7 @@ const FIRST_CLAIM = 100;
  */
 export class ClaimLoop {
   readonly sources: ClaimSource[] = [];
-  readonly #connection: ConnectionLease;
+  readonly #connection: StorageConnection;
   readonly #host: ClaimHost;
   readonly #options: ClaimLoopOptions;
   readonly #perClaim: number;
@@ -136,7 +138,7 @@ export class ClaimLoop {
    * before the first jobs' acks), so the first handlers start and finish early.
    */
   #claimSize: number;
-  readonly #unlisteners: Promise<() => Promise<void>>[] = [];
+  readonly #unlisteners: Promise<Unlisten>[] = [];
   /** Each queue's partitions and share, in the order of the worker's queue list (under priorities only). */
   readonly #groups: QueueGroup[] = [];
   /** All partitions, taking turns: the loop without priorities. */
@@ -158,7 +160,7 @@ export class ClaimLoop {
   /** Claims in flight (stop() waits for them). */
   readonly #claims = new Set<Promise<void>>();
 
-  constructor(connection: ConnectionLease, host: ClaimHost, options: ClaimLoopOptions) {
+  constructor(connection: StorageConnection, host: ClaimHost, options: ClaimLoopOptions) {
     this.#connection = connection;
     this.#host = host;
     this.#options = options;
@@ -175,17 +177,23 @@ export class ClaimLoop {
    */
   async start(names: readonly string[], prefix: string, partitions: number | undefined): Promise<void> {
     const { priority } = this.#options;
-    const limiters: QueueLimiter[] = [];
+    // The subscriptions to make once every queue's partitions are known: partitions', then limiters'.
+    const partitionWakes: (() => Promise<Unlisten>)[] = [];
+    const limiterWakes: (() => Promise<Unlisten>)[] = [];
     for (const [index, queue] of names.entries()) {
       const start = this.sources.length;
-      const layout = new QueuePartitions(this.#connection.client, prefix, queue, partitions);
+      const storage = this.#connection.queue(prefix, queue, partitions);
       for (let delayMs = 100; ; delayMs = Math.min(5_000, delayMs * 2)) {
         if (this.#stopped) return;
         try {
-          const stores = await layout.all({ create: true });
-          const limiter = new QueueLimiter(stores[0] as PartitionStore, error => this.#host.reportError(error));
-          limiters.push(limiter);
-          for (const store of stores) this.sources.push(newSource(queue, store, stores.length, limiter));
+          const stores = await storage.partitions(CREATE);
+          const limiter = new QueueLimiter(await storage.limiter(CREATE), error => this.#host.reportError(error));
+          limiterWakes.push(() => storage.listenLimiter(() => this.#onSlotFreed(limiter)));
+          for (const store of stores) {
+            const source = newSource(queue, store, stores.length, limiter);
+            this.sources.push(source);
+            partitionWakes.push(() => storage.listenPartition(store.partition, dueAt => this.#onWake(source, dueAt)));
+          }
           break;
         } catch (error) {
           this.#host.reportError(error);
@@ -200,12 +208,7 @@ export class ClaimLoop {
     // connection after the worker let its connection go, and keep the process alive.
     if (this.#stopped) return;
     this.#all = newGroup(0, this.sources.length, 1);
-    for (const source of this.sources) {
-      this.#unlisteners.push(this.#connection.waker.listen(source.store.keys.wakeChannel, dueAt => this.#onWake(source, dueAt)));
-    }
-    for (const limiter of limiters) {
-      this.#unlisteners.push(this.#connection.waker.listen(limiter.store.wakeChannel, () => this.#onSlotFreed(limiter)));
-    }
+    for (const listen of [...partitionWakes, ...limiterWakes]) this.#unlisteners.push(listen());
     this.pump();
     await Promise.all(this.#unlisteners);
     for (const source of this.sources) this.#onWake(source, Number.NaN);
@@ -569,6 +572,6 @@ export class ClaimLoop {
   }
 }
 
-function newSource(queue: string, store: PartitionStore, count: number, limiter: QueueLimiter): ClaimSource {
+function newSource(queue: string, store: PartitionStorage, count: number, limiter: QueueLimiter): ClaimSource {
   return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: [], errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false, lastEmpty: false, maxResultBytes: 0 };
 }

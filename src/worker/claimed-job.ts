@@ -1,4 +1,5 @@
-import { tickOfJob } from '../store/redis/schedule-record.js';
+import { tickOfJob } from '../store/tick-ids.js';
+import type { StoredJob } from '../store/stored.js';
 import type { Job, JobSchedule } from '../core/types.js';
 
 /**
@@ -63,4 +64,23 @@ export class ClaimedJob<T> implements Job<T> {
     this.#abortReason = reason;
     this.#controller?.abort(reason);
   }
+}
+
+/**
+ * The `Job` fields of a claimed record, for a Worker's handler and a PullConsumer's caller alike.
+ * `defaultMaxAttempts` is the consumer's, for jobs added without their own.
+ */
+export function claimedJobFields<T>(queue: string, stored: StoredJob, defaultMaxAttempts: number): Omit<Job<T>, 'signal'> {
+  const fields: { -readonly [K in keyof Omit<Job<T>, 'signal'>]: Job<T>[K] } = {
+    id: stored.id,
+    queue,
+    payload: JSON.parse(stored.payloadJson) as T,
+    dueAt: stored.dueAt as number, // a claim always answers with the due score it took the job at
+    attempt: stored.attempts,
+    maxAttempts: stored.maxAttempts ?? defaultMaxAttempts,
+  };
+  // Set only when there is one: most jobs are neither ticks nor traced.
+  if (stored.tickAt !== undefined) fields.schedule = tickOfJob(stored.id, stored.tickAt);
+  if (stored.traceparent !== undefined) fields.traceparent = stored.traceparent;
+  return fields;
 }

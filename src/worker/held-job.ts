@@ -2,8 +2,8 @@ import type { ClaimSource } from './claim-loop.js';
 import { ClaimedJob } from './claimed-job.js';
 import type { HeldLease } from './lease-renewer.js';
 import type { KeptSettlement, SettleOutcome } from './settler.js';
-import type { LeaseRef, PartitionStore } from '../store/redis/partition-store.js';
-import type { StoredJob } from '../store/redis/record.js';
+import type { LeaseRef, PartitionStorage } from '../store/partition-storage.js';
+import type { StoredJob } from '../store/stored.js';
 
 /** Who hears what became of a held job's ack (the Worker). */
 export interface AckListener<T> {
@@ -34,14 +34,14 @@ export class HeldJob<T> implements HeldLease, KeptSettlement {
   constructor(source: ClaimSource, stored: StoredJob, defaultMaxAttempts: number, leaseUntilLocal: number, listener: AckListener<T>, limitedAt = -1) {
     this.source = source;
     this.stored = stored;
-    // As claimedJobFields (record.ts) builds them, without the object in between. A claim always
+    // As claimedJobFields (claimed-job.ts) builds them, without the object in between. A claim always
     // answers with the due score it took the job at.
     this.job = new ClaimedJob<T>(stored.id, source.queue, JSON.parse(stored.payloadJson) as T, stored.dueAt as number, stored.attempts, stored.maxAttempts ?? defaultMaxAttempts, stored.tickAt, stored.traceparent, limitedAt);
     this.leaseUntilLocal = leaseUntilLocal;
     this.#listener = listener;
   }
 
-  get store(): PartitionStore {
+  get store(): PartitionStorage {
     return this.source.store;
   }
 
@@ -67,8 +67,8 @@ export class HeldJob<T> implements HeldLease, KeptSettlement {
 }
 
 /** Held jobs grouped by partition, for one `release` call each. */
-export function byStore<T>(held: Iterable<HeldJob<T>>): Map<PartitionStore, StoredJob[]> {
-  const groups = new Map<PartitionStore, StoredJob[]>();
+export function byStore<T>(held: Iterable<HeldJob<T>>): Map<PartitionStorage, StoredJob[]> {
+  const groups = new Map<PartitionStorage, StoredJob[]>();
   for (const entry of held) {
     const list = groups.get(entry.store);
     if (list) list.push(entry.stored);

@@ -1,8 +1,8 @@
-import type { LeaseRef, PartitionStore } from '../store/redis/partition-store.js';
+import type { LeaseRef, PartitionStorage } from '../store/partition-storage.js';
 
 /** A lease this process holds: a running job, or a prefetched one waiting for a free handler slot. */
 export interface HeldLease {
-  readonly store: PartitionStore;
+  readonly store: PartitionStorage;
   readonly stored: LeaseRef;
   /** Local time at which the lease runs out unless renewed (counted from before the claim was sent: errs early). */
   leaseUntilLocal: number;
@@ -16,16 +16,16 @@ export interface HeldLease {
 export class LeaseRenewer<E extends HeldLease> {
   readonly #held = new Set<E>();
   /** Partitions with a renewal in flight: one at a time each, a slow one never piles calls up. */
-  readonly #renewing = new Set<PartitionStore>();
+  readonly #renewing = new Set<PartitionStorage>();
   readonly #leaseMs: number;
   readonly #clock: () => number;
   readonly #onLost: (entry: E) => void;
   readonly #onError: (error: unknown) => void;
-  readonly #onRenewed: ((store: PartitionStore, renewed: E[]) => void) | undefined;
+  readonly #onRenewed: ((store: PartitionStorage, renewed: E[]) => void) | undefined;
   readonly #timer: NodeJS.Timeout;
 
   /** `onRenewed`: the entries of one partition whose leases were renewed (a queue's concurrency slots follow them). */
-  constructor(leaseMs: number, clock: () => number, onLost: (entry: E) => void, onError: (error: unknown) => void, onRenewed?: (store: PartitionStore, renewed: E[]) => void) {
+  constructor(leaseMs: number, clock: () => number, onLost: (entry: E) => void, onError: (error: unknown) => void, onRenewed?: (store: PartitionStorage, renewed: E[]) => void) {
     this.#leaseMs = leaseMs;
     this.#clock = clock;
     this.#onLost = onLost;
@@ -61,7 +61,7 @@ export class LeaseRenewer<E extends HeldLease> {
   /** Renews all held leases now. Partitions at once, each on its own: a slow node must not hold back the others' renewals. */
   async renew(): Promise<void> {
     if (this.#held.size === 0) return;
-    const byStore = new Map<PartitionStore, E[]>();
+    const byStore = new Map<PartitionStorage, E[]>();
     for (const entry of this.#held) {
       const list = byStore.get(entry.store);
       if (list) list.push(entry);
@@ -70,7 +70,7 @@ export class LeaseRenewer<E extends HeldLease> {
     await Promise.all([...byStore].map(([store, entries]) => this.#renewStore(store, entries)));
   }
 
-  async #renewStore(store: PartitionStore, entries: E[]): Promise<void> {
+  async #renewStore(store: PartitionStorage, entries: E[]): Promise<void> {
     if (this.#renewing.has(store)) return;
     this.#renewing.add(store);
     const sentAt = this.#clock();

@@ -1,13 +1,14 @@
 import type { Span } from '@opentelemetry/api';
 import { retryDelayAfter } from '../core/backoff.js';
 import { newClaimId } from '../core/ids.js';
-import { acquireConnection, type ConnectionLease } from '../connection/connection.js';
+import { acquireConnection } from '../connection/connection.js';
 import { ClosedError, NotFoundError, ValidationError } from '../core/errors.js';
 import { resolvePullConsumerOptions, type PullConsumerOptions } from './pull-consumer-options.js';
-import type { PartitionStore } from '../store/redis/partition-store.js';
-import { QueuePartitions } from '../store/redis/partitions.js';
+import type { PartitionStorage } from '../store/partition-storage.js';
+import type { QueueStorage, StorageConnection } from '../store/queue-storage.js';
+import type { Unlisten } from '../store/wake-channel.js';
 import { QueueLimiter, type LimitedClaimResult } from '../flow/limiter.js';
-import { claimedJobFields } from '../store/redis/record.js';
+import { claimedJobFields } from './claimed-job.js';
 import { cappedResultJson, MAX_RESULT_BYTES } from '../flow/retention.js';
 import { tendInBackground } from '../schedules/schedules.js';
 import { linkJob, startSettle, withSpan } from '../telemetry/telemetry.js';
@@ -27,6 +28,8 @@ export interface PulledJob<T> extends Omit<Job<T>, 'signal'> {
 const REAP_LIMIT = 100;
 /** Settling a job never creates its queue: an ack to a misspelled queue finds nothing. */
 const SETTLE = { create: false };
+/** A claim creates the queue (its partition count is stored then), as a Worker does. */
+const CLAIM = { create: true } as const;
 const MAX_WAIT_MS = 60_000;
 
 /**
@@ -37,22 +40,22 @@ const MAX_WAIT_MS = 60_000;
  */
 export class PullConsumer<T = unknown> {
   readonly queue: string;
-  readonly #connection: ConnectionLease;
-  readonly #partitions: QueuePartitions;
+  readonly #connection: StorageConnection;
+  readonly #storage: QueueStorage;
   #cursor = 0;
   /** Per partition, the last claim whose reply arrived: its resend memo can go. */
-  readonly #answered = new Map<PartitionStore, string>();
+  readonly #answered = new Map<PartitionStorage, string>();
   /** Partitions a claim said have no schedules: their idle claims need not ask (lua/claim.lua ARGV[7]). */
-  readonly #withoutSchedules = new Set<PartitionStore>();
+  readonly #withoutSchedules = new Set<PartitionStorage>();
   /** Per partition, the queue's retention as the last claim that read it said (ClaimResult.maxResultBytes). */
-  readonly #maxResultBytes = new Map<PartitionStore, number>();
+  readonly #maxResultBytes = new Map<PartitionStorage, number>();
   readonly #maxAttempts: number;
   readonly #backoff: BackoffOption;
   readonly #logger: Logger;
   readonly #sleepers = new Set<() => void>();
-  /** The queue's limits (made with the first claim: it needs partition 0's store). */
+  /** The queue's limits (made by the first claim, once the queue's partitions are known). */
   #limiter: QueueLimiter | undefined;
-  #listening: Promise<(() => Promise<void>)[]> | undefined;
+  #listening: Promise<Unlisten[]> | undefined;
   #closed = false;
 
   constructor(queue: string, options: PullConsumerOptions) {
@@ -63,7 +66,7 @@ export class PullConsumer<T = unknown> {
     this.#backoff = resolved.backoff;
     this.#logger = resolved.logger;
     this.#connection = acquireConnection(resolved.connection, resolved.logger);
-    this.#partitions = new QueuePartitions(this.#connection.client, resolved.prefix, resolved.queue, resolved.partitions);
+    this.#storage = this.#connection.queue(resolved.prefix, resolved.queue, resolved.partitions);
   }
 
   /**
@@ -80,9 +83,11 @@ export class PullConsumer<T = unknown> {
     assertInteger('leaseMs', leaseMs, 200, 86_400_000);
     assertInteger('waitMs', waitMs, 0, MAX_WAIT_MS);
     const deadline = Date.now() + waitMs;
-    const stores = await this.#partitions.all({ create: true });
+    const stores = await this.#storage.partitions(CLAIM);
+    const limiterStorage = await this.#storage.limiter(CLAIM);
+    const limiter = (this.#limiter ??= new QueueLimiter(limiterStorage, error => this.#logger.error(`sandglass: the limiter of ${this.queue}: ${(error as Error).message}`)));
     for (;;) {
-      const result = await this.#claimAny(stores, max, leaseMs);
+      const result = await this.#claimAny(stores, limiter, max, leaseMs);
       if (result.jobs.length > 0) {
         return result.jobs.map(job => {
           const pulled = { ...claimedJobFields<T>(this.queue, job, this.#maxAttempts), token: job.token, leaseUntilAt: result.now + leaseMs };
@@ -124,7 +129,7 @@ export class PullConsumer<T = unknown> {
   }
 
   async #ack(id: string, token: string, resultJson: string | undefined): Promise<'acked' | 'stale'> {
-    const store = await this.#partitions.storeFor(id, SETTLE);
+    const store = await this.#storage.partitionFor(id, SETTLE);
     // Sent unless a claim said the queue keeps nothing; the script applies the cap the consumer may not know.
     const maxResultBytes = this.#maxResultBytes.get(store);
     const results = resultJson === undefined || maxResultBytes === 0 ? undefined : [cappedResultJson(resultJson, maxResultBytes ?? MAX_RESULT_BYTES).json];
@@ -153,7 +158,7 @@ export class PullConsumer<T = unknown> {
   }
 
   async #fail(id: string, token: string, options: { error?: string; retryDelayMs?: number; dead?: boolean }, span: Span | undefined): Promise<{ result: 'retried' | 'dead' | 'stale'; retryAt?: number }> {
-    const store = await this.#partitions.storeFor(id, SETTLE);
+    const store = await this.#storage.partitionFor(id, SETTLE);
     // Read to decide retry or dead; the script checks the token again, and refuses (and counts) a
     // token that does not hold the job, also when this read already saw it so.
     const current = await store.get(id);
@@ -180,7 +185,7 @@ export class PullConsumer<T = unknown> {
     this.#assertOpen();
     assertLease(id, token);
     assertInteger('leaseMs', leaseMs, 200, 86_400_000);
-    const store = await this.#partitions.storeFor(id, SETTLE);
+    const store = await this.#storage.partitionFor(id, SETTLE);
     const { now, lost } = await store.extendAt(leaseMs, [{ id, token }]);
     if (lost.length === 0) this.#limiter?.renew(store, [token], leaseMs);
     return lost.length > 0 ? { result: 'stale' } : { result: 'extended', leaseUntilAt: now + leaseMs };
@@ -200,12 +205,11 @@ export class PullConsumer<T = unknown> {
    * Claims from the partitions in turn, starting after the one used last, until one has due jobs;
    * answers with that claim, or with an empty one whose `nextAt` is the earliest of all.
    */
-  async #claimAny(stores: readonly PartitionStore[], max: number, leaseMs: number): Promise<LimitedClaimResult> {
-    const limiter = (this.#limiter ??= new QueueLimiter(stores[0] as PartitionStore, error => this.#logger.error(`sandglass: the limiter of ${this.queue}: ${(error as Error).message}`)));
+  async #claimAny(stores: readonly PartitionStorage[], limiter: QueueLimiter, max: number, leaseMs: number): Promise<LimitedClaimResult> {
     let earliest: LimitedClaimResult | undefined;
     for (let k = 0; k < stores.length; k++) {
       this.#cursor = (this.#cursor + 1) % stores.length;
-      const store = stores[this.#cursor] as PartitionStore;
+      const store = stores[this.#cursor] as PartitionStorage;
       const claimId = newClaimId();
       const answeredClaimId = this.#answered.get(store);
       this.#answered.delete(store);
@@ -225,7 +229,7 @@ export class PullConsumer<T = unknown> {
   }
 
   /** Subscribes to the partitions' wake channels once; true the first time (the caller should look again). */
-  async #listen(stores: readonly PartitionStore[]): Promise<boolean> {
+  async #listen(stores: readonly PartitionStorage[]): Promise<boolean> {
     if (this.#listening) {
       await this.#listening;
       return false;
@@ -233,10 +237,10 @@ export class PullConsumer<T = unknown> {
     const wakeAll = () => {
       for (const wake of this.#sleepers) wake();
     };
-    const channels = stores.map(store => store.keys.wakeChannel);
+    const subscriptions = stores.map(store => this.#storage.listenPartition(store.partition, wakeAll));
     // A freed slot of a full concurrency limit wakes long polls too.
-    if (this.#limiter) channels.push(this.#limiter.store.wakeChannel);
-    this.#listening = Promise.all(channels.map(channel => this.#connection.waker.listen(channel, wakeAll)));
+    if (this.#limiter) subscriptions.push(this.#storage.listenLimiter(wakeAll));
+    this.#listening = Promise.all(subscriptions);
     await this.#listening;
     return true;
   }

@@ -1,4 +1,4 @@
-import type { FailEntry, LeaseRef, PartitionStore } from '../store/redis/partition-store.js';
+import type { FailEntry, LeaseRef, PartitionStorage } from '../store/partition-storage.js';
 
 /**
  * What became of an ack or fail, as the script decided it: applied (for an ack also: applied earlier
@@ -64,7 +64,7 @@ const RETRY_PAST_LEASE_MS = 30_000;
  * RETRY_PAST_LEASE_MS after the lease ran out.
  */
 export class Settler {
-  readonly #queues = new Map<PartitionStore, StoreQueue>();
+  readonly #queues = new Map<PartitionStorage, StoreQueue>();
   readonly #inFlight = new Set<Promise<void>>();
   readonly #onError: (error: unknown) => void;
   readonly #clock: () => number;
@@ -78,18 +78,18 @@ export class Settler {
     this.#clock = clock;
   }
 
-  ack(store: PartitionStore, settlement: Settlement<LeaseRef>): void {
+  ack(store: PartitionStorage, settlement: Settlement<LeaseRef>): void {
     this.#queueOf(store).acks.push(settlement);
     this.#schedule();
   }
 
   /** An ack that carries a result to keep (the partition's queue keeps completed jobs). */
-  keep(store: PartitionStore, settlement: KeptSettlement): void {
+  keep(store: PartitionStorage, settlement: KeptSettlement): void {
     this.#queueOf(store).keeps.push(settlement);
     this.#schedule();
   }
 
-  fail(store: PartitionStore, settlement: Settlement<FailEntry>): void {
+  fail(store: PartitionStorage, settlement: Settlement<FailEntry>): void {
     this.#queueOf(store).fails.push(settlement);
     this.#schedule();
   }
@@ -118,7 +118,7 @@ export class Settler {
     this.#queues.clear();
   }
 
-  #queueOf(store: PartitionStore): StoreQueue {
+  #queueOf(store: PartitionStorage): StoreQueue {
     let queue = this.#queues.get(store);
     if (!queue) {
       queue = { acks: [], keeps: [], fails: [], calls: { acks: 0, keeps: 0, fails: 0 } };

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { retryDelayAfter } from '../core/backoff.js';
 import { ClaimLoop, type ClaimHost, type ClaimSource } from './claim-loop.js';
-import { acquireConnection, type ConnectionLease } from '../connection/connection.js';
+import { acquireConnection } from '../connection/connection.js';
 import { LeaseLostError, UnrecoverableError } from '../core/errors.js';
 import { byStore, HeldJob, type AckListener } from './held-job.js';
 import { LeaseRenewer } from './lease-renewer.js';
@@ -9,7 +9,8 @@ import type { SettleOutcome } from './settler.js';
 import { Settler } from './settler.js';
 import { keptResultJson } from '../flow/retention.js';
 import { ConsumerTelemetry, type Processing } from '../telemetry/consumer.js';
-import type { StoredJob } from '../store/redis/record.js';
+import type { StorageConnection } from '../store/queue-storage.js';
+import type { StoredJob } from '../store/stored.js';
 import type { BackoffFunction, BackoffOption, Job, Logger } from '../core/types.js';
 import { resolveWorkerOptions, type WorkerOptions } from './worker-options.js';
 
@@ -51,7 +52,7 @@ export interface WorkerEvents<T> {
  */
 export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #handler: (arg: unknown) => unknown;
-  readonly #connection: ConnectionLease;
+  readonly #connection: StorageConnection;
   readonly #loop: ClaimLoop;
   readonly #renewer: LeaseRenewer<HeldJob<T>>;
   readonly #settler: Settler;

@@ -3,7 +3,7 @@ import type { Cluster } from 'ioredis';
 import { after, before, describe, it } from 'node:test';
 import { ConnectionError, NotReplicatedError, Queue, Worker } from '../../src/index.js';
 import { partitionKeys } from '../../src/store/redis/keys.js';
-import { partitionOf } from '../../src/store/redis/partitions.js';
+import { partitionOf } from '../../src/store/placement.js';
 import { startLocalCluster, type ClusterNode, type LocalCluster, type MigrateReport } from '../helpers/cluster.js';
 import { sleep, waitFor } from '../helpers/redis.js';
 

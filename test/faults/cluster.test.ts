@@ -6,7 +6,7 @@ import { idIn, startLocalCluster, type LocalCluster } from '../helpers/cluster.j
 import { busiestWindow, mostOverlapping } from '../helpers/limits.js';
 import { sleep, waitFor } from '../helpers/redis.js';
 import { partitionKeys } from '../../src/store/redis/keys.js';
-import { partitionOf } from '../../src/store/redis/partitions.js';
+import { partitionOf } from '../../src/store/placement.js';
 
 /** Largest pause allowed in a healthy partition's deliveries while another master fails over. */
 const GAP_BOUND_MS = 1_500;

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import { freePort, startLocalRedis, type LocalRedis } from '../../src/deploy/local-redis.js';
-import { partitionOf } from '../../src/store/redis/partitions.js';
+import { partitionOf } from '../../src/store/placement.js';
 
 const run = promisify(execFile);
 

@@ -8,7 +8,7 @@ import { describe, it, type TestContext } from 'node:test';
 import { ClaimLoop, type ClaimHost } from '../../src/worker/claim-loop.js';
 import { acquireConnection } from '../../src/connection/connection.js';
 import { Queue, Worker } from '../../src/index.js';
-import type { StoredJob } from '../../src/store/redis/record.js';
+import type { StoredJob } from '../../src/store/stored.js';
 import { dropRepliesAfterRequest, holdRequest, latency, startFaultProxy, type FaultProxy } from '../chaos/proxy.js';
 import { mostOverlapping } from '../helpers/limits.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from '../helpers/redis.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConflictError, PullConsumer, Queue, Worker } from '../../src/index.js';
-import { partitionOf } from '../../src/store/redis/partitions.js';
+import { partitionOf } from '../../src/store/placement.js';
 import { uniqueQueue, useRedis, waitFor } from '../helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });

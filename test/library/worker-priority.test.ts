@@ -4,7 +4,7 @@ import { acquireConnection } from '../../src/connection/connection.js';
 import { Queue, ValidationError, Worker, type Job } from '../../src/index.js';
 import { partitionKeys } from '../../src/store/redis/keys.js';
 import { newGroup, splitRound, type QueueGroup } from '../../src/worker/priority.js';
-import { partitionOf } from '../../src/store/redis/partitions.js';
+import { partitionOf } from '../../src/store/placement.js';
 import { uniqueQueue, useRedis, waitFor } from '../helpers/redis.js';
 
 // Queue priorities across the queues one Worker serves: `weights` and `strictPriority`.

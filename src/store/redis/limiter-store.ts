@@ -2,48 +2,30 @@ import { limiterKeys } from './keys.js';
 import type { PartitionStore } from './partition-store.js';
 import { runScript } from './scripts.js';
 import type { QueueLimits } from '../../core/types.js';
-
-/** Tokens `acquire` granted, and what the limiter said about the queue. */
-export interface Grant {
-  /** Server time of the call, ms. */
-  readonly now: number;
-  readonly id: string;
-  /** Tokens granted: the claim may take this many jobs. */
-  readonly count: number;
-  /** When a token may be free again if fewer than asked were granted (server ms); -1 otherwise. */
-  readonly retryAt: number;
-  /** Whether the queue has a `rate` limit. */
-  readonly rate: boolean;
-  /** Whether the queue has a `concurrency` limit (claimed jobs hold slots until they settle). */
-  readonly concurrency: boolean;
-  /** The last time the limit held work back (server ms), -1 if never. */
-  readonly limitedAt: number;
-}
+import type { Grant, LimiterStorage } from '../limiter-storage.js';
 
 /** The `meta` fields that hold a queue's limits (partition 0 holds all; every partition `limited` and `expireAfter`). */
 const FIELDS = { rateMax: 'rateMax', ratePer: 'ratePer', concurrency: 'concurrency', expireAfter: 'expireAfter', limited: 'limited' } as const;
 
 /**
  * The limiter of one queue (lua/limiter.lua), in partition 0's slot: a typed call per operation,
- * and the stored limits.
+ * and the stored limits (LimiterStorage).
  */
-export class LimiterStore {
-  readonly #store: PartitionStore;
+export class LimiterStore implements LimiterStorage {
+  readonly #stores: readonly PartitionStore[];
   readonly #keys: { starts: string; slots: string; wakeChannel: string };
 
-  /** `partition0`: the store of the queue's partition 0. */
-  constructor(partition0: PartitionStore) {
-    this.#store = partition0;
-    this.#keys = limiterKeys(partition0.prefix, partition0.queue);
-  }
-
-  /** The channel a freed slot of a full `concurrency` is published on. */
-  get wakeChannel(): string {
-    return this.#keys.wakeChannel;
+  /** `stores`: the queue's partitions, in partition order (the limiter lives with partition 0). */
+  constructor(stores: readonly PartitionStore[]) {
+    const first = stores[0];
+    if (!first) throw new Error('A limiter needs the queue\'s partitions');
+    this.#stores = stores;
+    this.#keys = limiterKeys(first.prefix, first.queue);
   }
 
   #run(args: ReadonlyArray<string | number>): Promise<unknown> {
-    return runScript(this.#store.redis, 'limiter', this.#store.keys, args, [this.#keys.starts, this.#keys.slots]);
+    const first = this.#stores[0] as PartitionStore;
+    return runScript(first.redis, 'limiter', first.keys, args, [this.#keys.starts, this.#keys.slots]);
   }
 
   /** Asks for `want` tokens; a grant's slots last `leaseMs` unless settled. */
@@ -82,24 +64,24 @@ export class LimiterStore {
     if (expireAfter) limits.expireAfter = Number(expireAfter);
     return limits;
   }
-}
 
-/**
- * Stores `limits` with the queue: partition 0 first (the limiter reads it there), then each other
- * partition's `limited` flag (claim.lua refuses to claim without the limiter's tokens while it is
- * set) and `expireAfter` default (add.lua). A crash half way leaves some partitions on the old
- * flags; writing the limits again completes it.
- */
-export async function writeLimits(stores: readonly PartitionStore[], limits: QueueLimits): Promise<void> {
-  const limited = limits.rate !== undefined || limits.concurrency !== undefined ? '1' : '';
-  const everywhere = [FIELDS.limited, limited, FIELDS.expireAfter, limits.expireAfter === undefined ? '' : String(limits.expireAfter)];
-  const [first, ...rest] = stores as [PartitionStore, ...PartitionStore[]];
-  const keys = limiterKeys(first.prefix, first.queue);
-  const own = [
-    FIELDS.rateMax, limits.rate ? String(limits.rate.max) : '',
-    FIELDS.ratePer, limits.rate ? String(limits.rate.per) : '',
-    FIELDS.concurrency, limits.concurrency === undefined ? '' : String(limits.concurrency),
-  ];
-  await runScript(first.redis, 'limiter', first.keys, ['configure', keys.wakeChannel, '1', ...own, ...everywhere], [keys.starts, keys.slots]);
-  await Promise.all(rest.map(store => runScript(store.redis, 'limiter', store.keys, ['configure', keys.wakeChannel, '0', ...everywhere])));
+  /**
+   * Stores `limits` with the queue: partition 0 first (the limiter reads it there), then each other
+   * partition's `limited` flag (claim.lua refuses to claim without the limiter's tokens while it is
+   * set) and `expireAfter` default (add.lua). A crash half way leaves some partitions on the old
+   * flags; writing the limits again completes it.
+   */
+  async write(limits: QueueLimits): Promise<void> {
+    const limited = limits.rate !== undefined || limits.concurrency !== undefined ? '1' : '';
+    const everywhere = [FIELDS.limited, limited, FIELDS.expireAfter, limits.expireAfter === undefined ? '' : String(limits.expireAfter)];
+    const [first, ...rest] = this.#stores as [PartitionStore, ...PartitionStore[]];
+    const keys = this.#keys;
+    const own = [
+      FIELDS.rateMax, limits.rate ? String(limits.rate.max) : '',
+      FIELDS.ratePer, limits.rate ? String(limits.rate.per) : '',
+      FIELDS.concurrency, limits.concurrency === undefined ? '' : String(limits.concurrency),
+    ];
+    await runScript(first.redis, 'limiter', first.keys, ['configure', keys.wakeChannel, '1', ...own, ...everywhere], [keys.starts, keys.slots]);
+    await Promise.all(rest.map(store => runScript(store.redis, 'limiter', store.keys, ['configure', keys.wakeChannel, '0', ...everywhere])));
+  }
 }

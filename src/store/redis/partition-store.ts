@@ -22,7 +22,8 @@ import type {
   ScheduleWrite,
   ScheduleWriteResult,
 } from '../partition-storage.js';
-import { decodeSchedule, encodeTickList, type StoredSchedule } from './schedule-record.js';
+import { decodeSchedule, encodeTickList } from './schedule-record.js';
+import type { StoredSchedule } from '../stored.js';
 
 export type { AddStatus, ClaimResult, EncodedJob, FailEntry, LeaseRef } from '../partition-storage.js';
 

@@ -3,6 +3,7 @@ import { ConflictError, IncompatibleStorageError } from '../../core/errors.js';
 import { PartitionStore } from './partition-store.js';
 import { runScript } from './scripts.js';
 import { partitionKeys } from './keys.js';
+import { partitionOf } from '../placement.js';
 
 /**
  * The storage format this version reads and writes: `meta` field `format` of every partition,
@@ -12,23 +13,6 @@ import { partitionKeys } from './keys.js';
  * way this version serves or upgrades the format before it.
  */
 export const STORAGE_FORMAT = 1;
-
-/** Partitions a queue may have at most. */
-export const MAX_PARTITIONS = 1_024;
-
-/**
- * The partition of a job id: FNV-1a over the id's UTF-16 units, modulo the count. Stable across
- * processes and versions (it decides where a job lives), so it must never change.
- */
-export function partitionOf(id: string, count: number): number {
-  if (count === 1) return 0;
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < id.length; i++) {
-    hash ^= id.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash % count;
-}
 
 /**
  * A queue's partitions: their stores, once the partition count is known. The count is stored with

@@ -1,24 +1,7 @@
+// The codec of job records: the `jobs` hash's values and claim replies, read exactly as lua/lib.lua
+// writes them, into the stored shape of the seam (src/store/stored.ts).
 import { decodeBackoff } from '../../core/backoff.js';
-import type { BackoffOption, Job } from '../../core/types.js';
-import { tickOfJob } from './schedule-record.js';
-
-/** A job record as stored in the partition's `jobs` hash, decoded (see lua/lib.lua). */
-export interface StoredJob {
-  readonly id: string;
-  /** Deliveries so far (a claim counts one). */
-  readonly attempts: number;
-  /** The fencing token of the current claim (its lease, lua/lib.lua); '0' when not active. */
-  readonly token: string;
-  /** When the job fell due; only known while it is active or dead (a waiting job's is its `due` score). */
-  readonly dueAt: number | undefined;
-  readonly maxAttempts: number | undefined;
-  readonly backoff: BackoffOption | undefined;
-  /** The tick time, for a schedule's tick job (the header's 6th field); else undefined. */
-  readonly tickAt: number | undefined;
-  /** The W3C traceparent of the job's producer, when it was added in a trace (the header's last field); else undefined. */
-  readonly traceparent: string | undefined;
-  readonly payloadJson: string;
-}
+import type { StoredJob } from '../stored.js';
 
 // The optional fields after backoff: a tick time (digits), then a traceparent ("00-..."), lua/lib.lua.
 const HEADER = /^(\d+),(\d+),(\d*),(\d*),([^,\n]*)(?:,(\d+))?(?:,([0-9a-f]{2}-[^,\n]*))?\n/;
@@ -133,23 +116,4 @@ export function decodeKept(id: string, value: string): { job: StoredJob; resultJ
   const nl = value.indexOf('\n');
   if (nl < 0) throw new Error(`Job ${id} has a malformed kept record`);
   return { job: decodeRecord(id, value.slice(nl + 1)), resultJson: value.slice(0, nl) };
-}
-
-/**
- * The `Job` fields of a claimed record, for a Worker's handler and a PullConsumer's caller alike.
- * `defaultMaxAttempts` is the consumer's, for jobs added without their own.
- */
-export function claimedJobFields<T>(queue: string, stored: StoredJob, defaultMaxAttempts: number): Omit<Job<T>, 'signal'> {
-  const fields: { -readonly [K in keyof Omit<Job<T>, 'signal'>]: Job<T>[K] } = {
-    id: stored.id,
-    queue,
-    payload: JSON.parse(stored.payloadJson) as T,
-    dueAt: stored.dueAt as number, // a claim always answers with the due score it took the job at
-    attempt: stored.attempts,
-    maxAttempts: stored.maxAttempts ?? defaultMaxAttempts,
-  };
-  // Set only when there is one: most jobs are neither ticks nor traced.
-  if (stored.tickAt !== undefined) fields.schedule = tickOfJob(stored.id, stored.tickAt);
-  if (stored.traceparent !== undefined) fields.traceparent = stored.traceparent;
-  return fields;
 }
