@@ -1,7 +1,7 @@
 /**
  * The W3C Trace Context `traceparent` field (https://www.w3.org/TR/trace-context/#traceparent-header),
  * read and written by sandglass itself: a job carries its producer's trace context in this form
- * (lua/lib.lua, the record header), so no global propagator has to be registered. The one home of
+ * (lua/includes/records.lua, the record header), so no global propagator has to be registered. The one home of
  * the rule: the Queue's `traceparent` option, the HTTP service's header and the job records all go
  * through `parseTraceparent`.
  */

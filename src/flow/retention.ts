@@ -1,6 +1,6 @@
 /**
  * The rules of keeping completed jobs (`queue.setRetention`), in one place: what `setRetention`
- * accepts, the form stored in every partition's `meta` (field `retain`, lua/lib.lua "Retention"),
+ * accepts, the form stored in every partition's `meta` (field `retain`, lua/includes/retention.lua),
  * and the JSON kept of a handler's result. The scripts enforce the stored retention (ack keeps and
  * trims, the reads hide what is older than `age`); this module only speaks for the client side.
  */

@@ -1,6 +1,6 @@
 // Recurring schedules over a queue's partitions (issue 9; README "Schedules"). The tick times are
 // computed here (src/schedules/time.ts: cron, time zones, DST, catch-up); the scripts store them and
-// create each tick's job atomically (lua/lib.lua, "Schedules"), so no process leads and none can
+// create each tick's job atomically (lua/includes/schedules.lua, "Schedules"), so no process leads and none can
 // double or lose a tick:
 //   - an upsert writes the schedule with its first tick's job and the next few tick times;
 //   - the claim that starts a schedule's pending tick creates the next tick's job in the same script;
@@ -18,7 +18,7 @@ import type { BackoffOption, ScheduleInfo, ScheduleSpec } from '../core/types.js
 
 /** Tick times kept ahead in a schedule's record: the claim script takes the next from them. */
 const TICKS_AHEAD = 8;
-/** A refill comes when fewer than this many are left (lua/lib.lua advanceSchedule says when). */
+/** A refill comes when fewer than this many are left (lua/includes/schedules.lua advanceSchedule says when). */
 const TICKS_LOW = 3;
 /** Compare-and-set attempts before giving up (only a burst of concurrent changes of one schedule retries). */
 const WRITE_ATTEMPTS = 10;

@@ -24,7 +24,7 @@ export interface EncodedJob {
   /** `onExpire: 'drop'`: an expired job is deleted rather than dead-lettered (also under the queue's default deadline). */
   readonly dropOnExpire?: boolean;
   /**
-   * The W3C traceparent stored with the job (the last field of its record's header, lua/lib.lua);
+   * The W3C traceparent stored with the job (the last field of its record's header, lua/includes/records.lua);
    * undefined for none. Set by the Queue once its `send` span has started, after validation.
    */
   traceparent?: string | undefined;
@@ -78,7 +78,7 @@ export interface ClaimResult {
   /** When to claim again (server ms): now when more is due, -1 when nothing is waiting. */
   readonly nextAt: number;
   readonly jobs: StoredJob[];
-  /** Keys of schedules whose next tick the caller should create or whose tick list it should refill (lua/lib.lua, "Schedules"). */
+  /** Keys of schedules whose next tick the caller should create or whose tick list it should refill (lua/includes/schedules.lua, "Schedules"). */
   readonly tend: string[];
   /** Whether the partition has schedules; undefined when the call did not read it (an idle one not asked). */
   readonly scheduled: boolean | undefined;

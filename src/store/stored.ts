@@ -5,12 +5,12 @@
  */
 import type { BackoffOption } from '../core/types.js';
 
-/** A job record as stored in its partition, decoded (see lua/lib.lua). */
+/** A job record as stored in its partition, decoded (see lua/includes/records.lua). */
 export interface StoredJob {
   readonly id: string;
   /** Deliveries so far (a claim counts one). */
   readonly attempts: number;
-  /** The fencing token of the current claim (its lease, lua/lib.lua); '0' when not active. */
+  /** The fencing token of the current claim (its lease, lua/includes/leases.lua); '0' when not active. */
   readonly token: string;
   /** When the job fell due; only known while it is active or dead (a waiting job's is its `due` score). */
   readonly dueAt: number | undefined;
@@ -23,7 +23,7 @@ export interface StoredJob {
   readonly payloadJson: string;
 }
 
-/** Where the last started tick's job is (lua/lib.lua lastRunState); '' when no tick started yet. */
+/** Where the last started tick's job is (lua/includes/schedules.lua lastRunState); '' when no tick started yet. */
 export type LastRunState = '' | 'active' | 'waiting' | 'dead' | 'done';
 
 /** A schedule's definition as stored: what its tick jobs are made of, and the spec (JSON) ticks are computed from. */

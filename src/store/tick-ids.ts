@@ -1,6 +1,6 @@
 /**
  * The ids of a schedule's tick jobs, "<key>@<entry>", an entry being "<tickAt>[~<n>]": the rule
- * the scripts create tick jobs by (lua/lib.lua, "Schedules") and the roles read ticks back by.
+ * the scripts create tick jobs by (lua/includes/schedules.lua, "Schedules") and the roles read ticks back by.
  * Imports only the placement rule.
  */
 import { partitionOf } from './placement.js';
@@ -28,7 +28,7 @@ export function tickEntry(key: string, tickAt: number, count: number): string {
 }
 
 /**
- * The schedule of a tick job, from its id and the tick time in its record (lua/lib.lua): the key is
+ * The schedule of a tick job, from its id and the tick time in its record (lua/includes/records.lua): the key is
  * the id up to its last '@'.
  */
 export function tickOfJob(id: string, tickAt: number): { key: string; tickAt: number } {

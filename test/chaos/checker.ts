@@ -25,14 +25,14 @@ export interface RedisSnapshot {
   readonly active: ReadonlySet<string>;
   readonly dead: ReadonlySet<string>;
   readonly errors: ReadonlySet<string>;
-  /** Ids with a lease in `leases` (lib.lua: one per active job). */
+  /** Ids with a lease in `leases` (lua/includes/leases.lua: one per active job). */
   readonly leases: ReadonlySet<string>;
-  /** Completed jobs kept by retention: `completed` (ZSET) and `results` (HASH) ids (lib.lua, "Retention"). */
+  /** Completed jobs kept by retention: `completed` (ZSET) and `results` (HASH) ids (lua/includes/retention.lua, "Retention"). */
   readonly completed: ReadonlySet<string>;
   readonly results: ReadonlySet<string>;
-  /** Ids with a deadline entry in `expiry` (lib.lua, "Deadlines": waiting jobs only). */
+  /** Ids with a deadline entry in `expiry` (lua/includes/keys.lua, "Deadlines": waiting jobs only). */
   readonly expiry: ReadonlySet<string>;
-  /** The far-future tier (lib.lua, "time wheel"). */
+  /** The far-future tier (lua/includes/wheel.lua, "time wheel"). */
   readonly wheel: WheelSnapshot;
 }
 
@@ -159,7 +159,7 @@ export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promis
   };
 }
 
-/** The index shard of a job id under linear hashing (lib.lua, wheelShardKey). */
+/** The index shard of a job id under linear hashing (lua/includes/wheel.lua, wheelShardKey). */
 export function wheelShardOf(id: string, idxLevel: number, idxSplit: number): number {
   const h = Number.parseInt(createHash('sha1').update(id).digest('hex').slice(0, 8), 16);
   const s = h % 2 ** idxLevel;

@@ -1,6 +1,6 @@
 // A schedule whose claiming process could not create its next tick (a Redis blip on the tend write
 // after a stalled claim) is not stopped: the process retries, and once its retries are spent every
-// later claim of the partition names the stalled schedule until one tends it (lib.lua scheduleStall).
+// later claim of the partition names the stalled schedule until one tends it (lua/includes/schedules.lua scheduleStall).
 // Found by the real-process tests' work (test/faults/schedule-processes.test.ts): before the fix, one failed
 // write left the schedule with no pending tick for good, while getSchedule showed a future nextAt.
 // Real Redis, with failed calls injected into the storage layer.

@@ -1,6 +1,6 @@
 // Deadlines (`expireAfter` / `onExpire`, issue 10): a job not started by its due time + expireAfter
 // (server clock, checked by the claim script) is not run; it is dead-lettered with reason
-// 'expired', or dropped. The deadline holds until the job's first start (lib.lua, "Deadlines").
+// 'expired', or dropped. The deadline holds until the job's first start (lua/includes/keys.lua, "Deadlines").
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { PullConsumer, Queue, ValidationError, Worker, type JobInfo } from '../../src/index.js';

@@ -87,7 +87,7 @@ describe('traceparent (W3C), the one parser', () => {
   });
 });
 
-describe('the record header (lua/lib.lua)', () => {
+describe('the record header (lua/includes/records.lua)', () => {
   it('reads a traceparent as its last field, after a tick time or without one; a record without one is as before', () => {
     const plain = '2,0,,5,f100\n{"n":1}';
     const tick = '0,0,,,,1767225600000\n{"n":1}';

@@ -26,7 +26,7 @@ interface ModelJob {
   /** The lease was forced to run out: reaped by the next claim. */
   expired?: boolean;
   /**
-   * While waiting, its deadline (lib.lua, "Deadlines"): 'live' (an hour: never reached here),
+   * While waiting, its deadline (lua/includes/keys.lua, "Deadlines"): 'live' (an hour: never reached here),
    * 'passed' or 'drop' (1 ms after a due time in the past: the claim that takes it expires it).
    */
   deadline?: 'live' | 'passed' | 'drop';

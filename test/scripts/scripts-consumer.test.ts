@@ -1,6 +1,6 @@
 // The consumer-side scripts (claim, ack, fail, extend, release, getJob) on raw keys, the way asynq
 // tests its broker: seed the partition's keys with HSET/ZADD directly, make ONE call through
-// PartitionStore, then check every key. The storage format under test is lua/lib.lua's: a record
+// PartitionStore, then check every key. The storage format under test is lua/includes/records.lua's: a record
 // "<attempts>,<token>,<dueAt>,<maxAttempts>,<backoff>\n<payload>" that a claim does not rewrite, and
 // a lease "<token>,<dueAt>" in `leases` for each job in `active`.
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // The read-only views (stats, listJobs, dueHistogram) over both tiers of waiting jobs, on raw keys:
-// seed `due` and wheel buckets in the wheel's storage format (lib.lua), make one call, check the
+// seed `due` and wheel buckets in the wheel's storage format (lua/includes/wheel.lua), make one call, check the
 // answer against the seeded due times, on the answer's own `now`.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -55,7 +55,7 @@ async function seed(name: string): Promise<Seeded[]> {
       pipeline.zadd(keys.due, job.dueAt, job.id).hset(keys.jobs, job.id, record);
       continue;
     }
-    // Buckets spanning 1, 2, 4 or 8 slots (lib.lua, wheelSlot: the slot is a multiple of the span).
+    // Buckets spanning 1, 2, 4 or 8 slots (lua/includes/wheel.lua, wheelSlot: the slot is a multiple of the span).
     const span = 2 ** (job.id.length % 4);
     const slot = Math.floor(job.dueAt / (span * W)) * span;
     job.bucketStart = slot * W;

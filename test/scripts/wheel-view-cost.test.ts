@@ -1,6 +1,6 @@
 // What a listing page and the due histogram cost in Redis when one wheel slot holds many jobs (a
 // bulk import of reminders due in one minute): the wheel keeps a slot's first 1,000 jobs in one
-// bucket and the rest in cells of their due times (lib.lua), so a page reads the cells it shows and
+// bucket and the rest in cells of their due times (lua/includes/wheel.lua), so a page reads the cells it shows and
 // the histogram one cell per window edge, not the slot. Work is counted on the server (INFO
 // commandstats: the LRANGE calls the scripts made, each reading one bucket of at most ~1,000
 // entries), not timed, so the checks hold on a loaded machine.

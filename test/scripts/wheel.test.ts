@@ -1,4 +1,4 @@
-// The far-future tier (time wheel, lua/lib.lua): jobs due beyond one bucket width live in LIST
+// The far-future tier (time wheel, lua/includes/wheel.lua): jobs due beyond one bucket width live in LIST
 // buckets with an id index in small HASH shards, and claim moves each bucket into `due` one bucket
 // width before it starts. Tests seed a small width (`meta` wheelSlotMs) on raw keys, make calls and
 // check the keys, as asynq tests its broker.
@@ -60,7 +60,7 @@ async function checkWheel(raw: Redis, name: string, keys: PartitionKeys): Promis
     const n = buckets[i] as string;
     const start = Number(buckets[i + 1]);
     // A slot's bucket is named slot * 100000 + sub and starts at its slot; a cell's name begins
-    // with its end, the cell holding due times in [start, end) (lib.lua's wheel format).
+    // with its end, the cell holding due times in [start, end) (includes/wheel.lua's wheel format).
     const end = Number(n.slice(0, -7));
     const cell = end > start;
     if (!cell) assert.equal(start, Math.floor(Number(n) / 100_000) * W, `bucket ${n} score`);
@@ -114,7 +114,7 @@ describe('the wheel', () => {
     assert.equal(early.nextAt, start - W, 'the reply names the move time');
     assert.equal(await redis.raw.zcard(keys.due), 0);
     await waitFor(async () => (await serverNow(redis.raw)) >= start - W, 10_000, 'the move time');
-    // WHEEL_MOVE_MAX in lua/lib.lua: a claim moves at most this many entries, then answers "now".
+    // WHEEL_MOVE_MAX in lua/includes/wheelPromote.lua: a claim moves at most this many entries, then answers "now".
     const MOVE_MAX = 250;
     for (let call = 1; call < 2_500 / MOVE_MAX; call++) {
       const reply = await claim(call);

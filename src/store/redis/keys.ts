@@ -21,31 +21,31 @@ export interface PartitionKeys {
   readonly meta: string;
   /**
    * HASHes id -> fencing token of the claim that completed the job: one per 30 s period, taking turns,
-   * so a completed job is remembered 60 to 90 s (lua/lib.lua).
+   * so a completed job is remembered 60 to 90 s (lua/includes/done.lua).
    */
   readonly done0: string;
   readonly done1: string;
   readonly done2: string;
-  /** HASH id -> "<token>,<dueAt>" of each active job: the lease a claim granted (lua/lib.lua). */
+  /** HASH id -> "<token>,<dueAt>" of each active job: the lease a claim granted (lua/includes/leases.lua). */
   readonly leases: string;
   /**
    * ZSET bucket number -> bucket start (ms): the far-future tier, buckets of jobs due beyond the
-   * horizon, each moved into `due` shortly before it starts (lua/lib.lua).
+   * horizon, each moved into `due` shortly before it starts (lua/includes/wheel.lua).
    */
   readonly wheel: string;
   /**
-   * HASH schedule key -> schedule record (lua/lib.lua, "Schedules"): the recurring schedules whose
+   * HASH schedule key -> schedule record (lua/includes/schedules.lua, "Schedules"): the recurring schedules whose
    * key hashes to this partition, with their tick state.
    */
   readonly schedules: string;
   /**
    * HASH id -> "<expireAfterMs>" or "<expireAfterMs>d" (`onExpire: 'drop'`): the deadline of a
    * waiting job added with `expireAfter` (or under the queue's default), by which it must start
-   * (lua/lib.lua, "Deadlines"). Only waiting jobs with a deadline have an entry.
+   * (lua/includes/keys.lua, "Deadlines"). Only waiting jobs with a deadline have an entry.
    */
   readonly expiry: string;
   /**
-   * ZSET id -> finishedAt (ms): the completed jobs the queue keeps (`queue.setRetention`; lua/lib.lua,
+   * ZSET id -> finishedAt (ms): the completed jobs the queue keeps (`queue.setRetention`; lua/includes/retention.lua,
    * "Retention"). Empty unless the queue retains completed jobs.
    */
   readonly completed: string;
@@ -101,7 +101,7 @@ export function failMemoKey(prefix: string, queue: string, partition: number): s
 /**
  * LIST, one bucket of the far-future tier (time wheel): entries "<id>\n<dueAt - bucket start>\n<record>"
  * of jobs due in one bucket width; `n` = floor(dueAt / width) * 100000 + sub-bucket. The scripts
- * build it in Lua (lua/lib.lua, wheelBucketKey); this is for tools and tests.
+ * build it in Lua (lua/includes/wheel.lua, wheelBucketKey); this is for tools and tests.
  */
 export function wheelBucketKey(prefix: string, queue: string, partition: number, n: number | string): string {
   return `${prefix}:{${queue}:${partition}}:wheel:${n}`;
@@ -109,7 +109,7 @@ export function wheelBucketKey(prefix: string, queue: string, partition: number,
 
 /**
  * HASH, one shard of the wheel's index, id -> bucket number; the shard of an id is chosen by linear
- * hashing on its SHA-1 (lua/lib.lua, wheelShardKey).
+ * hashing on its SHA-1 (lua/includes/wheel.lua, wheelShardKey).
  */
 export function wheelIndexKey(prefix: string, queue: string, partition: number, shard: number | string): string {
   return `${prefix}:{${queue}:${partition}}:wheel:idx:${shard}`;

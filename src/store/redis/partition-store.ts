@@ -50,13 +50,13 @@ function snapshot(state: JobState, id: string, record: string, score: number, la
   const job = decodeRecord(id, record);
   // A waiting job's due time is its score; an active or dead one's is in its record.
   if (state === 'delayed' || state === 'ready') {
-    // Its deadline, if it has one: the due time + the `expiry` entry's ms (lua/lib.lua, "Deadlines").
+    // Its deadline, if it has one: the due time + the `expiry` entry's ms (lua/includes/keys.lua, "Deadlines").
     const expireAfterMs = expiry === '' ? Number.NaN : Number.parseInt(expiry, 10);
     return Number.isNaN(expireAfterMs) ? { state, job, dueAt: score, lastError: error } : { state, job, dueAt: score, expiresAt: score + expireAfterMs, lastError: error };
   }
   const dueAt = job.dueAt ?? score;
   if (state === 'active') return { state, job, dueAt, leaseUntil: score, lastError: error };
-  // Only an expired job is dead without a delivery that ended (lua/lib.lua, "Deadlines").
+  // Only an expired job is dead without a delivery that ended (lua/includes/keys.lua, "Deadlines").
   return { state, job, dueAt, deadAt: score, reason: job.attempts === 0 ? 'expired' : 'failed', lastError: error };
 }
 
@@ -337,7 +337,7 @@ export class PartitionStore implements PartitionStorage {
 }
 
 /**
- * Entries of ack, extend and release as the one argument their scripts read (lib.lua, readEntries):
+ * Entries of ack, extend and release as the one argument their scripts read (lua/includes/leases.lua, readEntries):
  * "<id>\t<token>\n" each. Two arguments per entry would cost a length prefix and a string object
  * each on both sides (ioredis flattens and measures every argument; Redis parses each into its own
  * string); ids never hold a control character.
@@ -360,7 +360,7 @@ function encodeResults(results: readonly string[]): string {
 
 /**
  * A job's deadline as add.lua reads it: "<expireAfterMs>" or "<expireAfterMs>d" (drop), the form
- * of its `expiry` entry (lua/lib.lua, "Deadlines"); '' or 'd' for the queue's default deadline.
+ * of its `expiry` entry (lua/includes/keys.lua, "Deadlines"); '' or 'd' for the queue's default deadline.
  */
 function encodeExpiry(job: EncodedJob): string {
   const drop = job.dropOnExpire ? 'd' : '';

@@ -1,9 +1,9 @@
-// The codec of job records: the `jobs` hash's values and claim replies, read exactly as lua/lib.lua
+// The codec of job records: the `jobs` hash's values and claim replies, read exactly as lua/includes/records.lua
 // writes them, into the stored shape of the seam (src/store/stored.ts).
 import { decodeBackoff } from '../../core/backoff.js';
 import type { StoredJob } from '../stored.js';
 
-// The optional fields after backoff: a tick time (digits), then a traceparent ("00-..."), lua/lib.lua.
+// The optional fields after backoff: a tick time (digits), then a traceparent ("00-..."), lua/includes/records.lua.
 const HEADER = /^(\d+),(\d+),(\d*),(\d*),([^,\n]*)(?:,(\d+))?(?:,([0-9a-f]{2}-[^,\n]*))?\n/;
 /** '-', the 3rd character of a traceparent: what tells it from a tick time (digits only). */
 const DASH = 45;
@@ -41,7 +41,7 @@ export function decodeClaimed(dueList: string, records: string, firstToken: numb
     const c4 = c3 < 0 ? -1 : records.indexOf(',', c3 + 1);
     if (headerEnd < 0 || headerEnd > recordEnd || c1 < 0 || c4 < 0 || c4 > headerEnd) throw new Error(`Job ${id} has a malformed record`);
     // A schedule's tick has a 6th field, its tick time; a traced job a last one, its traceparent
-    // (lua/lib.lua). Most jobs have neither, and pay one indexOf for them.
+    // (lua/includes/records.lua). Most jobs have neither, and pay one indexOf for them.
     let c5 = records.indexOf(',', c4 + 1);
     if (c5 < 0 || c5 > headerEnd) c5 = headerEnd;
     let tickAt: number | undefined;
@@ -109,7 +109,7 @@ export function decodeRecord(id: string, record: string): StoredJob {
 }
 
 /**
- * A kept completed job as `results` holds it (lua/lib.lua, "Retention"): "<result JSON>\n<record>",
+ * A kept completed job as `results` holds it (lua/includes/retention.lua, "Retention"): "<result JSON>\n<record>",
  * the record counting the delivery that completed it; `resultJson` '' when no result was kept.
  */
 export function decodeKept(id: string, value: string): { job: StoredJob; resultJson: string } {

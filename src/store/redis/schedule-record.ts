@@ -1,5 +1,5 @@
 // The codec of a schedule's stored record (the `schedules` hash of its partition) and of its tick
-// list, read and written exactly as lua/lib.lua ("Schedules") does, into the seam's stored shape
+// list, read and written exactly as lua/includes/schedules.lua ("Schedules") does, into the seam's stored shape
 // (src/store/stored.ts). The tick ids themselves: src/store/tick-ids.ts.
 import type { LastRunState, StoredSchedule } from '../stored.js';
 
