@@ -2,65 +2,12 @@ import { ConflictError, IncompatibleStorageError } from '../core/errors.js';
 import { newClaimId } from '../core/ids.js';
 import { canClaim, newGroup, splitRound, type QueueGroup, type QueuePriority } from './priority.js';
 import { QueueLimiter, type PendingClaim } from '../flow/limiter.js';
-import type { Grant } from '../store/limiter-storage.js';
-import type { PartitionStorage } from '../store/partition-storage.js';
 import type { StorageConnection } from '../store/queue-storage.js';
 import type { Unlisten } from '../store/wake-channel.js';
 import { tendInBackground } from '../schedules/schedules.js';
 import type { StoredJob } from '../store/stored.js';
 import { MAX_CLAIM } from './worker-options.js';
-
-/** One partition this loop claims from, and the state of its claims. */
-export interface ClaimSource {
-  readonly queue: string;
-  readonly store: PartitionStorage;
-  /** The queue's partition count (a schedule's tick ids are placed by it). */
-  readonly count: number;
-  /** When to claim from this partition next, server ms. */
-  nextAt: number;
-  /** The earliest wake-up heard since the last claim was sent: its reply cannot know of it. */
-  heardAt: number;
-  /** Claims of this partition in flight. */
-  inFlight: number;
-  /** Claims of this partition in flight for longer than CLAIM_PATIENCE_MS (its node slow or away). */
-  waitedOut: number;
-  /** Whether the last claim came back with all it asked for (more is likely due). */
-  lastFull: boolean;
-  /** Whether the last claim found nothing due (a limited queue then looks before it takes tokens). */
-  lastEmpty: boolean;
-  /** The last claim whose reply arrived: its resend memo can go. */
-  answeredClaimId: string | undefined;
-  /**
-   * The claims whose reply never came (timed out, connection lost), oldest first, each with when
-   * it was first sent and the limiter's tokens it held: the next claims of the partition resend
-   * them one by one, so that jobs they may have taken come back now, not after their lease (which
-   * began after that first send). Two may be lost at once (a partition whose claims came back full
-   * has two in flight).
-   */
-  readonly unanswered: UnansweredClaim[];
-  errorDelayMs: number;
-  /** Whether idle claims should ask about the partition's schedules: until a claim says it has none. */
-  askSchedules: boolean;
-  /** The queue's limits, shared by its partitions (a claim of a limited queue goes through it). */
-  readonly limiter: QueueLimiter;
-  /** The limiter refused this partition's last claim: a freed slot (its wake-up) makes it due again. */
-  limitBlocked: boolean;
-  /**
-   * The queue's retention of completed jobs as the last claim that read it said: its maxResultBytes
-   * while it keeps them (acks carry results), 0 while it keeps none (acks as ever).
-   */
-  maxResultBytes: number;
-}
-
-/** A claim whose reply never came (see ClaimSource.unanswered). */
-export interface UnansweredClaim {
-  readonly claimId: string;
-  /** Local ms: its jobs' leases began after it. */
-  readonly firstSentAt: number;
-  /** The limiter's tokens it held (a resend reuses them), if its acquire had answered. */
-  readonly grant: Grant | undefined;
-  readonly wanted: number;
-}
+import { newSource, takeResend, type ClaimSource } from './claim-source.js';
 
 /** What the loop claims for: the owner of the capacity and of the jobs. */
 export interface ClaimHost {
@@ -426,9 +373,7 @@ export class ClaimLoop {
     // the order the two reach Redis in: jobs beyond the room there is now are handed back below.
     const { clock, leaseMs, maxAttempts } = this.#options;
     const sentAt = clock();
-    // One sent a lease ago or more took nothing that is still held (nor holds tokens still): let it go.
-    while (source.unanswered.length > 0 && sentAt - (source.unanswered[0] as UnansweredClaim).firstSentAt >= leaseMs) source.unanswered.shift();
-    const resent = source.unanswered.shift();
+    const resent = takeResend(source, sentAt, leaseMs);
     const claimId = resent?.claimId ?? newClaimId();
     // Leases are counted from the first send: the first run may have taken the jobs then.
     const leaseFrom = resent?.firstSentAt ?? sentAt;
@@ -570,8 +515,4 @@ export class ClaimLoop {
       this.pump();
     }, delayMs);
   }
-}
-
-function newSource(queue: string, store: PartitionStorage, count: number, limiter: QueueLimiter): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: [], errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false, lastEmpty: false, maxResultBytes: 0 };
 }
