@@ -6,15 +6,11 @@ import type { StorageConnection } from '../store/queue-storage.js';
 import type { Unlisten } from '../store/wake-channel.js';
 import { tendInBackground } from '../schedules/schedules.js';
 import type { StoredJob } from '../store/stored.js';
-import { MAX_CLAIM } from './worker-options.js';
+import { ClaimCapacity, MAX_RESERVING_CLAIMS, type ClaimRoom } from './claim-capacity.js';
 import { newSource, takeResend, type ClaimSource } from './claim-source.js';
 
 /** What the loop claims for: the owner of the capacity and of the jobs. */
-export interface ClaimHost {
-  /** Jobs the host can take now (its capacity minus the jobs it holds). */
-  room(): number;
-  /** Whether a handler slot is free with no claimed job waiting for it: a claim is needed now. */
-  hungry(): boolean;
+export interface ClaimHost extends ClaimRoom {
   /**
    * Jobs the free handler slots can start now, beyond the claimed ones waiting. A queue with limits
    * claims no more than that: a token is a start, so a limited queue has no prefetch.
@@ -42,18 +38,6 @@ export interface ClaimLoopOptions {
   readonly priority?: QueuePriority | undefined;
 }
 
-/** A claim in flight and the capacity it holds for the jobs it may bring. */
-interface ClaimSlot {
-  readonly limit: number;
-  /** Counted in `#reservedJobs`: until it answers or `CLAIM_PATIENCE_MS` have passed (never for a probe). */
-  reserving: boolean;
-}
-
-/**
- * Claims that hold capacity at once: two, so that Redis prepares the next batch while this process
- * runs the last (each asks for half the capacity; with the prefetch, that is a whole round of handlers).
- */
-const MAX_RESERVING_CLAIMS = 2;
 /**
  * How long a claim holds capacity while it has not answered. A claim stuck on a slow or dead node
  * (until the call timeout, or until a Cluster failover ends) then stops holding back the other
@@ -63,8 +47,6 @@ const CLAIM_PATIENCE_MS = 500;
 const REAP_LIMIT = 100;
 /** Workers create the queues they serve (their partition count is stored then). */
 const CREATE = { create: true } as const;
-/** The size of a fresh loop's first claims (at least one batch), before they grow (see #claimSize). */
-const FIRST_CLAIM = 100;
 
 /**
  * The claiming half of a Worker: learns the queues' partitions, listens for their wake-ups, sends
@@ -77,29 +59,13 @@ export class ClaimLoop {
   readonly #connection: StorageConnection;
   readonly #host: ClaimHost;
   readonly #options: ClaimLoopOptions;
-  readonly #perClaim: number;
-  /**
-   * Jobs a claim asks for now: starts at about one round of handler calls and doubles with each full
-   * claim up to `#perClaim`. A cold process answers a small first claim much sooner (decoding and
-   * starting a thousand jobs in unoptimized code takes tens of ms, and Redis runs the second claim
-   * before the first jobs' acks), so the first handlers start and finish early.
-   */
-  #claimSize: number;
+  readonly #capacity: ClaimCapacity;
   readonly #unlisteners: Promise<Unlisten>[] = [];
   /** Each queue's partitions and share, in the order of the worker's queue list (under priorities only). */
   readonly #groups: QueueGroup[] = [];
   /** All partitions, taking turns: the loop without priorities. */
   #all: QueueGroup = newGroup(0, 0, 1);
-  /**
-   * Claims that may hold capacity at once. Under weights a round is one claim per queue, so each
-   * queue gets two: Redis prepares the next round while this process runs the last.
-   */
-  readonly #maxReserving: number;
   #offsetMs = 0;
-  /** Claims in flight that still hold capacity (see ClaimSlot). */
-  #reservingClaims = 0;
-  /** Jobs that in-flight claims may bring: counted as taken so that claims never exceed capacity. */
-  #reservedJobs = 0;
   #timer: NodeJS.Timeout | undefined;
   /** Local time the armed timer fires at. */
   #timerAt = 0;
@@ -111,11 +77,7 @@ export class ClaimLoop {
     this.#connection = connection;
     this.#host = host;
     this.#options = options;
-    const { capacity, batchSize } = options;
-    this.#perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil(capacity / MAX_RESERVING_CLAIMS)));
-    this.#claimSize = Math.min(this.#perClaim, Math.max(batchSize, FIRST_CLAIM));
-    const weights = options.priority !== undefined && 'weights' in options.priority ? options.priority.weights : undefined;
-    this.#maxReserving = MAX_RESERVING_CLAIMS * (weights?.length ?? 1);
+    this.#capacity = new ClaimCapacity(host, options.capacity, options.batchSize, options.priority);
   }
 
   /**
@@ -185,26 +147,6 @@ export class ClaimLoop {
     return this.#options.clock() + this.#offsetMs;
   }
 
-  /** Jobs the loop may claim now: the host's room, minus what in-flight claims may bring. */
-  #freeJobs(): number {
-    return this.#host.room() - this.#reservedJobs;
-  }
-
-  /**
-   * Whether `free` room is worth a claim now. A whole claim's worth always is. Less only when no
-   * claim is in flight and either the host holds at most one claim's worth (the prefetch is topped
-   * up) or a handler slot has nothing to run. Otherwise, while a claim travels or the prefetch still
-   * feeds the handlers, claiming each slot as it frees would shred the batches into claims of one
-   * job (a round trip each), where waiting for a whole claim's worth costs the handlers nothing.
-   */
-  #claimable(free: number): boolean {
-    if (free <= 0) return false;
-    const size = this.#claimSize;
-    if (free >= size) return true;
-    if (this.#reservingClaims > 0) return false;
-    return free >= this.#options.capacity - size || this.#host.hungry();
-  }
-
   /** A slot of a full concurrency limit freed (or tokens came back): the partitions it refused try again. */
   #onSlotFreed(limiter: QueueLimiter): void {
     limiter.slotFreed();
@@ -249,7 +191,7 @@ export class ClaimLoop {
   }
 
   /**
-   * Sends claims while there is room worth a claim (#claimable) and a partition is due, then sleeps
+   * Sends claims while there is room worth a claim (ClaimCapacity.claimable) and a partition is due, then sleeps
    * until the next due time. Up to two claims hold capacity at once, each for at most half of it, so that Redis prepares the
    * next batch while this process runs the last one. Each partition has one claim in flight, a second
    * only while its claims come back full (otherwise the second would most likely find nothing): a
@@ -274,15 +216,15 @@ export class ClaimLoop {
   #takeTurns(group: QueueGroup, now: number): void {
     const { start } = group;
     const count = group.end - start;
-    const perClaim = this.#claimSize;
+    const perClaim = this.#capacity.claimSize;
     let sent = true;
-    while (sent && this.#reservingClaims < MAX_RESERVING_CLAIMS) {
+    while (sent && this.#capacity.reservingClaims < MAX_RESERVING_CLAIMS) {
       sent = false;
       group.cursor = (group.cursor + 1) % count;
-      for (let k = 0; k < count && this.#reservingClaims < MAX_RESERVING_CLAIMS; k++) {
+      for (let k = 0; k < count && this.#capacity.reservingClaims < MAX_RESERVING_CLAIMS; k++) {
         const source = this.sources[start + ((group.cursor + k) % count)] as ClaimSource;
-        const free = this.#freeJobs();
-        if (!this.#claimable(free)) break;
+        const free = this.#capacity.freeJobs();
+        if (!this.#capacity.claimable(free)) break;
         if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1) || this.#limitHolds(source, now)) continue;
         this.#send(source, Math.min(free, perClaim));
         sent = true;
@@ -316,16 +258,16 @@ export class ClaimLoop {
   #shareByWeight(now: number): void {
     const unit = this.#options.batchSize;
     const groups = this.#groups;
-    while (this.#reservingClaims < this.#maxReserving) {
-      const free = this.#freeJobs();
-      if (!this.#claimable(free)) return;
+    while (this.#capacity.reservingClaims < this.#capacity.maxReserving) {
+      const free = this.#capacity.freeJobs();
+      if (!this.#capacity.claimable(free)) return;
       for (const group of groups) group.due = this.#isDue(group, now);
-      if (!splitRound(groups, Math.max(1, Math.floor(Math.min(free, this.#claimSize) / unit)))) return;
+      if (!splitRound(groups, Math.max(1, Math.floor(Math.min(free, this.#capacity.claimSize) / unit)))) return;
       for (const group of groups) if (group.share > 0 && !this.#hasClaimable(group, now)) return;
       for (const group of groups) {
         if (group.share === 0) continue;
         const source = this.#nextClaimable(group, now) as ClaimSource;
-        const limit = Math.min(this.#freeJobs(), group.share * unit);
+        const limit = Math.min(this.#capacity.freeJobs(), group.share * unit);
         if (limit <= 0) break;
         group.pass += limit / unit / group.weight;
         this.#send(source, limit, group);
@@ -386,14 +328,10 @@ export class ClaimLoop {
     // A partition whose last claim failed (its node away, or failing over) sends probes that hold no
     // capacity: they would hold back the healthy partitions each time. A probe that brings jobs there
     // is no room for hands them back.
-    const slot: ClaimSlot = { limit, reserving: source.errorDelayMs === 0 };
-    if (slot.reserving) {
-      this.#reservingClaims += 1;
-      this.#reservedJobs += limit;
-    }
+    const slot = this.#capacity.reserve(limit, source.errorDelayMs === 0);
     let waitedOut = false;
     const patience = setTimeout(() => {
-      this.#unreserve(slot);
+      this.#capacity.unreserve(slot);
       waitedOut = true;
       source.waitedOut += 1;
       this.pump();
@@ -429,7 +367,7 @@ export class ClaimLoop {
       source.inFlight -= 1;
       if (waitedOut) source.waitedOut -= 1;
     }
-    this.#unreserve(slot);
+    this.#capacity.unreserve(slot);
     if (!result) {
       // Only now, with this claim no longer in flight, can the timer be armed for the retry
       // (a partition with a claim in flight is left to that claim's reply).
@@ -444,8 +382,8 @@ export class ClaimLoop {
     if (result.maxResultBytes !== undefined) source.maxResultBytes = result.maxResultBytes;
     if (result.tend.length > 0) tendInBackground(source, result.tend, error => this.#host.reportError(error));
     source.lastFull = result.jobs.length === limit;
-    // Under weights a claim is a queue's share of a round of #claimSize.
-    if (source.lastFull && (limit === this.#claimSize || group)) this.#claimSize = Math.min(this.#perClaim, 2 * this.#claimSize);
+    // Under weights a claim is a queue's share of a round of ClaimCapacity.claimSize.
+    if (source.lastFull && (limit === this.#capacity.claimSize || group)) this.#capacity.grow();
     else if (group) group.pass -= (limit - result.jobs.length) / this.#options.batchSize / group.weight;
     // The server's clock, seen from here: its `now` was read about halfway through the round trip.
     this.#offsetMs = result.now - (sentAt + receivedAt) / 2;
@@ -462,7 +400,7 @@ export class ClaimLoop {
       await source.limiter.handBack(source.store, jobs).catch(error => this.#host.reportError(error));
       return;
     }
-    const room = this.#freeJobs();
+    const room = this.#capacity.freeJobs();
     if (jobs.length > room) {
       // A claim past its patience, a probe or a resend: the capacity went to other partitions
       // meanwhile, or the first run took more. Hand back what there is no room for.
@@ -473,13 +411,6 @@ export class ClaimLoop {
     // The lease began on the server after `leaseFrom`: counting from it errs on the early side.
     if (jobs.length > 0) this.#host.deliver(source, jobs, leaseFrom, result.limitedAt);
     this.pump();
-  }
-
-  #unreserve(slot: ClaimSlot): void {
-    if (!slot.reserving) return;
-    slot.reserving = false;
-    this.#reservingClaims -= 1;
-    this.#reservedJobs -= slot.limit;
   }
 
   #anyInFlight(): boolean {
@@ -496,7 +427,7 @@ export class ClaimLoop {
     // fire every millisecond and find nothing to do until then.
     // Under priorities, a due partition may be held back for another queue's claim in flight
     // (weights, strictPriority): that claim's reply looks again, a timer would spin until then.
-    if (this.#claimable(this.#freeJobs())) {
+    if (this.#capacity.claimable(this.#capacity.freeJobs())) {
       const heldBackUntil = this.#options.priority !== undefined && this.#anyInFlight() ? now : Number.NEGATIVE_INFINITY;
       for (const source of this.sources) {
         if (source.inFlight > 0 || this.#limitAwaitsEvent(source)) continue;
