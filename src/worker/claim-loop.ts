@@ -8,6 +8,7 @@ import { tendInBackground } from '../schedules/schedules.js';
 import type { StoredJob } from '../store/stored.js';
 import { ClaimCapacity, MAX_RESERVING_CLAIMS, type ClaimRoom } from './claim-capacity.js';
 import { newSource, takeResend, type ClaimSource } from './claim-source.js';
+import { ClaimTimer, heardWake, limitHolds, nextClaimAt, slotFreed } from './claim-timing.js';
 
 /** What the loop claims for: the owner of the capacity and of the jobs. */
 export interface ClaimHost extends ClaimRoom {
@@ -66,9 +67,7 @@ export class ClaimLoop {
   /** All partitions, taking turns: the loop without priorities. */
   #all: QueueGroup = newGroup(0, 0, 1);
   #offsetMs = 0;
-  #timer: NodeJS.Timeout | undefined;
-  /** Local time the armed timer fires at. */
-  #timerAt = 0;
+  readonly #timer: ClaimTimer;
   #stopped = false;
   /** Claims in flight (stop() waits for them). */
   readonly #claims = new Set<Promise<void>>();
@@ -78,6 +77,7 @@ export class ClaimLoop {
     this.#host = host;
     this.#options = options;
     this.#capacity = new ClaimCapacity(host, options.capacity, options.batchSize, options.priority);
+    this.#timer = new ClaimTimer(options.clock, () => this.pump());
   }
 
   /**
@@ -129,7 +129,7 @@ export class ClaimLoop {
    */
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#timer.clear();
     const unlisteners = await Promise.allSettled(this.#unlisteners);
     await Promise.all(unlisteners.map(result => (result.status === 'fulfilled' ? result.value() : undefined)));
     await Promise.allSettled(this.#claims);
@@ -149,44 +149,12 @@ export class ClaimLoop {
 
   /** A slot of a full concurrency limit freed (or tokens came back): the partitions it refused try again. */
   #onSlotFreed(limiter: QueueLimiter): void {
-    limiter.slotFreed();
-    for (const source of this.sources) {
-      if (source.limiter !== limiter || !source.limitBlocked) continue;
-      source.limitBlocked = false;
-      source.nextAt = Math.min(source.nextAt, source.heardAt, 0);
-    }
+    slotFreed(this.sources, limiter);
     this.pump();
   }
 
-  /**
-   * Whether the queue's limits hold a claim of the source back now: a limited queue claims one call
-   * at a time and only for free handler slots (the finished job or the claim's reply pumps again),
-   * and none of its partitions before the limiter has a token (the timer wakes for it, see #armTimer).
-   */
-  #limitHolds(source: ClaimSource, now = this.serverNow()): boolean {
-    return this.#limitAwaitsEvent(source) || (source.limiter.active && source.unanswered.length === 0 && now < source.limiter.blockedUntil);
-  }
-
-  /**
-   * Whether a limited queue's claim waits for an event, not a time: its claim's reply or a finished
-   * handler (both pump again). A resend waits for neither free handlers nor a token: it brings back
-   * jobs already taken, under the tokens its first send held.
-   */
-  #limitAwaitsEvent(source: ClaimSource): boolean {
-    const { limiter } = source;
-    return limiter.active && (limiter.busy || (source.unanswered.length === 0 && this.#host.idle() <= 0));
-  }
-
-  /** When the source may claim next: its due time, or later while the queue's limiter has no token (a resend: its due time). */
-  #claimableAt(source: ClaimSource): number {
-    const { limiter } = source;
-    return limiter.active && source.unanswered.length === 0 ? Math.max(source.nextAt, limiter.blockedUntil) : source.nextAt;
-  }
-
   #onWake(source: ClaimSource, dueAt: number): void {
-    const at = Number.isNaN(dueAt) ? 0 : dueAt;
-    source.nextAt = Math.min(source.nextAt, at);
-    source.heardAt = Math.min(source.heardAt, at);
+    heardWake(source, dueAt);
     this.pump();
   }
 
@@ -225,7 +193,7 @@ export class ClaimLoop {
         const source = this.sources[start + ((group.cursor + k) % count)] as ClaimSource;
         const free = this.#capacity.freeJobs();
         if (!this.#capacity.claimable(free)) break;
-        if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1) || this.#limitHolds(source, now)) continue;
+        if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1) || limitHolds(source, now, this.#host)) continue;
         this.#send(source, Math.min(free, perClaim));
         sent = true;
       }
@@ -283,7 +251,7 @@ export class ClaimLoop {
   #isDue(group: QueueGroup, now: number): boolean {
     for (let i = group.start; i < group.end; i++) {
       const source = this.sources[i] as ClaimSource;
-      if (source.nextAt <= now && source.waitedOut === 0 && !this.#limitHolds(source, now)) return true;
+      if (source.nextAt <= now && source.waitedOut === 0 && !limitHolds(source, now, this.#host)) return true;
     }
     return false;
   }
@@ -294,7 +262,7 @@ export class ClaimLoop {
   }
 
   #canClaim(source: ClaimSource, now: number): boolean {
-    return canClaim(source, now) && !this.#limitHolds(source, now);
+    return canClaim(source, now) && !limitHolds(source, now, this.#host);
   }
 
   /** The group's next partition (in turn) that a claim may be sent to now. */
@@ -413,37 +381,13 @@ export class ClaimLoop {
     this.pump();
   }
 
-  #anyInFlight(): boolean {
-    for (const source of this.sources) if (source.inFlight > 0) return true;
-    return false;
-  }
-
   #armTimer(): void {
     if (this.#stopped) return;
     const now = this.serverNow();
     let next = now + this.#options.safetyIntervalMs;
-    // A partition with a claim in flight is looked at again when the reply arrives. Without room
-    // worth a claim, the next finished job looks again: a timer for a partition already due would
-    // fire every millisecond and find nothing to do until then.
-    // Under priorities, a due partition may be held back for another queue's claim in flight
-    // (weights, strictPriority): that claim's reply looks again, a timer would spin until then.
-    if (this.#capacity.claimable(this.#capacity.freeJobs())) {
-      const heldBackUntil = this.#options.priority !== undefined && this.#anyInFlight() ? now : Number.NEGATIVE_INFINITY;
-      for (const source of this.sources) {
-        if (source.inFlight > 0 || this.#limitAwaitsEvent(source)) continue;
-        const at = this.#claimableAt(source);
-        if (at > heldBackUntil) next = Math.min(next, at);
-      }
-    }
-    const delayMs = Math.max(0, Math.ceil(next - now));
-    const fireAt = this.#options.clock() + delayMs;
-    // Called after every job: keep the armed timer when it fires at the same moment anyway.
-    if (this.#timer && Math.abs(this.#timerAt - fireAt) <= 1) return;
-    clearTimeout(this.#timer);
-    this.#timerAt = fireAt;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.pump();
-    }, delayMs);
+    // Without room worth a claim, the next finished job looks again: a timer for a partition already
+    // due would fire every millisecond and find nothing to do until then.
+    if (this.#capacity.claimable(this.#capacity.freeJobs())) next = nextClaimAt(this.sources, now, next, this.#options.priority !== undefined, this.#host);
+    this.#timer.arm(Math.max(0, Math.ceil(next - now)));
   }
 }
