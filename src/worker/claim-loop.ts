@@ -2,72 +2,16 @@ import { ConflictError, IncompatibleStorageError } from '../core/errors.js';
 import { newClaimId } from '../core/ids.js';
 import { canClaim, newGroup, splitRound, type QueueGroup, type QueuePriority } from './priority.js';
 import { QueueLimiter, type PendingClaim } from '../flow/limiter.js';
-import type { Grant } from '../store/limiter-storage.js';
-import type { PartitionStorage } from '../store/partition-storage.js';
 import type { StorageConnection } from '../store/queue-storage.js';
 import type { Unlisten } from '../store/wake-channel.js';
 import { tendInBackground } from '../schedules/schedules.js';
 import type { StoredJob } from '../store/stored.js';
-import { MAX_CLAIM } from './worker-options.js';
-
-/** One partition this loop claims from, and the state of its claims. */
-export interface ClaimSource {
-  readonly queue: string;
-  readonly store: PartitionStorage;
-  /** The queue's partition count (a schedule's tick ids are placed by it). */
-  readonly count: number;
-  /** When to claim from this partition next, server ms. */
-  nextAt: number;
-  /** The earliest wake-up heard since the last claim was sent: its reply cannot know of it. */
-  heardAt: number;
-  /** Claims of this partition in flight. */
-  inFlight: number;
-  /** Claims of this partition in flight for longer than CLAIM_PATIENCE_MS (its node slow or away). */
-  waitedOut: number;
-  /** Whether the last claim came back with all it asked for (more is likely due). */
-  lastFull: boolean;
-  /** Whether the last claim found nothing due (a limited queue then looks before it takes tokens). */
-  lastEmpty: boolean;
-  /** The last claim whose reply arrived: its resend memo can go. */
-  answeredClaimId: string | undefined;
-  /**
-   * The claims whose reply never came (timed out, connection lost), oldest first, each with when
-   * it was first sent and the limiter's tokens it held: the next claims of the partition resend
-   * them one by one, so that jobs they may have taken come back now, not after their lease (which
-   * began after that first send). Two may be lost at once (a partition whose claims came back full
-   * has two in flight).
-   */
-  readonly unanswered: UnansweredClaim[];
-  errorDelayMs: number;
-  /** Whether idle claims should ask about the partition's schedules: until a claim says it has none. */
-  askSchedules: boolean;
-  /** The queue's limits, shared by its partitions (a claim of a limited queue goes through it). */
-  readonly limiter: QueueLimiter;
-  /** The limiter refused this partition's last claim: a freed slot (its wake-up) makes it due again. */
-  limitBlocked: boolean;
-  /**
-   * The queue's retention of completed jobs as the last claim that read it said: its maxResultBytes
-   * while it keeps them (acks carry results), 0 while it keeps none (acks as ever).
-   */
-  maxResultBytes: number;
-}
-
-/** A claim whose reply never came (see ClaimSource.unanswered). */
-export interface UnansweredClaim {
-  readonly claimId: string;
-  /** Local ms: its jobs' leases began after it. */
-  readonly firstSentAt: number;
-  /** The limiter's tokens it held (a resend reuses them), if its acquire had answered. */
-  readonly grant: Grant | undefined;
-  readonly wanted: number;
-}
+import { ClaimCapacity, MAX_RESERVING_CLAIMS, type ClaimRoom } from './claim-capacity.js';
+import { newSource, takeResend, type ClaimSource } from './claim-source.js';
+import { ClaimTimer, heardWake, limitHolds, nextClaimAt, slotFreed } from './claim-timing.js';
 
 /** What the loop claims for: the owner of the capacity and of the jobs. */
-export interface ClaimHost {
-  /** Jobs the host can take now (its capacity minus the jobs it holds). */
-  room(): number;
-  /** Whether a handler slot is free with no claimed job waiting for it: a claim is needed now. */
-  hungry(): boolean;
+export interface ClaimHost extends ClaimRoom {
   /**
    * Jobs the free handler slots can start now, beyond the claimed ones waiting. A queue with limits
    * claims no more than that: a token is a start, so a limited queue has no prefetch.
@@ -95,18 +39,6 @@ export interface ClaimLoopOptions {
   readonly priority?: QueuePriority | undefined;
 }
 
-/** A claim in flight and the capacity it holds for the jobs it may bring. */
-interface ClaimSlot {
-  readonly limit: number;
-  /** Counted in `#reservedJobs`: until it answers or `CLAIM_PATIENCE_MS` have passed (never for a probe). */
-  reserving: boolean;
-}
-
-/**
- * Claims that hold capacity at once: two, so that Redis prepares the next batch while this process
- * runs the last (each asks for half the capacity; with the prefetch, that is a whole round of handlers).
- */
-const MAX_RESERVING_CLAIMS = 2;
 /**
  * How long a claim holds capacity while it has not answered. A claim stuck on a slow or dead node
  * (until the call timeout, or until a Cluster failover ends) then stops holding back the other
@@ -116,8 +48,6 @@ const CLAIM_PATIENCE_MS = 500;
 const REAP_LIMIT = 100;
 /** Workers create the queues they serve (their partition count is stored then). */
 const CREATE = { create: true } as const;
-/** The size of a fresh loop's first claims (at least one batch), before they grow (see #claimSize). */
-const FIRST_CLAIM = 100;
 
 /**
  * The claiming half of a Worker: learns the queues' partitions, listens for their wake-ups, sends
@@ -130,32 +60,14 @@ export class ClaimLoop {
   readonly #connection: StorageConnection;
   readonly #host: ClaimHost;
   readonly #options: ClaimLoopOptions;
-  readonly #perClaim: number;
-  /**
-   * Jobs a claim asks for now: starts at about one round of handler calls and doubles with each full
-   * claim up to `#perClaim`. A cold process answers a small first claim much sooner (decoding and
-   * starting a thousand jobs in unoptimized code takes tens of ms, and Redis runs the second claim
-   * before the first jobs' acks), so the first handlers start and finish early.
-   */
-  #claimSize: number;
+  readonly #capacity: ClaimCapacity;
   readonly #unlisteners: Promise<Unlisten>[] = [];
   /** Each queue's partitions and share, in the order of the worker's queue list (under priorities only). */
   readonly #groups: QueueGroup[] = [];
   /** All partitions, taking turns: the loop without priorities. */
   #all: QueueGroup = newGroup(0, 0, 1);
-  /**
-   * Claims that may hold capacity at once. Under weights a round is one claim per queue, so each
-   * queue gets two: Redis prepares the next round while this process runs the last.
-   */
-  readonly #maxReserving: number;
   #offsetMs = 0;
-  /** Claims in flight that still hold capacity (see ClaimSlot). */
-  #reservingClaims = 0;
-  /** Jobs that in-flight claims may bring: counted as taken so that claims never exceed capacity. */
-  #reservedJobs = 0;
-  #timer: NodeJS.Timeout | undefined;
-  /** Local time the armed timer fires at. */
-  #timerAt = 0;
+  readonly #timer: ClaimTimer;
   #stopped = false;
   /** Claims in flight (stop() waits for them). */
   readonly #claims = new Set<Promise<void>>();
@@ -164,11 +76,8 @@ export class ClaimLoop {
     this.#connection = connection;
     this.#host = host;
     this.#options = options;
-    const { capacity, batchSize } = options;
-    this.#perClaim = Math.min(MAX_CLAIM, Math.max(batchSize, Math.ceil(capacity / MAX_RESERVING_CLAIMS)));
-    this.#claimSize = Math.min(this.#perClaim, Math.max(batchSize, FIRST_CLAIM));
-    const weights = options.priority !== undefined && 'weights' in options.priority ? options.priority.weights : undefined;
-    this.#maxReserving = MAX_RESERVING_CLAIMS * (weights?.length ?? 1);
+    this.#capacity = new ClaimCapacity(host, options.capacity, options.batchSize, options.priority);
+    this.#timer = new ClaimTimer(options.clock, () => this.pump());
   }
 
   /**
@@ -220,7 +129,7 @@ export class ClaimLoop {
    */
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.#timer.clear();
     const unlisteners = await Promise.allSettled(this.#unlisteners);
     await Promise.all(unlisteners.map(result => (result.status === 'fulfilled' ? result.value() : undefined)));
     await Promise.allSettled(this.#claims);
@@ -238,71 +147,19 @@ export class ClaimLoop {
     return this.#options.clock() + this.#offsetMs;
   }
 
-  /** Jobs the loop may claim now: the host's room, minus what in-flight claims may bring. */
-  #freeJobs(): number {
-    return this.#host.room() - this.#reservedJobs;
-  }
-
-  /**
-   * Whether `free` room is worth a claim now. A whole claim's worth always is. Less only when no
-   * claim is in flight and either the host holds at most one claim's worth (the prefetch is topped
-   * up) or a handler slot has nothing to run. Otherwise, while a claim travels or the prefetch still
-   * feeds the handlers, claiming each slot as it frees would shred the batches into claims of one
-   * job (a round trip each), where waiting for a whole claim's worth costs the handlers nothing.
-   */
-  #claimable(free: number): boolean {
-    if (free <= 0) return false;
-    const size = this.#claimSize;
-    if (free >= size) return true;
-    if (this.#reservingClaims > 0) return false;
-    return free >= this.#options.capacity - size || this.#host.hungry();
-  }
-
   /** A slot of a full concurrency limit freed (or tokens came back): the partitions it refused try again. */
   #onSlotFreed(limiter: QueueLimiter): void {
-    limiter.slotFreed();
-    for (const source of this.sources) {
-      if (source.limiter !== limiter || !source.limitBlocked) continue;
-      source.limitBlocked = false;
-      source.nextAt = Math.min(source.nextAt, source.heardAt, 0);
-    }
+    slotFreed(this.sources, limiter);
     this.pump();
-  }
-
-  /**
-   * Whether the queue's limits hold a claim of the source back now: a limited queue claims one call
-   * at a time and only for free handler slots (the finished job or the claim's reply pumps again),
-   * and none of its partitions before the limiter has a token (the timer wakes for it, see #armTimer).
-   */
-  #limitHolds(source: ClaimSource, now = this.serverNow()): boolean {
-    return this.#limitAwaitsEvent(source) || (source.limiter.active && source.unanswered.length === 0 && now < source.limiter.blockedUntil);
-  }
-
-  /**
-   * Whether a limited queue's claim waits for an event, not a time: its claim's reply or a finished
-   * handler (both pump again). A resend waits for neither free handlers nor a token: it brings back
-   * jobs already taken, under the tokens its first send held.
-   */
-  #limitAwaitsEvent(source: ClaimSource): boolean {
-    const { limiter } = source;
-    return limiter.active && (limiter.busy || (source.unanswered.length === 0 && this.#host.idle() <= 0));
-  }
-
-  /** When the source may claim next: its due time, or later while the queue's limiter has no token (a resend: its due time). */
-  #claimableAt(source: ClaimSource): number {
-    const { limiter } = source;
-    return limiter.active && source.unanswered.length === 0 ? Math.max(source.nextAt, limiter.blockedUntil) : source.nextAt;
   }
 
   #onWake(source: ClaimSource, dueAt: number): void {
-    const at = Number.isNaN(dueAt) ? 0 : dueAt;
-    source.nextAt = Math.min(source.nextAt, at);
-    source.heardAt = Math.min(source.heardAt, at);
+    heardWake(source, dueAt);
     this.pump();
   }
 
   /**
-   * Sends claims while there is room worth a claim (#claimable) and a partition is due, then sleeps
+   * Sends claims while there is room worth a claim (ClaimCapacity.claimable) and a partition is due, then sleeps
    * until the next due time. Up to two claims hold capacity at once, each for at most half of it, so that Redis prepares the
    * next batch while this process runs the last one. Each partition has one claim in flight, a second
    * only while its claims come back full (otherwise the second would most likely find nothing): a
@@ -327,16 +184,16 @@ export class ClaimLoop {
   #takeTurns(group: QueueGroup, now: number): void {
     const { start } = group;
     const count = group.end - start;
-    const perClaim = this.#claimSize;
+    const perClaim = this.#capacity.claimSize;
     let sent = true;
-    while (sent && this.#reservingClaims < MAX_RESERVING_CLAIMS) {
+    while (sent && this.#capacity.reservingClaims < MAX_RESERVING_CLAIMS) {
       sent = false;
       group.cursor = (group.cursor + 1) % count;
-      for (let k = 0; k < count && this.#reservingClaims < MAX_RESERVING_CLAIMS; k++) {
+      for (let k = 0; k < count && this.#capacity.reservingClaims < MAX_RESERVING_CLAIMS; k++) {
         const source = this.sources[start + ((group.cursor + k) % count)] as ClaimSource;
-        const free = this.#freeJobs();
-        if (!this.#claimable(free)) break;
-        if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1) || this.#limitHolds(source, now)) continue;
+        const free = this.#capacity.freeJobs();
+        if (!this.#capacity.claimable(free)) break;
+        if (source.nextAt > now || source.inFlight >= (source.lastFull ? 2 : 1) || limitHolds(source, now, this.#host)) continue;
         this.#send(source, Math.min(free, perClaim));
         sent = true;
       }
@@ -369,16 +226,16 @@ export class ClaimLoop {
   #shareByWeight(now: number): void {
     const unit = this.#options.batchSize;
     const groups = this.#groups;
-    while (this.#reservingClaims < this.#maxReserving) {
-      const free = this.#freeJobs();
-      if (!this.#claimable(free)) return;
+    while (this.#capacity.reservingClaims < this.#capacity.maxReserving) {
+      const free = this.#capacity.freeJobs();
+      if (!this.#capacity.claimable(free)) return;
       for (const group of groups) group.due = this.#isDue(group, now);
-      if (!splitRound(groups, Math.max(1, Math.floor(Math.min(free, this.#claimSize) / unit)))) return;
+      if (!splitRound(groups, Math.max(1, Math.floor(Math.min(free, this.#capacity.claimSize) / unit)))) return;
       for (const group of groups) if (group.share > 0 && !this.#hasClaimable(group, now)) return;
       for (const group of groups) {
         if (group.share === 0) continue;
         const source = this.#nextClaimable(group, now) as ClaimSource;
-        const limit = Math.min(this.#freeJobs(), group.share * unit);
+        const limit = Math.min(this.#capacity.freeJobs(), group.share * unit);
         if (limit <= 0) break;
         group.pass += limit / unit / group.weight;
         this.#send(source, limit, group);
@@ -394,7 +251,7 @@ export class ClaimLoop {
   #isDue(group: QueueGroup, now: number): boolean {
     for (let i = group.start; i < group.end; i++) {
       const source = this.sources[i] as ClaimSource;
-      if (source.nextAt <= now && source.waitedOut === 0 && !this.#limitHolds(source, now)) return true;
+      if (source.nextAt <= now && source.waitedOut === 0 && !limitHolds(source, now, this.#host)) return true;
     }
     return false;
   }
@@ -405,7 +262,7 @@ export class ClaimLoop {
   }
 
   #canClaim(source: ClaimSource, now: number): boolean {
-    return canClaim(source, now) && !this.#limitHolds(source, now);
+    return canClaim(source, now) && !limitHolds(source, now, this.#host);
   }
 
   /** The group's next partition (in turn) that a claim may be sent to now. */
@@ -426,9 +283,7 @@ export class ClaimLoop {
     // the order the two reach Redis in: jobs beyond the room there is now are handed back below.
     const { clock, leaseMs, maxAttempts } = this.#options;
     const sentAt = clock();
-    // One sent a lease ago or more took nothing that is still held (nor holds tokens still): let it go.
-    while (source.unanswered.length > 0 && sentAt - (source.unanswered[0] as UnansweredClaim).firstSentAt >= leaseMs) source.unanswered.shift();
-    const resent = source.unanswered.shift();
+    const resent = takeResend(source, sentAt, leaseMs);
     const claimId = resent?.claimId ?? newClaimId();
     // Leases are counted from the first send: the first run may have taken the jobs then.
     const leaseFrom = resent?.firstSentAt ?? sentAt;
@@ -441,14 +296,10 @@ export class ClaimLoop {
     // A partition whose last claim failed (its node away, or failing over) sends probes that hold no
     // capacity: they would hold back the healthy partitions each time. A probe that brings jobs there
     // is no room for hands them back.
-    const slot: ClaimSlot = { limit, reserving: source.errorDelayMs === 0 };
-    if (slot.reserving) {
-      this.#reservingClaims += 1;
-      this.#reservedJobs += limit;
-    }
+    const slot = this.#capacity.reserve(limit, source.errorDelayMs === 0);
     let waitedOut = false;
     const patience = setTimeout(() => {
-      this.#unreserve(slot);
+      this.#capacity.unreserve(slot);
       waitedOut = true;
       source.waitedOut += 1;
       this.pump();
@@ -484,7 +335,7 @@ export class ClaimLoop {
       source.inFlight -= 1;
       if (waitedOut) source.waitedOut -= 1;
     }
-    this.#unreserve(slot);
+    this.#capacity.unreserve(slot);
     if (!result) {
       // Only now, with this claim no longer in flight, can the timer be armed for the retry
       // (a partition with a claim in flight is left to that claim's reply).
@@ -499,8 +350,8 @@ export class ClaimLoop {
     if (result.maxResultBytes !== undefined) source.maxResultBytes = result.maxResultBytes;
     if (result.tend.length > 0) tendInBackground(source, result.tend, error => this.#host.reportError(error));
     source.lastFull = result.jobs.length === limit;
-    // Under weights a claim is a queue's share of a round of #claimSize.
-    if (source.lastFull && (limit === this.#claimSize || group)) this.#claimSize = Math.min(this.#perClaim, 2 * this.#claimSize);
+    // Under weights a claim is a queue's share of a round of ClaimCapacity.claimSize.
+    if (source.lastFull && (limit === this.#capacity.claimSize || group)) this.#capacity.grow();
     else if (group) group.pass -= (limit - result.jobs.length) / this.#options.batchSize / group.weight;
     // The server's clock, seen from here: its `now` was read about halfway through the round trip.
     this.#offsetMs = result.now - (sentAt + receivedAt) / 2;
@@ -517,7 +368,7 @@ export class ClaimLoop {
       await source.limiter.handBack(source.store, jobs).catch(error => this.#host.reportError(error));
       return;
     }
-    const room = this.#freeJobs();
+    const room = this.#capacity.freeJobs();
     if (jobs.length > room) {
       // A claim past its patience, a probe or a resend: the capacity went to other partitions
       // meanwhile, or the first run took more. Hand back what there is no room for.
@@ -530,48 +381,13 @@ export class ClaimLoop {
     this.pump();
   }
 
-  #unreserve(slot: ClaimSlot): void {
-    if (!slot.reserving) return;
-    slot.reserving = false;
-    this.#reservingClaims -= 1;
-    this.#reservedJobs -= slot.limit;
-  }
-
-  #anyInFlight(): boolean {
-    for (const source of this.sources) if (source.inFlight > 0) return true;
-    return false;
-  }
-
   #armTimer(): void {
     if (this.#stopped) return;
     const now = this.serverNow();
     let next = now + this.#options.safetyIntervalMs;
-    // A partition with a claim in flight is looked at again when the reply arrives. Without room
-    // worth a claim, the next finished job looks again: a timer for a partition already due would
-    // fire every millisecond and find nothing to do until then.
-    // Under priorities, a due partition may be held back for another queue's claim in flight
-    // (weights, strictPriority): that claim's reply looks again, a timer would spin until then.
-    if (this.#claimable(this.#freeJobs())) {
-      const heldBackUntil = this.#options.priority !== undefined && this.#anyInFlight() ? now : Number.NEGATIVE_INFINITY;
-      for (const source of this.sources) {
-        if (source.inFlight > 0 || this.#limitAwaitsEvent(source)) continue;
-        const at = this.#claimableAt(source);
-        if (at > heldBackUntil) next = Math.min(next, at);
-      }
-    }
-    const delayMs = Math.max(0, Math.ceil(next - now));
-    const fireAt = this.#options.clock() + delayMs;
-    // Called after every job: keep the armed timer when it fires at the same moment anyway.
-    if (this.#timer && Math.abs(this.#timerAt - fireAt) <= 1) return;
-    clearTimeout(this.#timer);
-    this.#timerAt = fireAt;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.pump();
-    }, delayMs);
+    // Without room worth a claim, the next finished job looks again: a timer for a partition already
+    // due would fire every millisecond and find nothing to do until then.
+    if (this.#capacity.claimable(this.#capacity.freeJobs())) next = nextClaimAt(this.sources, now, next, this.#options.priority !== undefined, this.#host);
+    this.#timer.arm(Math.max(0, Math.ceil(next - now)));
   }
-}
-
-function newSource(queue: string, store: PartitionStorage, count: number, limiter: QueueLimiter): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: [], errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false, lastEmpty: false, maxResultBytes: 0 };
 }

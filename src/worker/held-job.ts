@@ -1,4 +1,4 @@
-import type { ClaimSource } from './claim-loop.js';
+import type { ClaimSource } from './claim-source.js';
 import { ClaimedJob } from './claimed-job.js';
 import type { HeldLease } from './lease-renewer.js';
 import type { KeptSettlement, SettleOutcome } from './settler.js';

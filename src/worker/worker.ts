@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { retryDelayAfter } from '../core/backoff.js';
-import { ClaimLoop, type ClaimHost, type ClaimSource } from './claim-loop.js';
+import { ClaimLoop, type ClaimHost } from './claim-loop.js';
+import type { ClaimSource } from './claim-source.js';
 import { acquireConnection } from '../connection/connection.js';
 import { LeaseLostError, UnrecoverableError } from '../core/errors.js';
 import { byStore, HeldJob, type AckListener } from './held-job.js';
