@@ -13,6 +13,13 @@ export const MAX_ATTEMPTS = 1_000_000;
 /** The largest page of a listing: the most `limit` of `queue.list` (and `listDead`) may ask for. */
 export const MAX_LIST_LIMIT = 1_000;
 
+/**
+ * The longest failure text kept as a job's `lastError`, in characters: `consumer.fail` cuts a
+ * longer `error` to it, a Worker cuts a longer error's stack to it (marking the cut with `...`),
+ * and the HTTP API's fail refuses a longer `error` (400 VALIDATION).
+ */
+export const MAX_ERROR_LENGTH = 4_096;
+
 const MAX_QUEUE_NAME_LENGTH = 100;
 
 /**

@@ -3,7 +3,7 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { DEFAULT_MAX_PAYLOAD_BYTES, DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_LIST_LIMIT, QUEUE_NAME_RULE, type QueueCounters, type QueueStats } from '../index.js';
+import { CLAIM_TOKEN_PATTERN, DEFAULT_MAX_PAYLOAD_BYTES, DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_CLAIM, MAX_CLAIM_WAIT_MS, MAX_DELAY_MS, MAX_ERROR_LENGTH, MAX_LEASE_MS, MAX_LIST_LIMIT, MIN_LEASE_MS, QUEUE_NAME_RULE, type QueueCounters, type QueueStats } from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
@@ -32,7 +32,7 @@ export const jobId: JsonSchema = {
 
 export const dashboardFile: JsonSchema = { type: 'string', maxLength: 200, description: 'A file of the dashboard folder (anything else is 404).' };
 
-const token: JsonSchema = { type: 'string', pattern: '^[0-9]{1,20}$', description: 'The fencing token of the claim.' };
+const token: JsonSchema = { type: 'string', pattern: CLAIM_TOKEN_PATTERN, description: 'The fencing token of the claim.' };
 
 const delay: JsonSchema = {
   type: ['integer', 'string'],
@@ -123,9 +123,9 @@ export const claimBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    max: integer(1, 1_000, 'Jobs to claim at most. Default 1.'),
-    leaseMs: integer(200, 86_400_000, 'How long the claim holds the jobs. Default 30000.'),
-    waitMs: integer(0, 60_000, 'Long poll: wait up to this long for a job to fall due. Default 0.'),
+    max: integer(1, MAX_CLAIM, 'Jobs to claim at most. Default 1.'),
+    leaseMs: integer(MIN_LEASE_MS, MAX_LEASE_MS, 'How long the claim holds the jobs. Default 30000.'),
+    waitMs: integer(0, MAX_CLAIM_WAIT_MS, 'Long poll: wait up to this long for a job to fall due. Default 0.'),
   },
 };
 
@@ -145,7 +145,7 @@ export const failBody: JsonSchema = {
   additionalProperties: false,
   properties: {
     token,
-    error: { type: 'string', maxLength: 4_096, description: 'Why it failed; kept as the job\'s lastError.' },
+    error: { type: 'string', maxLength: MAX_ERROR_LENGTH, description: 'Why it failed; kept as the job\'s lastError.' },
     retryDelayMs: integer(0, MAX_DELAY_MS, 'Retry after this long instead of the backoff.'),
     dead: { type: 'boolean', description: 'Dead-letter now, skipping the remaining attempts.' },
   },
@@ -155,7 +155,7 @@ export const extendBody: JsonSchema = {
   type: 'object',
   required: ['token'],
   additionalProperties: false,
-  properties: { token, leaseMs: integer(200, 86_400_000, 'The new lease, from now. Default 30000.') },
+  properties: { token, leaseMs: integer(MIN_LEASE_MS, MAX_LEASE_MS, 'The new lease, from now. Default 30000.') },
 };
 
 export const retryDeadBody: JsonSchema = {
