@@ -40,7 +40,8 @@ export {
   assertInteger,
 } from './core/validate.js';
 export { defaultLogger } from './core/logger.js';
-export { JOB_STATES, DURATION_UNITS } from './core/types.js';
+export { JOB_STATES, DURATION_UNITS, SCHEDULE_OVERLAPS, SCHEDULE_CATCH_UPS, SCHEDULE_RUN_STATES } from './core/types.js';
+export { MIN_EVERY_MS, MAX_SCHEDULE_KEY_LENGTH } from './schedules/spec.js';
 export type {
   AddOptions,
   AddSettings,
@@ -65,6 +66,9 @@ export type {
   ScheduleSpec,
   ScheduleInfo,
   ScheduleRules,
+  ScheduleOverlap,
+  ScheduleCatchUp,
+  ScheduleRunState,
   UnscheduleResult,
   QueueLimits,
   LimitsInput,

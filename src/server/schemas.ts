@@ -3,7 +3,7 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { CLAIM_TOKEN_PATTERN, DEFAULT_MAX_PAYLOAD_BYTES, DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_CLAIM, MAX_CLAIM_WAIT_MS, MAX_DELAY_MS, MAX_ERROR_LENGTH, MAX_LEASE_MS, MAX_LIST_LIMIT, MIN_LEASE_MS, QUEUE_NAME_RULE, type QueueCounters, type QueueStats } from '../index.js';
+import { CLAIM_TOKEN_PATTERN, DEFAULT_MAX_PAYLOAD_BYTES, DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_CLAIM, MAX_CLAIM_WAIT_MS, MAX_DELAY_MS, MAX_ERROR_LENGTH, MAX_LEASE_MS, MAX_LIST_LIMIT, MAX_SCHEDULE_KEY_LENGTH, MIN_EVERY_MS, MIN_LEASE_MS, QUEUE_NAME_RULE, SCHEDULE_CATCH_UPS, SCHEDULE_OVERLAPS, SCHEDULE_RUN_STATES, type QueueCounters, type QueueStats } from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
@@ -180,27 +180,24 @@ export const pauseBody: JsonSchema = {
 
 export const scheduleKey: JsonSchema = {
   type: 'string',
-  description: "Schedule key: 1-180 characters without control characters, URL-encoded in paths (`refund-poll:42` -> `refund-poll%3A42`, `a/b` -> `a%2Fb`). Its ticks' job ids are `<key>@<tick epoch ms>`.",
+  description: `Schedule key: 1-${MAX_SCHEDULE_KEY_LENGTH} characters without control characters, URL-encoded in paths (\`refund-poll:42\` -> \`refund-poll%3A42\`, \`a/b\` -> \`a%2Fb\`). Its ticks' job ids are \`<key>@<tick epoch ms>\`.`,
 };
 
 const scheduleInstant = (description: string): JsonSchema => ({ ...at, description: `${description}: epoch ms, or an RFC 3339 date-time with a time zone.` });
-
-const OVERLAP = ['allow', 'skip'];
-const CATCH_UP = ['none', 'latest', 'all'];
 
 export const scheduleBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
     cron: { type: 'string', maxLength: 1_000, description: "A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first), read in `tz`: '0 9 * * *'." },
-    every: { type: ['integer', 'string'], maxLength: 64, description: `An interval: ms, or a duration such as '5m', '1h30m' ${UNITS}; at least 1 s. Pure elapsed time (DST does not move it).` },
+    every: { type: ['integer', 'string'], maxLength: 64, description: `An interval: ms, or a duration such as '5m', '1h30m' ${UNITS}; at least ${MIN_EVERY_MS / 1_000} s. Pure elapsed time (DST does not move it).` },
     tz: { type: 'string', maxLength: 100, description: "The IANA time zone `cron` is read in ('Europe/Berlin'). Default 'UTC', never the server's zone." },
     payload: { description: `Every tick's job payload; any JSON value, at most ${PAYLOAD_LIMIT} of JSON. Default null. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.` },
     startAt: scheduleInstant('No tick before this instant (a tick exactly at it counts); anchors an `every` grid'),
     endAt: scheduleInstant('No tick at or after this instant'),
     limit: { type: 'integer', description: 'The number of runs (ticks created) after which the schedule ends.' },
-    overlap: { enum: OVERLAP, description: "'skip': a tick whose previous run is still active is skipped (and counted). Default 'allow'." },
-    catchUp: { enum: CATCH_UP, description: "Ticks missed while no process ran: 'none' goes on at the next tick, 'latest' runs the most recent missed one at once, 'all' runs each (the most recent 100), oldest first. Default 'latest'." },
+    overlap: { enum: SCHEDULE_OVERLAPS, description: "'skip': a tick whose previous run is still active is skipped (and counted). Default 'allow'." },
+    catchUp: { enum: SCHEDULE_CATCH_UPS, description: "Ticks missed while no process ran: 'none' goes on at the next tick, 'latest' runs the most recent missed one at once, 'all' runs each (the most recent 100), oldest first. Default 'latest'." },
     maxAttempts: jobFields.maxAttempts,
     backoff,
   },
@@ -377,8 +374,8 @@ export const components: Record<string, JsonSchema> = {
       startAt: epochMs,
       endAt: epochMs,
       limit: { type: 'integer' },
-      overlap: { enum: OVERLAP },
-      catchUp: { enum: CATCH_UP },
+      overlap: { enum: SCHEDULE_OVERLAPS },
+      catchUp: { enum: SCHEDULE_CATCH_UPS },
       maxAttempts: { type: 'integer' },
       backoff,
       lastRun: {
@@ -387,7 +384,7 @@ export const components: Record<string, JsonSchema> = {
         properties: {
           id: jobId,
           tickAt: epochMs,
-          state: { enum: ['active', 'waiting', 'dead', 'done'], description: "'waiting': failed, to be retried; 'done': completed, or gone (a completed job is remembered 60 to 90 s)." },
+          state: { enum: SCHEDULE_RUN_STATES, description: "'waiting': failed, to be retried; 'done': completed, or gone (a completed job is remembered 60 to 90 s)." },
         },
         description: 'The job of the last tick that started, and where it is now; null before the first start.',
       },
