@@ -77,6 +77,22 @@ export type DueOptions = { delay?: Duration; at?: never } | { at?: Date | number
 /** Options of `queue.add`: a due time ({@link DueOptions}, default now) and the job's own settings. */
 export type AddOptions = DueOptions & AddSettings;
 
+/**
+ * The values of `ifExists` (of `queue.add` and `queue.addBulk`): the one list of them, which the
+ * library's check and the HTTP API's schemas read; {@link IfExists} is derived from it.
+ */
+export const IF_EXISTS_VALUES = ['keep', 'replace'] as const;
+/** What adding an id that exists does: one of {@link IF_EXISTS_VALUES}. */
+export type IfExists = (typeof IF_EXISTS_VALUES)[number];
+
+/**
+ * The values of `onExpire` (of a job): the one list of them, which the library's check and the
+ * HTTP API's schemas read; {@link OnExpire} is derived from it.
+ */
+export const ON_EXPIRE_VALUES = ['dead', 'drop'] as const;
+/** What an expired job becomes: one of {@link ON_EXPIRE_VALUES}. */
+export type OnExpire = (typeof ON_EXPIRE_VALUES)[number];
+
 /** Options of `queue.add` besides its due time. */
 export interface AddSettings {
   /**
@@ -90,7 +106,7 @@ export interface AddSettings {
    * (a debounce), and throws {@link ConflictError} if it is running.
    * @default 'keep'
    */
-  ifExists?: 'keep' | 'replace';
+  ifExists?: IfExists;
   /** Attempts before the job is dead-lettered. Default: the worker's `maxAttempts`. */
   maxAttempts?: number;
   /** Backoff between attempts. Default: the worker's `backoff`. */
@@ -105,7 +121,7 @@ export interface AddSettings {
    * deletes it. Both count in `counters().expired`.
    * @default 'dead'
    */
-  onExpire?: 'dead' | 'drop';
+  onExpire?: OnExpire;
   /**
    * The trace context the job is added in, as a W3C `traceparent`, in place of the active
    * OpenTelemetry context: the parent of the `send` span (when a tracer provider is registered;

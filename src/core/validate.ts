@@ -2,7 +2,7 @@ import { parseDuration } from './duration.js';
 import { PayloadTooLargeError, ValidationError } from './errors.js';
 import { findBigInt, findNonFiniteNumber, findUnsafeIntegerLiteral, UNSAFE_INTEGER } from './json-numbers.js';
 import { normalizeTraceparent } from './traceparent.js';
-import { JOB_STATES, type BackoffOption, type JobState } from './types.js';
+import { IF_EXISTS_VALUES, JOB_STATES, ON_EXPIRE_VALUES, type BackoffOption, type IfExists, type JobState, type OnExpire } from './types.js';
 
 /** The longest delay accepted: ten years. Anything larger is almost surely a unit mistake. */
 export const MAX_DELAY_MS = 10 * 365 * 86_400_000;
@@ -158,9 +158,14 @@ export function toExpireAfterMs(value: unknown, name = 'expireAfter'): number {
   return ms;
 }
 
-/** What an expired job becomes (`onExpire`): dead-lettered or dropped. */
-export function assertOnExpire(value: unknown, name = 'onExpire'): asserts value is 'dead' | 'drop' {
-  if (value !== 'dead' && value !== 'drop') throw new ValidationError(`Expected \`${name}\` to be 'dead' or 'drop', got ${describe(value)}`);
+/** What an expired job becomes (`onExpire`): dead-lettered or dropped, one of {@link ON_EXPIRE_VALUES}. */
+export function assertOnExpire(value: unknown, name = 'onExpire'): asserts value is OnExpire {
+  if (!(ON_EXPIRE_VALUES as readonly unknown[]).includes(value)) throw new ValidationError(`Expected \`${name}\` to be ${choices(ON_EXPIRE_VALUES)}, got ${describe(value)}`);
+}
+
+/** What adding an existing id does (`ifExists` of `queue.add` and `addBulk`): one of {@link IF_EXISTS_VALUES}. */
+export function assertIfExists(value: unknown): asserts value is IfExists {
+  if (!(IF_EXISTS_VALUES as readonly unknown[]).includes(value)) throw new ValidationError(`Expected \`ifExists\` to be ${choices(IF_EXISTS_VALUES)}, got ${String(value)}`);
 }
 
 /**

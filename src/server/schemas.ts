@@ -3,7 +3,7 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { CLAIM_TOKEN_PATTERN, DEFAULT_MAX_PAYLOAD_BYTES, DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_CLAIM, MAX_CLAIM_WAIT_MS, MAX_DELAY_MS, MAX_ERROR_LENGTH, MAX_LEASE_MS, MAX_LIST_LIMIT, MAX_SCHEDULE_KEY_LENGTH, MIN_EVERY_MS, MIN_LEASE_MS, QUEUE_NAME_RULE, SCHEDULE_CATCH_UPS, SCHEDULE_OVERLAPS, SCHEDULE_RUN_STATES, type QueueCounters, type QueueStats } from '../index.js';
+import { CLAIM_TOKEN_PATTERN, DEFAULT_MAX_PAYLOAD_BYTES, DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_CLAIM, MAX_CLAIM_WAIT_MS, MAX_DELAY_MS, MAX_ERROR_LENGTH, MAX_LEASE_MS, MAX_LIST_LIMIT, MAX_SCHEDULE_KEY_LENGTH, MIN_EVERY_MS, IF_EXISTS_VALUES, ON_EXPIRE_VALUES, MIN_LEASE_MS, QUEUE_NAME_RULE, SCHEDULE_CATCH_UPS, SCHEDULE_OVERLAPS, SCHEDULE_RUN_STATES, type QueueCounters, type QueueStats } from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
@@ -85,11 +85,11 @@ const jobFields = {
   maxAttempts: integer(1, MAX_ATTEMPTS, "Deliveries before the job is dead-lettered; default: the consumer's."),
   backoff,
   expireAfter: duration("A deadline: a job not started by its due time plus this is not run (see `onExpire`). Default: the queue's `expireAfter` limit, if set"),
-  onExpire: { enum: ['dead', 'drop'], description: "An expired job: 'dead' dead-letters it with reason 'expired', 'drop' deletes it; both count in `expired`. Default 'dead'." },
+  onExpire: { enum: ON_EXPIRE_VALUES, description: "An expired job: 'dead' dead-letters it with reason 'expired', 'drop' deletes it; both count in `expired`. Default 'dead'." },
 };
 
 const ifExists: JsonSchema = {
-  enum: ['keep', 'replace'],
+  enum: IF_EXISTS_VALUES,
   description: "Adding an id that exists: 'keep' changes nothing (idempotent producers), 'replace' overwrites a waiting or dead job. Default 'keep'.",
 };
 
