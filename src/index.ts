@@ -4,8 +4,10 @@
  */
 export { Queue, type QueueOptions, type JobPage, type ListOptions } from './client/queue.js';
 export { listQueues } from './client/list-queues.js';
-export { PullConsumer, type PullConsumerOptions, type PulledJob } from './worker/pull-consumer.js';
+export { PullConsumer, MAX_CLAIM_WAIT_MS, CLAIM_TOKEN_PATTERN, type PullConsumerOptions, type PulledJob } from './worker/pull-consumer.js';
 export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker/worker.js';
+export { MAX_CLAIM } from './worker/worker-options.js';
+export { MIN_LEASE_MS, MAX_LEASE_MS } from './core/role-options.js';
 export type { TracingParent } from './telemetry/consumer.js';
 export { deliveryTraceparent, requestTraceparent } from './telemetry/telemetry.js';
 export { resolveRate } from './flow/limits.js';
@@ -31,16 +33,20 @@ export {
   DEFAULT_MAX_PAYLOAD_BYTES,
   MAX_ATTEMPTS,
   MAX_LIST_LIMIT,
+  MAX_ERROR_LENGTH,
   QUEUE_NAME_RULE,
   JOB_ID_RULE,
   isQueueName,
   assertInteger,
 } from './core/validate.js';
 export { defaultLogger } from './core/logger.js';
-export { JOB_STATES, DURATION_UNITS } from './core/types.js';
+export { JOB_STATES, DURATION_UNITS, SCHEDULE_OVERLAPS, SCHEDULE_CATCH_UPS, SCHEDULE_RUN_STATES, IF_EXISTS_VALUES, ON_EXPIRE_VALUES } from './core/types.js';
+export { MIN_EVERY_MS, MAX_SCHEDULE_KEY_LENGTH } from './schedules/spec.js';
 export type {
   AddOptions,
   AddSettings,
+  IfExists,
+  OnExpire,
   DueOptions,
   Duration,
   DurationText,
@@ -62,6 +68,9 @@ export type {
   ScheduleSpec,
   ScheduleInfo,
   ScheduleRules,
+  ScheduleOverlap,
+  ScheduleCatchUp,
+  ScheduleRunState,
   UnscheduleResult,
   QueueLimits,
   LimitsInput,

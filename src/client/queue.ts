@@ -15,6 +15,7 @@ import type { QueueStorage, StorageConnection } from '../store/queue-storage.js'
 import type {
   AddOptions,
   BulkJob,
+  IfExists,
   CancelResult,
   JobInfo,
   JobState,
@@ -31,7 +32,7 @@ import type {
   When,
 } from '../core/types.js';
 import { endSend, startSend } from '../telemetry/telemetry.js';
-import { MAX_LIST_LIMIT, assertInteger, assertJobId, assertJobState, assertOptions, toDue } from '../core/validate.js';
+import { MAX_LIST_LIMIT, assertIfExists, assertInteger, assertJobId, assertJobState, assertOptions, toDue } from '../core/validate.js';
 
 export type { QueueOptions } from './queue-options.js';
 export type { JobPage, ListOptions } from './list-page.js';
@@ -92,7 +93,7 @@ export class Queue<T = unknown> {
    *
    * @returns the ids, in the order of `jobs`.
    */
-  async addBulk(jobs: readonly BulkJob<T>[], ifExists: 'keep' | 'replace' = 'keep'): Promise<string[]> {
+  async addBulk(jobs: readonly BulkJob<T>[], ifExists: IfExists = 'keep'): Promise<string[]> {
     this.#assertOpen();
     return this.#add(encodeBulk(jobs, this.#maxPayloadBytes), ifExists, true);
   }
@@ -102,7 +103,7 @@ export class Queue<T = unknown> {
    * `traceparent`: telemetry.ts), each job storing its span's context.
    */
   async #add(encoded: EncodedJob[], ifExists: unknown, bulk: boolean): Promise<string[]> {
-    if (ifExists !== 'keep' && ifExists !== 'replace') throw new ValidationError(`Expected \`ifExists\` to be 'keep' or 'replace', got ${String(ifExists)}`);
+    assertIfExists(ifExists);
     const spans = startSend(this.name, encoded, bulk);
     try {
       const ids = await this.#write(encoded, ifExists);
@@ -115,7 +116,7 @@ export class Queue<T = unknown> {
   }
 
   /** Writes validated jobs (write-jobs.ts), once the partitions are known and the queue recorded. */
-  async #write(encoded: readonly EncodedJob[], ifExists: 'keep' | 'replace'): Promise<string[]> {
+  async #write(encoded: readonly EncodedJob[], ifExists: IfExists): Promise<string[]> {
     const [stores] = await Promise.all([this.#storage.partitions(CREATE), this.#register()]);
     return writeJobs(stores, encoded, ifExists, this.#waitForReplicas);
   }

@@ -5,6 +5,7 @@
 import { ConflictError, NotReplicatedError } from '../core/errors.js';
 import { partitionOf } from '../store/placement.js';
 import type { EncodedJob, PartitionStorage } from '../store/partition-storage.js';
+import type { IfExists } from '../core/types.js';
 
 /** Jobs per `add` call in `addBulk`: large enough to amortize the round trip, small enough not to block Redis. */
 const BULK_CHUNK = 500;
@@ -19,7 +20,7 @@ const BULK_IN_FLIGHT = 4;
 export async function writeJobs(
   stores: readonly PartitionStorage[],
   encoded: readonly EncodedJob[],
-  ifExists: 'keep' | 'replace',
+  ifExists: IfExists,
   waitForReplicas: { replicas: number; timeoutMs: number } | undefined,
 ): Promise<string[]> {
   const byPartition = stores.map(() => [] as EncodedJob[]);

@@ -45,6 +45,20 @@ export function assertPartitions(value: unknown, name = 'partitions'): asserts v
   assertInteger(name, value, 1, MAX_PARTITIONS);
 }
 
+/**
+ * The range of a lease's length in ms, from {@link MIN_LEASE_MS} to {@link MAX_LEASE_MS}: the one
+ * rule for `leaseMs` of a Worker and of `consumer.claim` and `consumer.extend` (the HTTP API's
+ * claim and extend read it too).
+ */
+export const MIN_LEASE_MS = 200;
+/** The longest lease a claim may take or an extend may set: a day. See {@link MIN_LEASE_MS}. */
+export const MAX_LEASE_MS = 86_400_000;
+
+/** Throws {@link ValidationError} unless `value` is a lease length from {@link MIN_LEASE_MS} to {@link MAX_LEASE_MS}. */
+export function assertLeaseMs(value: unknown, name = 'leaseMs'): asserts value is number {
+  assertInteger(name, value, MIN_LEASE_MS, MAX_LEASE_MS);
+}
+
 /** Default attempts of a job that does not set its own `maxAttempts`. */
 export const DEFAULT_MAX_ATTEMPTS = 3;
 

@@ -77,6 +77,22 @@ export type DueOptions = { delay?: Duration; at?: never } | { at?: Date | number
 /** Options of `queue.add`: a due time ({@link DueOptions}, default now) and the job's own settings. */
 export type AddOptions = DueOptions & AddSettings;
 
+/**
+ * The values of `ifExists` (of `queue.add` and `queue.addBulk`): the one list of them, which the
+ * library's check and the HTTP API's schemas read; {@link IfExists} is derived from it.
+ */
+export const IF_EXISTS_VALUES = ['keep', 'replace'] as const;
+/** What adding an id that exists does: one of {@link IF_EXISTS_VALUES}. */
+export type IfExists = (typeof IF_EXISTS_VALUES)[number];
+
+/**
+ * The values of `onExpire` (of a job): the one list of them, which the library's check and the
+ * HTTP API's schemas read; {@link OnExpire} is derived from it.
+ */
+export const ON_EXPIRE_VALUES = ['dead', 'drop'] as const;
+/** What an expired job becomes: one of {@link ON_EXPIRE_VALUES}. */
+export type OnExpire = (typeof ON_EXPIRE_VALUES)[number];
+
 /** Options of `queue.add` besides its due time. */
 export interface AddSettings {
   /**
@@ -90,7 +106,7 @@ export interface AddSettings {
    * (a debounce), and throws {@link ConflictError} if it is running.
    * @default 'keep'
    */
-  ifExists?: 'keep' | 'replace';
+  ifExists?: IfExists;
   /** Attempts before the job is dead-lettered. Default: the worker's `maxAttempts`. */
   maxAttempts?: number;
   /** Backoff between attempts. Default: the worker's `backoff`. */
@@ -105,7 +121,7 @@ export interface AddSettings {
    * deletes it. Both count in `counters().expired`.
    * @default 'dead'
    */
-  onExpire?: 'dead' | 'drop';
+  onExpire?: OnExpire;
   /**
    * The trace context the job is added in, as a W3C `traceparent`, in place of the active
    * OpenTelemetry context: the parent of the `send` span (when a tracer provider is registered;
@@ -287,6 +303,30 @@ export interface JobSchedule {
 }
 
 /**
+ * The values of a schedule's `overlap` ({@link ScheduleSpec}): the one list of them, which the
+ * library's check and the HTTP API's schemas read; {@link ScheduleOverlap} is derived from it.
+ */
+export const SCHEDULE_OVERLAPS = ['allow', 'skip'] as const;
+/** What a schedule does when a tick's previous run is still active: one of {@link SCHEDULE_OVERLAPS}. */
+export type ScheduleOverlap = (typeof SCHEDULE_OVERLAPS)[number];
+
+/**
+ * The values of a schedule's `catchUp` ({@link ScheduleSpec}): the one list of them, which the
+ * library's check and the HTTP API's schemas read; {@link ScheduleCatchUp} is derived from it.
+ */
+export const SCHEDULE_CATCH_UPS = ['none', 'latest', 'all'] as const;
+/** Which missed ticks a schedule runs: one of {@link SCHEDULE_CATCH_UPS}. */
+export type ScheduleCatchUp = (typeof SCHEDULE_CATCH_UPS)[number];
+
+/**
+ * Where the job of a schedule's last started tick is (`lastRun.state` of {@link ScheduleInfo}): the
+ * one list of them, which the HTTP API's schema reads; {@link ScheduleRunState} is derived from it.
+ */
+export const SCHEDULE_RUN_STATES = ['active', 'waiting', 'dead', 'done'] as const;
+/** One of {@link SCHEDULE_RUN_STATES}. */
+export type ScheduleRunState = (typeof SCHEDULE_RUN_STATES)[number];
+
+/**
  * A recurring schedule, as given to `queue.schedule(key, spec)`: exactly one of `cron` and `every`.
  * Each tick arrives as an ordinary job of the queue (retries, dead letters, leases and batch mode
  * apply) with `job.schedule` set.
@@ -307,13 +347,13 @@ export interface ScheduleSpec {
   /** The number of runs (ticks created) after which the schedule ends. */
   limit?: number;
   /** `'skip'`: a tick whose previous run is still active is skipped (and counted in `skipped`). @default 'allow' */
-  overlap?: 'allow' | 'skip';
+  overlap?: ScheduleOverlap;
   /**
    * Ticks missed while no job could be created for them (every process down longer than an
    * interval): `'none'` goes on at the next future tick, `'latest'` runs the most recent missed tick
    * at once, `'all'` runs every missed tick (the most recent 100), oldest first. @default 'latest'
    */
-  catchUp?: 'none' | 'latest' | 'all';
+  catchUp?: ScheduleCatchUp;
   /** As for a job: the attempts of each tick's job. */
   maxAttempts?: number;
   /** As for a job: the backoff between a tick job's attempts. */
@@ -325,8 +365,8 @@ export interface ScheduleRules {
   startAt?: number;
   endAt?: number;
   limit?: number;
-  overlap: 'allow' | 'skip';
-  catchUp: 'none' | 'latest' | 'all';
+  overlap: ScheduleOverlap;
+  catchUp: ScheduleCatchUp;
   maxAttempts?: number;
   backoff?: BackoffOption;
 }
@@ -355,7 +395,7 @@ export interface ScheduleInfo<T = unknown> extends ScheduleRules {
    * (failed, to be retried), `'dead'`, or `'done'` (completed, or gone: a completed job is remembered
    * 60 to 90 s). Null before the first start.
    */
-  lastRun: { id: string; tickAt: number; state: 'active' | 'waiting' | 'dead' | 'done' } | null;
+  lastRun: { id: string; tickAt: number; state: ScheduleRunState } | null;
 }
 
 /** The answer of `queue.unschedule`. */

@@ -2,7 +2,7 @@ import { parseDuration } from './duration.js';
 import { PayloadTooLargeError, ValidationError } from './errors.js';
 import { findBigInt, findNonFiniteNumber, findUnsafeIntegerLiteral, UNSAFE_INTEGER } from './json-numbers.js';
 import { normalizeTraceparent } from './traceparent.js';
-import { JOB_STATES, type BackoffOption, type JobState } from './types.js';
+import { IF_EXISTS_VALUES, JOB_STATES, ON_EXPIRE_VALUES, type BackoffOption, type IfExists, type JobState, type OnExpire } from './types.js';
 
 /** The longest delay accepted: ten years. Anything larger is almost surely a unit mistake. */
 export const MAX_DELAY_MS = 10 * 365 * 86_400_000;
@@ -12,6 +12,13 @@ export const DEFAULT_MAX_PAYLOAD_BYTES = 256 * 1024;
 export const MAX_ATTEMPTS = 1_000_000;
 /** The largest page of a listing: the most `limit` of `queue.list` (and `listDead`) may ask for. */
 export const MAX_LIST_LIMIT = 1_000;
+
+/**
+ * The longest failure text kept as a job's `lastError`, in characters: `consumer.fail` cuts a
+ * longer `error` to it, a Worker cuts a longer error's stack to it (marking the cut with `...`),
+ * and the HTTP API's fail refuses a longer `error` (400 VALIDATION).
+ */
+export const MAX_ERROR_LENGTH = 4_096;
 
 const MAX_QUEUE_NAME_LENGTH = 100;
 
@@ -151,9 +158,14 @@ export function toExpireAfterMs(value: unknown, name = 'expireAfter'): number {
   return ms;
 }
 
-/** What an expired job becomes (`onExpire`): dead-lettered or dropped. */
-export function assertOnExpire(value: unknown, name = 'onExpire'): asserts value is 'dead' | 'drop' {
-  if (value !== 'dead' && value !== 'drop') throw new ValidationError(`Expected \`${name}\` to be 'dead' or 'drop', got ${describe(value)}`);
+/** What an expired job becomes (`onExpire`): dead-lettered or dropped, one of {@link ON_EXPIRE_VALUES}. */
+export function assertOnExpire(value: unknown, name = 'onExpire'): asserts value is OnExpire {
+  if (!(ON_EXPIRE_VALUES as readonly unknown[]).includes(value)) throw new ValidationError(`Expected \`${name}\` to be ${choices(ON_EXPIRE_VALUES)}, got ${describe(value)}`);
+}
+
+/** What adding an existing id does (`ifExists` of `queue.add` and `addBulk`): one of {@link IF_EXISTS_VALUES}. */
+export function assertIfExists(value: unknown): asserts value is IfExists {
+  if (!(IF_EXISTS_VALUES as readonly unknown[]).includes(value)) throw new ValidationError(`Expected \`ifExists\` to be ${choices(IF_EXISTS_VALUES)}, got ${String(value)}`);
 }
 
 /**

@@ -5,14 +5,14 @@ import { createHash } from 'node:crypto';
 import { Cron } from 'croner';
 import { ValidationError } from '../core/errors.js';
 import { CONTROL, assertBackoff, assertInteger, assertOptions, DEFAULT_MAX_PAYLOAD_BYTES, describe, MAX_ATTEMPTS, MAX_DELAY_MS, serializePayload, toDelayMs } from '../core/validate.js';
-import type { ScheduleRules } from '../core/types.js';
+import { SCHEDULE_CATCH_UPS, SCHEDULE_OVERLAPS, type ScheduleRules } from '../core/types.js';
 
 export type { ScheduleSpec } from '../core/types.js';
 
-/** The shortest `every` accepted: 1 s. Shorter intervals would be a busy loop of jobs, not a schedule. */
+/** The shortest `every` accepted: 1 s. Shorter intervals would be a busy loop of jobs, not a schedule. The HTTP API's description reads it. */
 export const MIN_EVERY_MS = 1_000;
 
-/** The longest schedule key: its ticks' ids add '@', the tick's epoch ms and a partition suffix, within a job id's 200. */
+/** The longest schedule key: its ticks' ids add '@', the tick's epoch ms and a partition suffix, within a job id's 200. The HTTP API's description reads it. */
 export const MAX_SCHEDULE_KEY_LENGTH = 180;
 
 /** A schedule spec after {@link resolveScheduleSpec}: validated, with defaults filled in and times as epoch ms. */
@@ -70,8 +70,8 @@ export function resolveScheduleSpec(key: unknown, spec: unknown, nowMs: number, 
     key,
     tz,
     payloadJson: serializePayload(s.payload ?? null, maxPayloadBytes),
-    overlap: oneOf('overlap', s.overlap, ['allow', 'skip'] as const, 'allow'),
-    catchUp: oneOf('catchUp', s.catchUp, ['none', 'latest', 'all'] as const, 'latest'),
+    overlap: oneOf('overlap', s.overlap, SCHEDULE_OVERLAPS, 'allow'),
+    catchUp: oneOf('catchUp', s.catchUp, SCHEDULE_CATCH_UPS, 'latest'),
     anchorMs: startAt ?? nowMs,
   };
   if (s.cron !== undefined) {

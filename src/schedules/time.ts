@@ -11,6 +11,7 @@
 //   - `every` is elapsed time on a grid anchored at `anchorMs` and ignores DST.
 import { Cron } from 'croner';
 import type { ResolvedSchedule } from './spec.js';
+import type { ScheduleCatchUp } from '../core/types.js';
 
 /** The most ticks `catchUp: 'all'` creates at once: the most recent ones missed, oldest first. */
 export const MAX_CATCH_UP_TICKS = 100;
@@ -52,7 +53,7 @@ export function upcomingTicks(spec: TickSpec, fromMs: number, count: number, run
  * `'all'`: the most recent {@link MAX_CATCH_UP_TICKS} (fewer if `limit` given `runs` allows fewer),
  * oldest first. Older ones beyond the bound are dropped: a schedule down for a year does not flood the queue.
  */
-export function missedTicks(spec: TickSpec, lastTickAtMs: number | null, nowMs: number, mode: 'none' | 'latest' | 'all', runs = 0): number[] {
+export function missedTicks(spec: TickSpec, lastTickAtMs: number | null, nowMs: number, mode: ScheduleCatchUp, runs = 0): number[] {
   if (mode === 'none') return [];
   const left = spec.limit === undefined ? Infinity : spec.limit - runs;
   const want = Math.min(mode === 'latest' ? 1 : MAX_CATCH_UP_TICKS, left);

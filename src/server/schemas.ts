@@ -3,7 +3,7 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { DEFAULT_MAX_PAYLOAD_BYTES, DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_DELAY_MS, MAX_LIST_LIMIT, QUEUE_NAME_RULE, type QueueCounters, type QueueStats } from '../index.js';
+import { CLAIM_TOKEN_PATTERN, DEFAULT_MAX_PAYLOAD_BYTES, DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_CLAIM, MAX_CLAIM_WAIT_MS, MAX_DELAY_MS, MAX_ERROR_LENGTH, MAX_LEASE_MS, MAX_LIST_LIMIT, MAX_SCHEDULE_KEY_LENGTH, MIN_EVERY_MS, IF_EXISTS_VALUES, ON_EXPIRE_VALUES, MIN_LEASE_MS, QUEUE_NAME_RULE, SCHEDULE_CATCH_UPS, SCHEDULE_OVERLAPS, SCHEDULE_RUN_STATES, type QueueCounters, type QueueStats } from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
@@ -32,7 +32,7 @@ export const jobId: JsonSchema = {
 
 export const dashboardFile: JsonSchema = { type: 'string', maxLength: 200, description: 'A file of the dashboard folder (anything else is 404).' };
 
-const token: JsonSchema = { type: 'string', pattern: '^[0-9]{1,20}$', description: 'The fencing token of the claim.' };
+const token: JsonSchema = { type: 'string', pattern: CLAIM_TOKEN_PATTERN, description: 'The fencing token of the claim.' };
 
 const delay: JsonSchema = {
   type: ['integer', 'string'],
@@ -85,11 +85,11 @@ const jobFields = {
   maxAttempts: integer(1, MAX_ATTEMPTS, "Deliveries before the job is dead-lettered; default: the consumer's."),
   backoff,
   expireAfter: duration("A deadline: a job not started by its due time plus this is not run (see `onExpire`). Default: the queue's `expireAfter` limit, if set"),
-  onExpire: { enum: ['dead', 'drop'], description: "An expired job: 'dead' dead-letters it with reason 'expired', 'drop' deletes it; both count in `expired`. Default 'dead'." },
+  onExpire: { enum: ON_EXPIRE_VALUES, description: "An expired job: 'dead' dead-letters it with reason 'expired', 'drop' deletes it; both count in `expired`. Default 'dead'." },
 };
 
 const ifExists: JsonSchema = {
-  enum: ['keep', 'replace'],
+  enum: IF_EXISTS_VALUES,
   description: "Adding an id that exists: 'keep' changes nothing (idempotent producers), 'replace' overwrites a waiting or dead job. Default 'keep'.",
 };
 
@@ -123,9 +123,9 @@ export const claimBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    max: integer(1, 1_000, 'Jobs to claim at most. Default 1.'),
-    leaseMs: integer(200, 86_400_000, 'How long the claim holds the jobs. Default 30000.'),
-    waitMs: integer(0, 60_000, 'Long poll: wait up to this long for a job to fall due. Default 0.'),
+    max: integer(1, MAX_CLAIM, 'Jobs to claim at most. Default 1.'),
+    leaseMs: integer(MIN_LEASE_MS, MAX_LEASE_MS, 'How long the claim holds the jobs. Default 30000.'),
+    waitMs: integer(0, MAX_CLAIM_WAIT_MS, 'Long poll: wait up to this long for a job to fall due. Default 0.'),
   },
 };
 
@@ -145,7 +145,7 @@ export const failBody: JsonSchema = {
   additionalProperties: false,
   properties: {
     token,
-    error: { type: 'string', maxLength: 4_096, description: 'Why it failed; kept as the job\'s lastError.' },
+    error: { type: 'string', maxLength: MAX_ERROR_LENGTH, description: 'Why it failed; kept as the job\'s lastError.' },
     retryDelayMs: integer(0, MAX_DELAY_MS, 'Retry after this long instead of the backoff.'),
     dead: { type: 'boolean', description: 'Dead-letter now, skipping the remaining attempts.' },
   },
@@ -155,7 +155,7 @@ export const extendBody: JsonSchema = {
   type: 'object',
   required: ['token'],
   additionalProperties: false,
-  properties: { token, leaseMs: integer(200, 86_400_000, 'The new lease, from now. Default 30000.') },
+  properties: { token, leaseMs: integer(MIN_LEASE_MS, MAX_LEASE_MS, 'The new lease, from now. Default 30000.') },
 };
 
 export const retryDeadBody: JsonSchema = {
@@ -180,27 +180,24 @@ export const pauseBody: JsonSchema = {
 
 export const scheduleKey: JsonSchema = {
   type: 'string',
-  description: "Schedule key: 1-180 characters without control characters, URL-encoded in paths (`refund-poll:42` -> `refund-poll%3A42`, `a/b` -> `a%2Fb`). Its ticks' job ids are `<key>@<tick epoch ms>`.",
+  description: `Schedule key: 1-${MAX_SCHEDULE_KEY_LENGTH} characters without control characters, URL-encoded in paths (\`refund-poll:42\` -> \`refund-poll%3A42\`, \`a/b\` -> \`a%2Fb\`). Its ticks' job ids are \`<key>@<tick epoch ms>\`.`,
 };
 
 const scheduleInstant = (description: string): JsonSchema => ({ ...at, description: `${description}: epoch ms, or an RFC 3339 date-time with a time zone.` });
-
-const OVERLAP = ['allow', 'skip'];
-const CATCH_UP = ['none', 'latest', 'all'];
 
 export const scheduleBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
     cron: { type: 'string', maxLength: 1_000, description: "A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first), read in `tz`: '0 9 * * *'." },
-    every: { type: ['integer', 'string'], maxLength: 64, description: `An interval: ms, or a duration such as '5m', '1h30m' ${UNITS}; at least 1 s. Pure elapsed time (DST does not move it).` },
+    every: { type: ['integer', 'string'], maxLength: 64, description: `An interval: ms, or a duration such as '5m', '1h30m' ${UNITS}; at least ${MIN_EVERY_MS / 1_000} s. Pure elapsed time (DST does not move it).` },
     tz: { type: 'string', maxLength: 100, description: "The IANA time zone `cron` is read in ('Europe/Berlin'). Default 'UTC', never the server's zone." },
     payload: { description: `Every tick's job payload; any JSON value, at most ${PAYLOAD_LIMIT} of JSON. Default null. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.` },
     startAt: scheduleInstant('No tick before this instant (a tick exactly at it counts); anchors an `every` grid'),
     endAt: scheduleInstant('No tick at or after this instant'),
     limit: { type: 'integer', description: 'The number of runs (ticks created) after which the schedule ends.' },
-    overlap: { enum: OVERLAP, description: "'skip': a tick whose previous run is still active is skipped (and counted). Default 'allow'." },
-    catchUp: { enum: CATCH_UP, description: "Ticks missed while no process ran: 'none' goes on at the next tick, 'latest' runs the most recent missed one at once, 'all' runs each (the most recent 100), oldest first. Default 'latest'." },
+    overlap: { enum: SCHEDULE_OVERLAPS, description: "'skip': a tick whose previous run is still active is skipped (and counted). Default 'allow'." },
+    catchUp: { enum: SCHEDULE_CATCH_UPS, description: "Ticks missed while no process ran: 'none' goes on at the next tick, 'latest' runs the most recent missed one at once, 'all' runs each (the most recent 100), oldest first. Default 'latest'." },
     maxAttempts: jobFields.maxAttempts,
     backoff,
   },
@@ -377,8 +374,8 @@ export const components: Record<string, JsonSchema> = {
       startAt: epochMs,
       endAt: epochMs,
       limit: { type: 'integer' },
-      overlap: { enum: OVERLAP },
-      catchUp: { enum: CATCH_UP },
+      overlap: { enum: SCHEDULE_OVERLAPS },
+      catchUp: { enum: SCHEDULE_CATCH_UPS },
       maxAttempts: { type: 'integer' },
       backoff,
       lastRun: {
@@ -387,7 +384,7 @@ export const components: Record<string, JsonSchema> = {
         properties: {
           id: jobId,
           tickAt: epochMs,
-          state: { enum: ['active', 'waiting', 'dead', 'done'], description: "'waiting': failed, to be retried; 'done': completed, or gone (a completed job is remembered 60 to 90 s)." },
+          state: { enum: SCHEDULE_RUN_STATES, description: "'waiting': failed, to be retried; 'done': completed, or gone (a completed job is remembered 60 to 90 s)." },
         },
         description: 'The job of the last tick that started, and where it is now; null before the first start.',
       },

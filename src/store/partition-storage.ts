@@ -7,7 +7,7 @@
  * backend passes (test/scripts/storage-conformance.test.ts runs it against Redis).
  */
 import type { StoredDefinition, StoredJob, StoredSchedule } from './stored.js';
-import type { CancelResult, JobState, RescheduleResult } from '../core/types.js';
+import type { CancelResult, IfExists, JobState, RescheduleResult } from '../core/types.js';
 import type { Due } from '../core/validate.js';
 
 /** A job ready to be written by `add`, validated and encoded by the Queue. */
@@ -199,7 +199,7 @@ export interface PartitionStorage {
   /** Which partition of its queue this is, 0-based (partition 0 also holds the queue's limiter). */
   readonly partition: number;
   /** Adds jobs; with `replication`, waits for that many replicas to confirm the write. */
-  add(jobs: readonly EncodedJob[], ifExists: 'keep' | 'replace', replication?: { replicas: number; timeoutMs: number }): Promise<AddOutcome>;
+  add(jobs: readonly EncodedJob[], ifExists: IfExists, replication?: { replicas: number; timeoutMs: number }): Promise<AddOutcome>;
   /**
    * Reaps expired leases, then claims up to `limit` due jobs. Safe to resend under the same
    * `claimId`. `askSchedules`: an idle call also reports the partition's schedules (`scheduled`,

@@ -3,7 +3,7 @@
  * decoded. The interface side of the codecs (src/store/redis/record.ts and schedule-record.ts read
  * them from Redis); a leaf beside placement.ts, importing only core types.
  */
-import type { BackoffOption } from '../core/types.js';
+import type { BackoffOption, ScheduleRunState } from '../core/types.js';
 
 /** A job record as stored in its partition, decoded (see lua/includes/records.lua). */
 export interface StoredJob {
@@ -24,7 +24,7 @@ export interface StoredJob {
 }
 
 /** Where the last started tick's job is (lua/includes/schedules.lua lastRunState); '' when no tick started yet. */
-export type LastRunState = '' | 'active' | 'waiting' | 'dead' | 'done';
+export type LastRunState = '' | ScheduleRunState;
 
 /** A schedule's definition as stored: what its tick jobs are made of, and the spec (JSON) ticks are computed from. */
 export interface StoredDefinition {

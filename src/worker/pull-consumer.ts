@@ -4,6 +4,8 @@ import { newClaimId } from '../core/ids.js';
 import { acquireConnection } from '../connection/connection.js';
 import { ClosedError, NotFoundError, ValidationError } from '../core/errors.js';
 import { resolvePullConsumerOptions, type PullConsumerOptions } from './pull-consumer-options.js';
+import { MAX_CLAIM } from './worker-options.js';
+import { assertLeaseMs } from '../core/role-options.js';
 import type { PartitionStorage } from '../store/partition-storage.js';
 import type { QueueStorage, StorageConnection } from '../store/queue-storage.js';
 import type { Unlisten } from '../store/wake-channel.js';
@@ -13,7 +15,7 @@ import { cappedResultJson, MAX_RESULT_BYTES } from '../flow/retention.js';
 import { tendInBackground } from '../schedules/schedules.js';
 import { linkJob, startSettle, withSpan } from '../telemetry/telemetry.js';
 import type { BackoffOption, Job, Logger } from '../core/types.js';
-import { MAX_DELAY_MS, assertInteger, assertJobId, assertOptions, toJson } from '../core/validate.js';
+import { MAX_DELAY_MS, MAX_ERROR_LENGTH, assertInteger, assertJobId, assertOptions, toJson } from '../core/validate.js';
 
 export type { PullConsumerOptions } from './pull-consumer-options.js';
 
@@ -30,7 +32,15 @@ const REAP_LIMIT = 100;
 const SETTLE = { create: false };
 /** A claim creates the queue (its partition count is stored then), as a Worker does. */
 const CLAIM = { create: true } as const;
-const MAX_WAIT_MS = 60_000;
+/** The longest long poll of `consumer.claim` (`waitMs`, and the HTTP API's claim): a minute. */
+export const MAX_CLAIM_WAIT_MS = 60_000;
+/**
+ * The form of a claim's fencing token, as `ack`, `fail` and `extend` check it (and the HTTP API's
+ * schemas): decimal digits, enough for any value of the queue's 64-bit token sequence. A regular
+ * expression source, valid as it is in JavaScript and JSON Schema.
+ */
+export const CLAIM_TOKEN_PATTERN = '^[0-9]{1,20}$';
+const CLAIM_TOKEN = new RegExp(CLAIM_TOKEN_PATTERN);
 
 /**
  * Takes due jobs on request instead of running a handler: for consumers that are not a Node
@@ -79,9 +89,9 @@ export class PullConsumer<T = unknown> {
     const max = options.max ?? 1;
     const leaseMs = options.leaseMs ?? 30_000;
     const waitMs = options.waitMs ?? 0;
-    assertInteger('max', max, 1, 1_000);
-    assertInteger('leaseMs', leaseMs, 200, 86_400_000);
-    assertInteger('waitMs', waitMs, 0, MAX_WAIT_MS);
+    assertInteger('max', max, 1, MAX_CLAIM);
+    assertLeaseMs(leaseMs);
+    assertInteger('waitMs', waitMs, 0, MAX_CLAIM_WAIT_MS);
     const deadline = Date.now() + waitMs;
     const stores = await this.#storage.partitions(CLAIM);
     const limiterStorage = await this.#storage.limiter(CLAIM);
@@ -167,7 +177,7 @@ export class PullConsumer<T = unknown> {
     const retryDelayMs = job
       ? retryDelayAfter(job.attempts, job.maxAttempts ?? this.#maxAttempts, job.backoff ?? this.#backoff, options.error, { dead: options.dead, retryDelayMs: options.retryDelayMs })
       : -1;
-    const message = (options.error ?? 'failed by the consumer').slice(0, 4_096);
+    const message = (options.error ?? 'failed by the consumer').slice(0, MAX_ERROR_LENGTH);
     const { now, stale, resent } = await store.fail([{ id, token, retryDelayMs, message }]);
     this.#limiter?.release(store, token);
     if (stale.length > 0) return { result: 'stale' };
@@ -184,7 +194,7 @@ export class PullConsumer<T = unknown> {
   async extend(id: string, token: string, leaseMs = 30_000): Promise<{ result: 'extended' | 'stale'; leaseUntilAt?: number }> {
     this.#assertOpen();
     assertLease(id, token);
-    assertInteger('leaseMs', leaseMs, 200, 86_400_000);
+    assertLeaseMs(leaseMs);
     const store = await this.#storage.partitionFor(id, SETTLE);
     const { now, lost } = await store.extendAt(leaseMs, [{ id, token }]);
     if (lost.length === 0) this.#limiter?.renew(store, [token], leaseMs);
@@ -266,5 +276,5 @@ export class PullConsumer<T = unknown> {
 
 function assertLease(id: string, token: string): void {
   assertJobId(id);
-  if (typeof token !== 'string' || !/^\d{1,20}$/.test(token)) throw new ValidationError(`Expected \`token\` to be the claim's token (digits), got ${String(token)}`);
+  if (typeof token !== 'string' || !CLAIM_TOKEN.test(token)) throw new ValidationError(`Expected \`token\` to be the claim's token (digits), got ${String(token)}`);
 }

@@ -1,11 +1,14 @@
 import { ValidationError } from '../core/errors.js';
 import type { QueuePriority } from './priority.js';
 import type { TracingParent } from '../telemetry/consumer.js';
-import { resolveRetryOptions, resolveSharedOptions } from '../core/role-options.js';
+import { assertLeaseMs, resolveRetryOptions, resolveSharedOptions } from '../core/role-options.js';
 import type { BackoffFunction, BackoffOption, ConnectionOption, Logger } from '../core/types.js';
 import { assertInteger, assertOptions, assertQueueName, describe } from '../core/validate.js';
 
-/** Jobs one claim call takes at most: bounds the time a claim holds Redis. */
+/**
+ * Jobs one claim call takes at most: bounds the time a claim holds Redis. The one rule for a
+ * Worker's `batch.size`, `max` of `consumer.claim` and the HTTP API's claim.
+ */
 export const MAX_CLAIM = 1_000;
 
 /** Options of `new Worker`. */
@@ -134,7 +137,7 @@ export function resolveWorkerOptions(queues: string | readonly string[], handler
   const concurrency = options.concurrency ?? 10;
   assertInteger('concurrency', concurrency, 1, 100_000);
   const leaseMs = options.leaseMs ?? 30_000;
-  assertInteger('leaseMs', leaseMs, 200, 86_400_000);
+  assertLeaseMs(leaseMs);
   const { maxAttempts, backoff } = resolveRetryOptions(options, true);
   if (options.batch !== undefined) {
     assertOptions('`batch`', options.batch, ['size']);

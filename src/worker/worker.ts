@@ -14,6 +14,7 @@ import type { StorageConnection } from '../store/queue-storage.js';
 import type { StoredJob } from '../store/stored.js';
 import type { BackoffFunction, BackoffOption, Job, Logger } from '../core/types.js';
 import { resolveWorkerOptions, type WorkerOptions } from './worker-options.js';
+import { MAX_ERROR_LENGTH } from '../core/validate.js';
 
 export type { WorkerOptions } from './worker-options.js';
 
@@ -405,5 +406,5 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 /** What is kept of a failure in the dead letters: the stack when there is one, bounded. */
 function describeError(error: unknown): string {
   const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
-  return text.length > 4_096 ? `${text.slice(0, 4_096)}...` : text;
+  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH)}...` : text;
 }

@@ -1,5 +1,5 @@
 /** Producer routes: add, bulk add, get, cancel, reschedule. */
-import { ValidationError, requestTraceparent, type AddOptions, type BackoffOption, type Duration, type When } from '../../index.js';
+import { ValidationError, requestTraceparent, type AddOptions, type BackoffOption, type Duration, type IfExists, type OnExpire, type When } from '../../index.js';
 import { params, type Handlers, type ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 
@@ -12,7 +12,7 @@ interface JobBody {
   maxAttempts?: number;
   backoff?: BackoffOption;
   expireAfter?: Duration;
-  onExpire?: 'dead' | 'drop';
+  onExpire?: OnExpire;
 }
 
 /** An instant (`at`, a schedule's `startAt`) arrives as epoch ms or an RFC 3339 string (checked by the schema). */
@@ -34,7 +34,7 @@ function addOptions(body: JobBody): AddOptions {
 export function producerRoutes({ pool }: ServiceContext): Handlers {
   return {
     async addJob(request, reply) {
-      const body = request.body as JobBody & { ifExists?: 'keep' | 'replace' };
+      const body = request.body as JobBody & { ifExists?: IfExists };
       // The caller's trace context (a `traceparent` header) goes with the job: its handler's span joins that trace.
       const traceparent = requestTraceparent(request.headers.traceparent);
       const id = await pool.queue(params(request).queue, queue => queue.add(body.payload, { ...addOptions(body), ifExists: body.ifExists, traceparent }));
@@ -42,7 +42,7 @@ export function producerRoutes({ pool }: ServiceContext): Handlers {
     },
 
     async addJobs(request, reply) {
-      const body = request.body as { jobs: JobBody[]; ifExists?: 'keep' | 'replace' };
+      const body = request.body as { jobs: JobBody[]; ifExists?: IfExists };
       const traceparent = requestTraceparent(request.headers.traceparent);
       const jobs = body.jobs.map(job => ({ payload: job.payload, ...addOptions(job), traceparent }));
       const ids = await pool.queue(params(request).queue, queue => queue.addBulk(jobs, body.ifExists));

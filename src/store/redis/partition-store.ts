@@ -2,7 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import { decodeClaimed, decodeKept, decodeRecord } from './record.js';
 import { claimMemoKey, failMemoKey, limiterKeys, partitionKeys, type PartitionKeys } from './keys.js';
 import { runScript, runScriptAndWait, type ScriptName } from './scripts.js';
-import type { CancelResult, JobState, RescheduleResult } from '../../core/types.js';
+import type { CancelResult, IfExists, JobState, RescheduleResult } from '../../core/types.js';
 import type { Due } from '../../core/validate.js';
 import type {
   AddOutcome,
@@ -92,7 +92,7 @@ export class PartitionStore implements PartitionStorage {
    */
   async add(
     jobs: readonly EncodedJob[],
-    ifExists: 'keep' | 'replace',
+    ifExists: IfExists,
     replication?: { replicas: number; timeoutMs: number },
   ): Promise<AddOutcome> {
     const args: (string | number)[] = [ifExists];
