@@ -4,32 +4,19 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import type { Cluster } from 'ioredis';
 import { ConflictError, Queue, UnrecoverableError, Worker } from '../../src/index.js';
-import { startLocalCluster, type LocalCluster } from '../helpers/cluster.js';
+import { useLocalCluster } from '../helpers/cluster.js';
 import { uniqueQueue, waitFor } from '../helpers/redis.js';
 import { request, sandglass, sandglassJson, startServe } from '../helpers/sandglass-process.js';
 
-let cluster: LocalCluster;
-let client: Cluster;
+const cluster = useLocalCluster(3, 0, { appendOnly: false });
 /** `127.0.0.1:p1,127.0.0.1:p2,127.0.0.1:p3`: what a user gives to --cluster. */
-let nodes: string;
-
-before(async () => {
-  cluster = await startLocalCluster(3, 0, { appendOnly: false });
-  client = cluster.connect();
-  nodes = cluster.seeds.map(seed => `${seed.host}:${seed.port}`).join(',');
-});
-
-after(async () => {
-  client?.disconnect();
-  await cluster?.stop();
-});
+const nodes = (): string => cluster.seeds.map(seed => `${seed.host}:${seed.port}`).join(',');
 
 /** The partition count stored with a queue: opening it with another count is a conflict. */
 async function partitionCount(name: string, expected: number): Promise<void> {
-  const right = new Queue(name, { connection: client, partitions: expected });
-  const wrong = new Queue(name, { connection: client, partitions: expected === 1 ? 2 : 1 });
+  const right = new Queue(name, { connection: cluster.client, partitions: expected });
+  const wrong = new Queue(name, { connection: cluster.client, partitions: expected === 1 ? 2 : 1 });
   try {
     await right.stats();
     await assert.rejects(wrong.stats(), ConflictError, `${name} has ${expected} partitions`);
@@ -41,14 +28,14 @@ async function partitionCount(name: string, expected: number): Promise<void> {
 describe('the CLI on a Redis Cluster', { timeout: 300_000 }, () => {
   it('adds with --partitions 4 (a partitioned queue), imports, lists, shows stats, sets limits and schedules through --cluster', async () => {
     const name = uniqueQueue('cli');
-    const added = await sandglass(['--cluster', nodes, 'add', name, '{"n":0}', '--delay', '1h', '--id', 'first', '--partitions', '4']);
+    const added = await sandglass(['--cluster', nodes(), 'add', name, '{"n":0}', '--delay', '1h', '--id', 'first', '--partitions', '4']);
     assert.equal(added.code, 0, added.stderr);
     assert.equal(added.stdout.trim(), 'first');
     assert.match(added.stderr, /^sandglass: Redis cluster 127\.0\.0\.1:\d+,127\.0\.0\.1:\d+,127\.0\.0\.1:\d+ \(--cluster\)$/m);
     await partitionCount(name, 4);
 
     // The environment works the same; a queue that exists keeps its count whatever --partitions says.
-    const env = { REDIS_CLUSTER_NODES: nodes, SANDGLASS_PARTITIONS: '2' };
+    const env = { REDIS_CLUSTER_NODES: nodes(), SANDGLASS_PARTITIONS: '2' };
     const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ payload: { n: i + 1 }, id: `line-${i + 1}`, delay: '1h' })).join('\n');
     const imported = await sandglassJson(['import', name], env, `${lines}\n`);
     assert.equal(imported.code, 0, imported.stderr);
@@ -70,7 +57,7 @@ describe('the CLI on a Redis Cluster', { timeout: 300_000 }, () => {
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stderr, /sandglass: Redis cluster .* \(REDIS_CLUSTER_NODES\)/);
 
-    const again = await sandglass(['--cluster', nodes, 'add', name, '{"n":41}', '--delay', '1h', '--partitions', '8']);
+    const again = await sandglass(['--cluster', nodes(), 'add', name, '{"n":41}', '--delay', '1h', '--partitions', '8']);
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stderr, /queue .* exists: it keeps its partition count \(--partitions applies to new queues\)/);
     await partitionCount(name, 4);
@@ -93,27 +80,27 @@ describe('the CLI on a Redis Cluster', { timeout: 300_000 }, () => {
     const name = uniqueQueue('dead');
     const ids = ['d1', 'd2', 'd3'];
     for (const id of ids) {
-      const run = await sandglass(['--cluster', nodes, '--partitions', '4', 'add', name, JSON.stringify({ id }), '--id', id]);
+      const run = await sandglass(['--cluster', nodes(), '--partitions', '4', 'add', name, JSON.stringify({ id }), '--id', id]);
       assert.equal(run.code, 0, run.stderr);
     }
     await partitionCount(name, 4);
     const worker = new Worker(name, () => {
       throw new UnrecoverableError('no such order');
-    }, { connection: client });
-    const queue = new Queue(name, { connection: client });
+    }, { connection: cluster.client });
+    const queue = new Queue(name, { connection: cluster.client });
     try {
       await waitFor(async () => (await queue.stats()).dead === 3, 15_000, 'three dead letters');
     } finally {
       await worker.close();
     }
     try {
-      const dead = await sandglassJson(['--cluster', nodes, 'dead', 'ls', name]);
+      const dead = await sandglassJson(['--cluster', nodes(), 'dead', 'ls', name]);
       assert.equal(dead.code, 0, dead.stderr);
       assert.deepEqual((dead.body.jobs as { id: string }[]).map(job => job.id).sort(), ids);
       assert.match((dead.body.jobs as { lastError: string }[])[0]?.lastError ?? '', /no such order/);
-      const retried = await sandglassJson(['--cluster', nodes, 'dead', 'retry', name, 'd2']);
+      const retried = await sandglassJson(['--cluster', nodes(), 'dead', 'retry', name, 'd2']);
       assert.deepEqual([retried.code, retried.body], [0, { moved: 1 }]);
-      const purged = await sandglassJson(['--cluster', nodes, 'dead', 'purge', name, '--yes']);
+      const purged = await sandglassJson(['--cluster', nodes(), 'dead', 'purge', name, '--yes']);
       assert.deepEqual([purged.code, purged.body], [0, { deleted: 2 }]);
       assert.deepEqual(await queue.stats(), { delayed: 0, ready: 1, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     } finally {
@@ -155,7 +142,7 @@ describe('sandglass serve on a Redis Cluster', { timeout: 300_000 }, () => {
     const hooked = uniqueQueue('hooked');
     const address = receiver.address() as { port: number };
     const webhooks = JSON.stringify([{ queue: hooked, url: `http://127.0.0.1:${address.port}/hook`, secret: 's'.repeat(32) }]);
-    const serve = await startServe(['--cluster', nodes], { SANDGLASS_PARTITIONS: '4', SANDGLASS_WEBHOOKS: webhooks });
+    const serve = await startServe(['--cluster', nodes()], { SANDGLASS_PARTITIONS: '4', SANDGLASS_WEBHOOKS: webhooks });
     try {
       assert.match(serve.output(), /"redis":"cluster 127\.0\.0\.1:\d+,[^"]*","redisMode":"cluster","partitions":4/);
       // The binding's queue was created with the setting's count before its worker started.
@@ -192,7 +179,7 @@ describe('sandglass serve on a Redis Cluster', { timeout: 300_000 }, () => {
       // What the dashboard's top bar shows: the cluster's seed nodes, never a password.
       const info = await request(`${serve.url}/v1/info`);
       assert.equal(info.body.redis.mode, 'cluster');
-      assert.deepEqual([...(info.body.redis.nodes as string[])].sort(), nodes.split(',').sort());
+      assert.deepEqual([...(info.body.redis.nodes as string[])].sort(), nodes().split(',').sort());
       assert.equal((await request(`${serve.url}/readyz`)).status, 200);
     } finally {
       assert.equal(await serve.stop(), 0, serve.output());

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import type { Cluster } from 'ioredis';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { ConnectionError, NotReplicatedError, Queue, Worker } from '../../src/index.js';
 import { partitionKeys } from '../../src/store/redis/keys.js';
 import { partitionOf } from '../../src/store/placement.js';
-import { startLocalCluster, type ClusterNode, type LocalCluster, type MigrateReport } from '../helpers/cluster.js';
+import { useLocalCluster, type ClusterNode, type MigrateReport } from '../helpers/cluster.js';
 import { sleep, waitFor } from '../helpers/redis.js';
 
 // Resharding moves a hash slot, and with it one partition, from one master to another while
@@ -16,24 +16,13 @@ import { sleep, waitFor } from '../helpers/redis.js';
 const PARTITIONS = 6;
 const LEASE_MS = 5_000;
 
-let cluster: LocalCluster;
-let client: Cluster;
-
-before(async () => {
-  // No replicas and no AOF: this file is about slots moving, not about durability; three servers
-  // leave the two cores to the load.
-  cluster = await startLocalCluster(3, 0, { appendOnly: false });
-  client = cluster.connect();
-});
-
-after(async () => {
-  client?.disconnect();
-  await cluster?.stop();
-});
+// No replicas and no AOF: this file is about slots moving, not about durability; three servers
+// leave the two cores to the load.
+const cluster = useLocalCluster(3, 0, { appendOnly: false });
 
 describe('resharding under load', () => {
   it('moves a partition to another master and back with producers and a worker running: 0 lost, 0 duplicates without a lease expiry, 0 early, queue empty', async () => {
-    const outcome = await underLoad('reshard', client, async ({ slot, source, target, progressOnMoved }) => {
+    const outcome = await underLoad('reshard', cluster.client, async ({ slot, source, target, progressOnMoved }) => {
       // 1. A slow move: two keys per MIGRATE and a pause after each, so the partition stays split
       //    between the nodes for a while and clients meet ASK and TRYAGAIN many times.
       const reports = [await cluster.migrateSlot(slot, target, { batchKeys: 2, pauseMs: 100 })];
@@ -61,7 +50,7 @@ describe('resharding under load', () => {
     };
     // ioredis alone gives up on TRYAGAIN after about 1 s ("Too many Cluster redirections"); sandglass
     // retries such calls for up to 5 s, so a default client rides through a 3 s window.
-    const plain = await underLoad('long-default', client, longMove);
+    const plain = await underLoad('long-default', cluster.client, longMove);
     assert.equal(plain.failedAdds, 0, 'no add failed during a 3 s window');
     assert.equal(plain.workerErrors, 0, 'the worker saw no error');
   });
@@ -73,10 +62,10 @@ describe('an add that waits for replicas (waitForReplicas)', () => {
     const slot = await cluster.slotOf(partitionKeys('sg', name, 0).due);
     const source = await cluster.ownerOf(slot);
     const to = (await cluster.masters()).find(node => node !== source) as ClusterNode;
-    const plain = new Queue<string>(name, { connection: client });
+    const plain = new Queue<string>(name, { connection: cluster.client });
     // This cluster has no replicas: WAIT answers 0 and the add throws NotReplicatedError, which says
     // the script ran. A TRYAGAIN that was not waited out would be a ConnectionError instead.
-    const waiting = new Queue<string>(name, { connection: client, waitForReplicas: { replicas: 1, timeoutMs: 50 } });
+    const waiting = new Queue<string>(name, { connection: cluster.client, waitForReplicas: { replicas: 1, timeoutMs: 50 } });
     try {
       // Give the partition its keys (a migration window needs keys on both sides), learn the layout.
       // Due in 30 s, the jobs go to `due` and `jobs` (not the wheel, whose bucket and index keys
@@ -115,10 +104,10 @@ describe('wheel promotion across a slot migration', () => {
     const source = await cluster.ownerOf(slot);
     const target = (await cluster.masters()).find(node => node !== source) as ClusterNode;
     const W = 1_000;
-    const queue = new Queue<string>(name, { connection: client, partitions: 1 });
+    const queue = new Queue<string>(name, { connection: cluster.client, partitions: 1 });
     const deliveries = new Map<string, string[]>();
     const worker = new Worker<string>(name, job => void deliveries.set(job.id, [...(deliveries.get(job.id) ?? []), job.payload]), {
-      connection: client,
+      connection: cluster.client,
       partitions: 1,
       leaseMs: LEASE_MS,
       concurrency: 10,
@@ -129,8 +118,8 @@ describe('wheel promotion across a slot migration', () => {
     try {
       await queue.stats(); // creates the queue (its `meta`)
       // One-second buckets: promotions go on all the time; a few fillers keep them going around the move.
-      await client.hset(keys.meta, 'wheelSlotMs', W);
-      const now = Number((await client.time())[0]) * 1_000;
+      await cluster.client.hset(keys.meta, 'wheelSlotMs', W);
+      const now = Number((await cluster.client.time())[0]) * 1_000;
       const fillers = Array.from({ length: 20 }, (_, i) => ({ payload: 'filler', id: `f${i}`, at: now + 2_000 + i * 300 }));
       await queue.addBulk(fillers);
       // `m` waits in bucket A (due in 12 s); a job due in 8 s makes bucket B exist (the fillers'
@@ -141,16 +130,16 @@ describe('wheel promotion across a slot migration', () => {
       // migration (a script naming a missing key waits the migration out: TRYAGAIN). Give it each:
       // a dead job, a job active under a long lease, a parked job in `due`, the other hashes.
       const record = '0,0,,,\n"x"';
-      await client.zadd(keys.dead, now, 'dead-1');
-      await client.hset(keys.jobs, 'dead-1', `1,0,${now},1,\n"x"`, 'held', record, 'parked', record);
-      await client.hset(keys.errors, 'dead-1', 'boom');
-      await client.zadd(keys.active, now + 600_000, 'held');
-      await client.hset(keys.leases, 'held', `999999,${now}`);
-      await client.zadd(keys.due, now + 86_400_000, 'parked');
-      await client.hset(keys.schedules, '~', '');
-      await client.hset(keys.expiry, '~', '1');
-      await client.zadd(keys.completed, now, '~');
-      await client.hset(keys.results, '~', '');
+      await cluster.client.zadd(keys.dead, now, 'dead-1');
+      await cluster.client.hset(keys.jobs, 'dead-1', `1,0,${now},1,\n"x"`, 'held', record, 'parked', record);
+      await cluster.client.hset(keys.errors, 'dead-1', 'boom');
+      await cluster.client.zadd(keys.active, now + 600_000, 'held');
+      await cluster.client.hset(keys.leases, 'held', `999999,${now}`);
+      await cluster.client.zadd(keys.due, now + 86_400_000, 'parked');
+      await cluster.client.hset(keys.schedules, '~', '');
+      await cluster.client.hset(keys.expiry, '~', '1');
+      await cluster.client.zadd(keys.completed, now, '~');
+      await cluster.client.hset(keys.results, '~', '');
       await worker.waitUntilReady();
       await waitFor(() => (deliveries.size > 0), 10_000, 'promotions to begin');
 
@@ -185,8 +174,8 @@ describe('wheel promotion across a slot migration', () => {
       assert.ok(addError, 'the add was stopped midway by the migration');
       // m is in B as replaced and still in A: the stopped add had not removed its old place.
       let copies = 0;
-      for (const n of await client.zrange(keys.wheel, 0, -1)) {
-        copies += (await client.lrange(`${keys.wheel}:${n}`, 0, -1)).filter(entry => entry.startsWith('m\n')).length;
+      for (const n of await cluster.client.zrange(keys.wheel, 0, -1)) {
+        copies += (await cluster.client.lrange(`${keys.wheel}:${n}`, 0, -1)).filter(entry => entry.startsWith('m\n')).length;
       }
       assert.equal(copies, 2, `m has two bucket entries (${String(addError)})`);
       // The caller sends the failed add again, now on the new owner.
@@ -194,7 +183,7 @@ describe('wheel promotion across a slot migration', () => {
       const expected = [...fillers.map(job => job.id), 'm', 'b', 'c'];
       await waitFor(() => expected.every(id => deliveries.has(id)), 20_000, 'every job to run');
       // m's old copy (bucket A, due at now + 12 s) is promoted after its new self ran.
-      await waitFor(async () => (await client.zcard(keys.wheel)) === 0 && Number((await client.time())[0]) * 1_000 > now + 13_000, 20_000, 'bucket A to be promoted');
+      await waitFor(async () => (await cluster.client.zcard(keys.wheel)) === 0 && Number((await cluster.client.time())[0]) * 1_000 > now + 13_000, 20_000, 'bucket A to be promoted');
       await waitFor(async () => (await queue.stats()).ready === 0, 10_000, 'nothing left ready');
       await sleep(500); // a second delivery of m, if any, has time to start
       const { reaped } = await queue.counters();

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Cluster } from 'ioredis';
+import { describe, it } from 'node:test';
 import { Queue, Worker } from '../../src/index.js';
-import { idIn, startLocalCluster, type LocalCluster } from '../helpers/cluster.js';
+import { idIn, useLocalCluster } from '../helpers/cluster.js';
 import { busiestWindow, mostOverlapping } from '../helpers/limits.js';
 import { sleep, waitFor } from '../helpers/redis.js';
 import { partitionKeys } from '../../src/store/redis/keys.js';
@@ -11,29 +10,18 @@ import { partitionOf } from '../../src/store/placement.js';
 /** Largest pause allowed in a healthy partition's deliveries while another master fails over. */
 const GAP_BOUND_MS = 1_500;
 
-let cluster: LocalCluster;
-let client: Cluster;
-
-before(async () => {
-  cluster = await startLocalCluster(3, 1);
-  client = cluster.connect();
-});
-
-after(async () => {
-  client?.disconnect();
-  await cluster?.stop();
-});
+const cluster = useLocalCluster(3, 1);
 
 describe('one queue across a Redis Cluster', () => {
   it('spreads partitions over the masters and delivers every job exactly once, never early', async () => {
     const name = 'orders';
-    const queue = new Queue<number>(name, { connection: client, partitions: 6 });
+    const queue = new Queue<number>(name, { connection: cluster.client, partitions: 6 });
     const seen = new Map<number, number>();
     const lateness: number[] = [];
     const worker = new Worker<number>(name, job => {
       seen.set(job.payload, (seen.get(job.payload) ?? 0) + 1);
       lateness.push(Date.now() - job.dueAt);
-    }, { connection: client, concurrency: 50, partitions: 6 });
+    }, { connection: cluster.client, concurrency: 50, partitions: 6 });
     try {
       await worker.waitUntilReady();
       await queue.addBulk(Array.from({ length: 3_000 }, (_, i) => ({ payload: i, delay: 200 + (i % 1_000) })));
@@ -41,8 +29,8 @@ describe('one queue across a Redis Cluster', () => {
       // Where the partitions live: their hash tags map to slots owned by different masters.
       const owners = new Set<string>();
       for (let p = 0; p < 6; p++) {
-        const slot = Number(await client.call('CLUSTER', 'KEYSLOT', `sg:{${name}:${p}}:due`));
-        const shards = (await client.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+        const slot = Number(await cluster.client.call('CLUSTER', 'KEYSLOT', `sg:{${name}:${p}}:due`));
+        const shards = (await cluster.client.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
         const owner = shards.find(([from, to]) => slot >= from && slot <= to)?.[2];
         owners.add(`${owner?.[0]}:${owner?.[1]}`);
       }
@@ -68,7 +56,7 @@ describe('one queue across a Redis Cluster', () => {
 describe('limits on a Redis Cluster', () => {
   it('rate and concurrency hold over 4 partitions on 3 masters, two workers (the limiter lives in partition 0\'s slot)', async () => {
     const name = 'limited';
-    const queue = new Queue<number>(name, { connection: client, partitions: 4 });
+    const queue = new Queue<number>(name, { connection: cluster.client, partitions: 4 });
     const starts: number[] = [];
     const spans: [number, number][] = [];
     const handler = async (): Promise<void> => {
@@ -77,7 +65,7 @@ describe('limits on a Redis Cluster', () => {
       await sleep(20);
       spans.push([start, Date.now()]);
     };
-    const workers = [1, 2].map(() => new Worker<number>(name, handler, { connection: client, concurrency: 10, partitions: 4 }));
+    const workers = [1, 2].map(() => new Worker<number>(name, handler, { connection: cluster.client, concurrency: 10, partitions: 4 }));
     try {
       await queue.setLimits({ rate: { max: 40, per: '1s' }, concurrency: 4 });
       await Promise.all(workers.map(worker => worker.waitUntilReady()));
@@ -98,14 +86,14 @@ describe('failover', () => {
   it('a master killed under load is replaced by its replica and work resumes by itself; losses are counted; the other partitions keep delivering', async () => {
     const name = 'failover';
     const partitions = 6;
-    const queue = new Queue<number>(name, { connection: client, partitions });
+    const queue = new Queue<number>(name, { connection: cluster.client, partitions });
     // Delivery times (local ms) per partition.
     const deliveries: number[][] = Array.from({ length: partitions }, () => []);
     const done = new Set<number>();
     const worker = new Worker<number>(name, job => {
       done.add(job.payload);
       deliveries[partitionOf(job.id, partitions)]?.push(Date.now());
-    }, { connection: client, concurrency: 50, partitions, leaseMs: 2_000 });
+    }, { connection: cluster.client, concurrency: 50, partitions, leaseMs: 2_000 });
     worker.on('error', () => undefined);
     const added = new Set<number>();
     let adding = true;

@@ -5,11 +5,11 @@
 // gives up on it (and on its resends, queued behind it), and on SIGCONT the node runs the claim
 // after all: it takes the jobs, and nobody is listening for its reply.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { Cluster } from 'ioredis';
 import { Queue } from '../../src/index.js';
 import { partitionKeys } from '../../src/store/redis/keys.js';
-import { idIn, startLocalCluster, type ClusterNode, type LocalCluster } from '../helpers/cluster.js';
+import { idIn, useLocalCluster, type ClusterNode } from '../helpers/cluster.js';
 import { mostOverlapping, recordingWorker } from '../helpers/limits.js';
 import { claimRun, monitorCommands } from '../helpers/monitor.js';
 import { sleep, waitFor } from '../helpers/redis.js';
@@ -19,18 +19,7 @@ const PARTITIONS = 6;
 const CALL_TIMEOUT_MS = 300;
 const LEASE_MS = 6_000;
 
-let cluster: LocalCluster;
-let client: Cluster;
-
-before(async () => {
-  cluster = await startLocalCluster(3, 0, { appendOnly: false });
-  client = cluster.connect();
-});
-
-after(async () => {
-  client?.disconnect();
-  await cluster?.stop();
-});
+const cluster = useLocalCluster(3, 0, { appendOnly: false });
 
 describe('lost claim replies: a Cluster master frozen past the call timeout', () => {
   it("a limited queue over 6 partitions: the jobs of the claim the frozen master ran after the worker gave up start within 2 s of SIGCONT, as the same attempt; concurrency 2 is never exceeded", async t => {
@@ -52,7 +41,7 @@ describe('lost claim replies: a Cluster master frozen past the call timeout', ()
       continued = true;
       await frozen.kill('SIGCONT');
     };
-    const queue = new Queue<string>(name, { connection: client, partitions: PARTITIONS });
+    const queue = new Queue<string>(name, { connection: cluster.client, partitions: PARTITIONS });
     // Closed in reverse order, whatever fails; the frozen master continued first.
     const owned: { close(): unknown }[] = [{ close: () => workerClient.disconnect() }, queue];
     t.after(async () => {

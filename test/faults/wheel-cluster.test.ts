@@ -1,32 +1,20 @@
 // The wheel on a Redis Cluster: its bucket and index keys are built inside the scripts, and must
 // share the partition's hash tag (one slot) for the scripts to run at all.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Cluster } from 'ioredis';
+import { describe, it } from 'node:test';
 import { Queue, Worker } from '../../src/index.js';
 import { partitionKeys, wheelBucketKey, wheelIndexKey } from '../../src/store/redis/keys.js';
-import { startLocalCluster, type LocalCluster } from '../helpers/cluster.js';
+import { useLocalCluster } from '../helpers/cluster.js';
 import { waitFor } from '../helpers/redis.js';
 
-let cluster: LocalCluster;
-let client: Cluster;
-
-before(async () => {
-  cluster = await startLocalCluster(3, 0);
-  client = cluster.connect();
-});
-
-after(async () => {
-  client?.disconnect();
-  await cluster?.stop();
-});
+const cluster = useLocalCluster(3, 0);
 
 describe('the wheel on a Redis Cluster', () => {
   it('a partitioned queue keeps far jobs in buckets of its partitions\' slots and delivers each once, never early', async () => {
     const name = 'far';
     const partitions = 4;
-    for (let p = 0; p < partitions; p++) await client.hset(partitionKeys('sg', name, p).meta, 'wheelSlotMs', 1_000);
-    const queue = new Queue<number>(name, { connection: client, partitions });
+    for (let p = 0; p < partitions; p++) await cluster.client.hset(partitionKeys('sg', name, p).meta, 'wheelSlotMs', 1_000);
+    const queue = new Queue<number>(name, { connection: cluster.client, partitions });
     const seen = new Map<number, number>();
     const now = Date.now();
     const ats = Array.from({ length: 400 }, (_, i) => now + 2_500 + (i % 20) * 100);
@@ -34,20 +22,20 @@ describe('the wheel on a Redis Cluster', () => {
     const worker = new Worker<number>(name, job => {
       seen.set(job.payload, (seen.get(job.payload) ?? 0) + 1);
       lateness.push(Date.now() - (ats[job.payload] as number));
-    }, { connection: client, concurrency: 50, partitions });
+    }, { connection: cluster.client, concurrency: 50, partitions });
     try {
       await worker.waitUntilReady();
       const ids = await queue.addBulk(ats.map((at, i) => ({ payload: i, at })));
       let wheeled = 0;
       for (let p = 0; p < partitions; p++) {
         const keys = partitionKeys('sg', name, p);
-        wheeled += Number((await client.hget(keys.counters, 'wheeled')) ?? 0);
-        const slot = Number(await client.call('CLUSTER', 'KEYSLOT', keys.due));
-        for (const n of await client.zrange(keys.wheel, 0, -1)) {
-          assert.equal(Number(await client.call('CLUSTER', 'KEYSLOT', wheelBucketKey('sg', name, p, n))), slot);
-          assert.ok((await client.llen(wheelBucketKey('sg', name, p, n))) > 0);
+        wheeled += Number((await cluster.client.hget(keys.counters, 'wheeled')) ?? 0);
+        const slot = Number(await cluster.client.call('CLUSTER', 'KEYSLOT', keys.due));
+        for (const n of await cluster.client.zrange(keys.wheel, 0, -1)) {
+          assert.equal(Number(await cluster.client.call('CLUSTER', 'KEYSLOT', wheelBucketKey('sg', name, p, n))), slot);
+          assert.ok((await cluster.client.llen(wheelBucketKey('sg', name, p, n))) > 0);
         }
-        assert.equal(Number(await client.call('CLUSTER', 'KEYSLOT', wheelIndexKey('sg', name, p, 0))), slot);
+        assert.equal(Number(await cluster.client.call('CLUSTER', 'KEYSLOT', wheelIndexKey('sg', name, p, 0))), slot);
       }
       assert.equal(wheeled, 400, 'every job waits in the wheel');
       // get and cancel find a wheel job through its partition.

@@ -4,6 +4,7 @@
 // refuses, so the slots are assigned and the nodes introduced here (ADDSLOTSRANGE, MEET).
 // Every step is bounded: a cluster that does not form fails with the step and the last state.
 import { execFile } from 'node:child_process';
+import { after, before } from 'node:test';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
 import { freePort, startLocalRedis, type LocalRedis } from '../../src/deploy/local-redis.js';
@@ -149,6 +150,55 @@ export async function startLocalCluster(masters = 3, replicasPerMaster = 1, opti
     },
   };
   return cluster;
+}
+
+/** A test file's cluster: a {@link LocalCluster} (started in `before`) and one client to it. */
+export interface ClusterFixture extends LocalCluster {
+  /** A Cluster client for the file's tests, disconnected in `after`. */
+  readonly client: Cluster;
+}
+
+/**
+ * Starts a private Redis Cluster for the current test file, as `useRedis` starts a redis-server:
+ * `startLocalCluster(masters, replicasPerMaster, options)` in `before`, a client to it, both closed
+ * in `after`. The fixture is the cluster itself; use it inside tests and suites' hooks: Node 20 starts
+ * a file's top-level `before` hooks without waiting for the one before, so another top-level hook may
+ * find the cluster not started yet.
+ */
+export function useLocalCluster(masters = 3, replicasPerMaster = 1, options: LocalClusterOptions = {}): ClusterFixture {
+  let cluster: LocalCluster | undefined;
+  let client: Cluster | undefined;
+  const started = (): LocalCluster => {
+    if (!cluster) throw new Error('the cluster starts in before(): use it inside a test or a later hook');
+    return cluster;
+  };
+  before(async () => {
+    cluster = await startLocalCluster(masters, replicasPerMaster, options);
+    client = cluster.connect();
+  });
+  after(async () => {
+    client?.disconnect();
+    await cluster?.stop();
+  });
+  return {
+    get nodes() {
+      return started().nodes;
+    },
+    get seeds() {
+      return started().seeds;
+    },
+    get client() {
+      started();
+      return client as Cluster;
+    },
+    connect: () => started().connect(),
+    slotOf: key => started().slotOf(key),
+    ownerOf: slot => started().ownerOf(slot),
+    masters: () => started().masters(),
+    nodeClient: node => started().nodeClient(node),
+    migrateSlot: (slot, to, migrate) => started().migrateSlot(slot, to, migrate),
+    stop: () => started().stop(),
+  };
 }
 
 function plainClient(port: number): Redis {
