@@ -15,17 +15,27 @@ const USERS_OF_THE_LIBRARY =
  * files both match, and the core rule refuses type imports too (public types come through index.ts).
  */
 function boundary(files, folders, message) {
-  return { files, rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: `^(\\.\\./)+(${folders.join('|')})(/|$)`, message }] }] } };
+  return {
+    files,
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ regex: `^(\\.\\./)+(${folders.join('|')})(/|$)`, message }] }] },
+  };
 }
 // The import boundaries of src/ (issue 19: the storage seam). In a flat config the last block that sets a
 // rule for a file wins with its options, so each block below lists every pattern that holds there.
 const IOREDIS = { group: ['ioredis'], allowTypeImports: true, message: 'Only src/store/redis and src/connection import the Redis client.' };
-const KEY_NAMES = { regex: '(^|/)store/redis/keys\\.js$', message: 'Only src/store/redis knows key names: go through a storage interface of src/store.' };
+const KEY_NAMES = {
+  regex: '(^|/)store/redis/keys\\.js$',
+  message: 'Only src/store/redis knows key names: go through a storage interface of src/store.',
+};
 const REDIS_LAYER = {
   regex: '(^|/)(store/redis|connection/waker)(/|\\.js$)',
-  message: 'Roles use the interfaces of src/store; the Redis layer is reached through acquireConnection (src/connection/connection.ts) only.',
+  message:
+    'Roles use the interfaces of src/store; the Redis layer is reached through acquireConnection (src/connection/connection.ts) only.',
 };
-const STORE_INTERFACES = { regex: '^\\./redis/|^\\.\\./(?!core/)', message: 'The interfaces of src/store import only src/core and each other.' };
+const STORE_INTERFACES = {
+  regex: '^\\./redis/|^\\.\\./(?!core/)',
+  message: 'The interfaces of src/store import only src/core and each other.',
+};
 const OUTSIDE_CORE = { regex: '^\\.\\./', message: 'src/core imports nothing outside src/core.' };
 
 export default tseslint.config(
@@ -56,7 +66,11 @@ export default tseslint.config(
   // The CLI may load server/: `sandglass serve` starts the service.
   boundary(['src/cli/**'], [...LIBRARY_INTERNALS, 'nestjs'], USERS_OF_THE_LIBRARY),
   // The Nest module is a library entry point: nothing of serve's deployment either.
-  boundary(['src/nestjs/**'], [...LIBRARY_INTERNALS, 'deploy', 'server', 'cli'], "The Nest module uses the library's public API (src/index.ts) only."),
+  boundary(
+    ['src/nestjs/**'],
+    [...LIBRARY_INTERNALS, 'deploy', 'server', 'cli'],
+    "The Nest module uses the library's public API (src/index.ts) only.",
+  ),
   // deploy/ (what only serve and the CLI use) builds on the public API, core/ and connection/ (openClient).
   boundary(
     ['src/deploy/**'],

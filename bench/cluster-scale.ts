@@ -166,11 +166,16 @@ async function measure(cluster: LocalCluster, size: number, rep: number, options
     }
     const afterAdd = await cpuSample(cluster, masters);
     const waiting = await queue.stats();
-    if (waiting.ready + waiting.delayed !== options.jobs) throw new Error(`${size} master(s): added ${options.jobs} jobs but ${waiting.ready + waiting.delayed} are waiting`);
+    if (waiting.ready + waiting.delayed !== options.jobs)
+      throw new Error(`${size} master(s): added ${options.jobs} jobs but ${waiting.ready + waiting.delayed} are waiting`);
 
     done = 0;
     const beforeDrain = await cpuSample(cluster, masters);
-    const worker = new Worker<string>(name, () => void (done += 1), { connection, partitions: options.partitions, concurrency: options.concurrency });
+    const worker = new Worker<string>(name, () => void (done += 1), {
+      connection,
+      partitions: options.partitions,
+      concurrency: options.concurrency,
+    });
     const drainLimit = deadline(`draining ${options.jobs} jobs from ${size} master(s)`, PHASE_TIMEOUT_MS);
     try {
       const drained = (async () => {
@@ -263,7 +268,17 @@ async function main(): Promise<void> {
       };
     });
 
-    const header = ['masters', 'partitions/master', 'add jobs/s', 'drain jobs/s', 'drain: Redis CPU per master', 'Redis total', 'client', 'Redis µs/job', 'client µs/job'];
+    const header = [
+      'masters',
+      'partitions/master',
+      'add jobs/s',
+      'drain jobs/s',
+      'drain: Redis CPU per master',
+      'Redis total',
+      'client',
+      'Redis µs/job',
+      'client µs/job',
+    ];
     const rows = summary.map(row => [
       String(row.masters),
       row.partitionsPerMaster.join(' / '),
@@ -277,7 +292,10 @@ async function main(): Promise<void> {
     ]);
     const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map(row => (row[i] as string).length)));
     const line = (cells: string[]) => `| ${cells.map((cell, i) => cell.padEnd(widths[i] as number)).join(' | ')} |`;
-    console.log(`\nOne queue, ${options.partitions} partitions, ${int(options.jobs)} jobs of 100 bytes, worker concurrency ${options.concurrency}, ` + `median of ${options.reps} run(s); ${os.availableParallelism()} CPU(s), Redis ${redisVersion}. CPU = share of one core during the drain.\n`);
+    console.log(
+      `\nOne queue, ${options.partitions} partitions, ${int(options.jobs)} jobs of 100 bytes, worker concurrency ${options.concurrency}, ` +
+        `median of ${options.reps} run(s); ${os.availableParallelism()} CPU(s), Redis ${redisVersion}. CPU = share of one core during the drain.\n`,
+    );
     console.log(line(header));
     console.log(line(widths.map(width => '-'.repeat(width))));
     for (const row of rows) console.log(line(row));
@@ -289,7 +307,13 @@ async function main(): Promise<void> {
         {
           date: new Date().toISOString(),
           command: `npx tsx bench/cluster-scale.ts ${process.argv.slice(2).join(' ')}`.trim(),
-          machine: { cpus: os.availableParallelism(), cpuModel: os.cpus()[0]?.model ?? 'unknown', node: process.version, redis: redisVersion, loadAverageAtStart: os.loadavg()[0] },
+          machine: {
+            cpus: os.availableParallelism(),
+            cpuModel: os.cpus()[0]?.model ?? 'unknown',
+            node: process.version,
+            redis: redisVersion,
+            loadAverageAtStart: os.loadavg()[0],
+          },
           options: { ...options, payloadBytes: 100, chunk: CHUNK, adders: ADDERS, appendOnly: false, replicas: 0 },
           summary,
           runs,

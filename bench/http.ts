@@ -17,7 +17,13 @@ import { startLocalRedis } from '../src/deploy/local-redis.js';
 import { buildApp } from '../src/server/app.js';
 import { percentile } from './stats.js';
 
-const { values } = parseArgs({ options: { connections: { type: 'string', default: '32' }, seconds: { type: 'string', default: '5' }, bulk: { type: 'string', default: '100' } } });
+const { values } = parseArgs({
+  options: {
+    connections: { type: 'string', default: '32' },
+    seconds: { type: 'string', default: '5' },
+    bulk: { type: 'string', default: '100' },
+  },
+});
 const CONNECTIONS = Number(values.connections);
 const SECONDS = Number(values.seconds);
 const BULK = Number(values.bulk);
@@ -79,7 +85,15 @@ async function phase(name: string, appendOnly: boolean, path: string, body: stri
     });
     const sorted = [...result.latencies].sort((a, b) => a - b);
     const ok = result.statuses['201'] ?? 0;
-    return { name, requests: result.latencies.length, jobs: ok * jobsPerRequest, elapsedMs: result.elapsedMs, statuses: result.statuses, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+    return {
+      name,
+      requests: result.latencies.length,
+      jobs: ok * jobsPerRequest,
+      elapsedMs: result.elapsedMs,
+      statuses: result.statuses,
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+    };
   } finally {
     await app.close();
     await redis.stop();
@@ -94,7 +108,9 @@ const results = [
   await phase(`bulk add, ${BULK} jobs per request, no AOF`, false, '/v1/queues/bench/jobs:bulk', bulk, BULK),
 ];
 
-console.log(`HTTP add throughput: ${CONNECTIONS} keep-alive connections, ${SECONDS} s per phase, ${availableParallelism()} CPUs, load ${loadavg()[0]?.toFixed(2)}`);
+console.log(
+  `HTTP add throughput: ${CONNECTIONS} keep-alive connections, ${SECONDS} s per phase, ${availableParallelism()} CPUs, load ${loadavg()[0]?.toFixed(2)}`,
+);
 for (const r of results) {
   const seconds = r.elapsedMs / 1000;
   console.log(

@@ -38,7 +38,11 @@ export async function machineFacts(): Promise<MachineFacts> {
       totalMemoryMB: Math.round(os.totalmem() / 1_048_576),
       platform: `${os.platform()} ${os.release()} ${os.arch()}`,
       loadAverageAtStart: os.loadavg()[0] ?? 0,
-      versions: { sandglass: packageVersion('../package.json'), bullmq: packageVersion('../node_modules/bullmq/package.json'), ioredis: packageVersion('../node_modules/ioredis/package.json') },
+      versions: {
+        sandglass: packageVersion('../package.json'),
+        bullmq: packageVersion('../node_modules/bullmq/package.json'),
+        ioredis: packageVersion('../node_modules/ioredis/package.json'),
+      },
       git: gitState(),
     };
   } finally {
@@ -60,7 +64,9 @@ function gitState(): MachineFacts['git'] {
   const git = (...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   try {
     // Porcelain lines are "XY path": the status columns may start with a space, so no trimming.
-    const changed = git('status', '--porcelain', '--', 'src').split('\n').filter(line => line.length > 3);
+    const changed = git('status', '--porcelain', '--', 'src')
+      .split('\n')
+      .filter(line => line.length > 3);
     return { commit: git('rev-parse', 'HEAD').trim(), uncommittedSrc: changed.map(line => line.slice(3)) };
   } catch {
     return { commit: 'unknown (not a git checkout)', uncommittedSrc: [] };

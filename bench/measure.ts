@@ -65,7 +65,8 @@ export async function timeAdd(driver: Driver, queue: string, count: number, dela
   await driver.addJobs(queue, count, delayMs, chunk);
   const rate = perSecond(count, performance.now() - started);
   const after = await driver.countWaiting(queue);
-  if (after - before !== count) throw new Error(`${driver.library}: added ${count} jobs to ${queue} but ${after - before} more are waiting`);
+  if (after - before !== count)
+    throw new Error(`${driver.library}: added ${count} jobs to ${queue} but ${after - before} more are waiting`);
   return rate;
 }
 
@@ -85,11 +86,14 @@ export async function timeDrain(driver: Driver, queue: string, count: number, sp
   });
   try {
     await progress.reach(count, spec.stallMs).catch(error => {
-      throw new Error(`${driver.library} drain of ${queue}: ${(error as Error).message}${errors[0] ? `; worker error: ${errors[0].message}` : ''}`);
+      throw new Error(
+        `${driver.library} drain of ${queue}: ${(error as Error).message}${errors[0] ? `; worker error: ${errors[0].message}` : ''}`,
+      );
     });
     const rate = perSecond(count, performance.now() - started);
     // A drain that needed retries after Redis errors is not the figure it claims to be.
-    if (errors[0]) throw new Error(`${driver.library} drain of ${queue}: the worker reported ${errors.length} error(s), first: ${errors[0].message}`);
+    if (errors[0])
+      throw new Error(`${driver.library} drain of ${queue}: the worker reported ${errors.length} error(s), first: ${errors[0].message}`);
     return rate;
   } finally {
     await worker.close();

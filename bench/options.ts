@@ -135,7 +135,11 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
     idleSettleMs: 2_000,
     scale: { ...scale, sandglassWaiting: positiveInt(flags.get('scale-waiting'), scale.sandglassWaiting, 'scale-waiting') },
     // A cold process's drain is short and noisy: more repetitions than the warmed figures.
-    coldDrain: { jobs: positiveInt(flags.get('cold-jobs'), 20_000, 'cold-jobs'), reps: positiveInt(flags.get('reps'), quick ? 3 : 5, 'reps'), batchSize: 50 },
+    coldDrain: {
+      jobs: positiveInt(flags.get('cold-jobs'), 20_000, 'cold-jobs'),
+      reps: positiveInt(flags.get('reps'), quick ? 3 : 5, 'reps'),
+      batchSize: 50,
+    },
     spreadJobs: positiveInt(flags.get('spread-jobs'), quick ? 20_000 : 200_000, 'spread-jobs'),
     profile: flags.has('profile') ? { dir: flags.get('profile') || 'bench/profiles' } : undefined,
     stallMs: 30_000,

@@ -75,7 +75,16 @@ async function main(): Promise<number> {
         const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
         log(`phase ${name} failed: ${message}`);
         errors.push({ phase: name, message: error instanceof Error ? error.message : String(error) });
-        figures.push(figure({ id: name, label: `${name} (failed, see errors)`, unit: '', sandglass: null, bullmq: null, bar: { text: 'not measured', check: () => false } }));
+        figures.push(
+          figure({
+            id: name,
+            label: `${name} (failed, see errors)`,
+            unit: '',
+            sandglass: null,
+            bullmq: null,
+            bar: { text: 'not measured', check: () => false },
+          }),
+        );
       }
     }
     const results = {

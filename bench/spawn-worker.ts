@@ -52,11 +52,14 @@ export async function runWorkerProcess(spec: WorkerProcessSpec): Promise<WorkerP
   try {
     result = JSON.parse(line) as WorkerProcessResult;
   } catch {
-    throw new Error(`worker process (${spec.library}) exited with ${code} and no result: ${stderr.trim().slice(-2000) || stdout.trim().slice(-500)}`);
+    throw new Error(
+      `worker process (${spec.library}) exited with ${code} and no result: ${stderr.trim().slice(-2000) || stdout.trim().slice(-500)}`,
+    );
   }
   if (result.stalled !== undefined) throw new Error(`${spec.library} worker process: ${result.stalled}`);
   // A drain that needed retries after Redis errors is not the figure it claims to be.
-  if (result.errors > 0) throw new Error(`${spec.library} worker process reported ${result.errors} error(s), first: ${result.firstError ?? '?'}`);
+  if (result.errors > 0)
+    throw new Error(`${spec.library} worker process reported ${result.errors} error(s), first: ${result.firstError ?? '?'}`);
   if (code !== 0) throw new Error(`worker process (${spec.library}) exited with ${code}: ${stderr.trim().slice(-2000)}`);
   const profiles = spec.cpuProfDir === undefined ? [] : [...listProfiles(spec.cpuProfDir)].filter(path => !profilesBefore.has(path));
   return { ...result, command: `node ${args.join(' ')}`, profiles };
@@ -64,10 +67,18 @@ export async function runWorkerProcess(spec: WorkerProcessSpec): Promise<WorkerP
 
 function listProfiles(dir: string): Set<string> {
   mkdirSync(dir, { recursive: true });
-  return new Set(readdirSync(dir).filter(name => name.endsWith('.cpuprofile')).map(name => `${dir}/${name}`));
+  return new Set(
+    readdirSync(dir)
+      .filter(name => name.endsWith('.cpuprofile'))
+      .map(name => `${dir}/${name}`),
+  );
 }
 
-function run(command: string, args: readonly string[], timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  command: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';

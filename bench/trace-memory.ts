@@ -43,7 +43,9 @@ try {
   for (const tier of ['due', 'wheel'] as const) {
     const plain = await bytesPerJob(tier, false);
     const traced = await bytesPerJob(tier, true);
-    console.log(`${tier.padEnd(5)} ${JOBS} jobs: ${plain.toFixed(0)} bytes/job without a trace context, ${traced.toFixed(0)} with (+${(traced - plain).toFixed(0)})`);
+    console.log(
+      `${tier.padEnd(5)} ${JOBS} jobs: ${plain.toFixed(0)} bytes/job without a trace context, ${traced.toFixed(0)} with (+${(traced - plain).toFixed(0)})`,
+    );
   }
 } finally {
   raw.disconnect();

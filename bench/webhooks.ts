@@ -55,15 +55,23 @@ function readOptions(argv: string[]): Options {
     if (!Number.isInteger(n) || n < 1 || n > max) throw new Error(`${flag} must be an integer from 1 to ${max}`);
     return n;
   };
-  return { jobs: value('--jobs', 5_000, 100_000), concurrency: value('--concurrency', 50, 1_000), spreadMs: value('--spread-ms', 5_000, 60_000) };
+  return {
+    jobs: value('--jobs', 5_000, 100_000),
+    concurrency: value('--concurrency', 50, 1_000),
+    spreadMs: value('--spread-ms', 5_000, 60_000),
+  };
 }
 
 class Receiver {
   readonly #thread = new Thread(RECEIVER, { eval: true });
-  readonly port: Promise<number> = new Promise(resolve => this.#thread.once('message', (message: { port: number }) => resolve(message.port)));
+  readonly port: Promise<number> = new Promise(resolve =>
+    this.#thread.once('message', (message: { port: number }) => resolve(message.port)),
+  );
 
   take(): Promise<number[]> {
-    const samples = new Promise<number[]>(resolve => this.#thread.once('message', (message: { samples: number[] }) => resolve(message.samples)));
+    const samples = new Promise<number[]>(resolve =>
+      this.#thread.once('message', (message: { samples: number[] }) => resolve(message.samples)),
+    );
     this.#thread.postMessage('take');
     return samples;
   }
@@ -84,7 +92,10 @@ interface PhaseResult {
 async function runPhase(redis: LocalRedis, receiver: Receiver, name: string, options: Options, spreadMs: number): Promise<PhaseResult> {
   const url = `http://127.0.0.1:${await receiver.port}/hooks/${name}`;
   const queue = new Queue<{ n: number }>(name, { connection: redis.url });
-  const delivery = new WebhookDelivery({ connection: redis.url, bindings: [{ queue: name, url, secret: SECRET, concurrency: options.concurrency }] });
+  const delivery = new WebhookDelivery({
+    connection: redis.url,
+    bindings: [{ queue: name, url, secret: SECRET, concurrency: options.concurrency }],
+  });
   const sendLateness: number[] = [];
   let lastAckAt = 0;
   delivery.on('delivered', (_queue, _job, latenessMs) => {
@@ -98,7 +109,9 @@ async function runPhase(redis: LocalRedis, receiver: Receiver, name: string, opt
     const step = options.jobs > 1 ? spreadMs / (options.jobs - 1) : 0;
     for (let i = 0; i < options.jobs; i += 1_000) {
       const count = Math.min(1_000, options.jobs - i);
-      await queue.addBulk(Array.from({ length: count }, (_, k) => ({ payload: { n: i + k }, at: Math.round(firstDueAt + (i + k) * step) })));
+      await queue.addBulk(
+        Array.from({ length: count }, (_, k) => ({ payload: { n: i + k }, at: Math.round(firstDueAt + (i + k) * step) })),
+      );
     }
     if (Date.now() > firstDueAt) console.warn('warning: the adds took longer than the lead time; the first jobs are late from the start');
     const deadline = Date.now() + spreadMs + PHASE_DEADLINE_MS;
@@ -123,14 +136,20 @@ async function main(): Promise<void> {
   const redis = await startLocalRedis({ appendOnly: false });
   const receiver = new Receiver();
   try {
-    const load = loadavg().map(value => value.toFixed(2)).join(' ');
-    console.log(`webhook delivery, loopback, ${options.jobs} jobs, concurrency ${options.concurrency}, Node ${process.version}, ${availableParallelism()} cores, load average ${load}`);
+    const load = loadavg()
+      .map(value => value.toFixed(2))
+      .join(' ');
+    console.log(
+      `webhook delivery, loopback, ${options.jobs} jobs, concurrency ${options.concurrency}, Node ${process.version}, ${availableParallelism()} cores, load average ${load}`,
+    );
     // Warm-up: connections, JIT, scripts loaded.
     await runPhase(redis, receiver, 'bench-warmup', { ...options, jobs: Math.min(500, options.jobs) }, 0);
 
     const drain = await runPhase(redis, receiver, 'bench-drain', options, 0);
     const rate = perSecond(drain.delivered, drain.elapsedMs);
-    console.log(`drain:  ${drain.delivered} jobs due at once, all acked ${drain.elapsedMs} ms after their due time: ${Math.round(rate)} jobs/s`);
+    console.log(
+      `drain:  ${drain.delivered} jobs due at once, all acked ${drain.elapsedMs} ms after their due time: ${Math.round(rate)} jobs/s`,
+    );
 
     const steady = await runPhase(redis, receiver, 'bench-steady', options, options.spreadMs);
     const offered = perSecond(options.jobs, options.spreadMs);

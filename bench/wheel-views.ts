@@ -36,7 +36,9 @@ try {
     }));
     await store.add(chunk, 'keep');
   }
-  console.log(`${JOBS} jobs due in [${new Date(slotStart).toISOString()}, +60 s) added in ${Date.now() - added} ms; wheeled = ${await raw.hget('sg:{crowded:0}:counters', 'wheeled')}`);
+  console.log(
+    `${JOBS} jobs due in [${new Date(slotStart).toISOString()}, +60 s) added in ${Date.now() - added} ms; wheeled = ${await raw.hget('sg:{crowded:0}:counters', 'wheeled')}`,
+  );
 
   /** Server time (µs) of each script call `call` makes, best and worst of TRIES. */
   const redisTime = async (what: string, call: () => Promise<unknown>) => {
@@ -48,14 +50,17 @@ try {
       const log = (await raw.call('SLOWLOG', 'GET', '100')) as [number, number, number, string[]][];
       times.push(log.filter(entry => /^eval/i.test(String(entry[3][0]))).reduce((sum, entry) => sum + Number(entry[2]), 0));
     }
-    console.log(`${what}: ${(Math.min(...times) / 1000).toFixed(2)} ms of Redis time (best of ${TRIES}; worst ${(Math.max(...times) / 1000).toFixed(2)} ms)`);
+    console.log(
+      `${what}: ${(Math.min(...times) / 1000).toFixed(2)} ms of Redis time (best of ${TRIES}; worst ${(Math.max(...times) / 1000).toFixed(2)} ms)`,
+    );
   };
   await raw.call('CONFIG', 'SET', 'slowlog-log-slower-than', '0');
   await raw.call('CONFIG', 'SET', 'slowlog-max-len', '1000');
   await redisTime("first page of list('delayed'), 100 jobs", () => queue.list('delayed', { limit: 100 }));
   const middle = await store.listJobs('delayed', { at: slotStart + 30_000, id: '' }, 1);
   const from = middle.entries[0];
-  if (from) await redisTime('a page of 100 from the middle of the slot', () => store.listJobs('delayed', { at: from.dueAt, id: from.job.id }, 101));
+  if (from)
+    await redisTime('a page of 100 from the middle of the slot', () => store.listJobs('delayed', { at: from.dueAt, id: from.job.id }, 101));
   await redisTime('dueHistogram, the dashboard bounds (1 min, 1 h, 1 day)', () => queue.dueHistogram([60_000, 3_600_000, 86_400_000]));
   const [s2] = await raw.time();
   const now = Number(s2) * 1000;

@@ -23,7 +23,8 @@ interface Payload {
 
 const flags = new Map(process.argv.slice(2).map(arg => arg.replace(/^--/, '').split('=') as [string, string]));
 
-if (flags.has('child')) await child(flags.get('url') as string, flags.get('queue') as string, Number(flags.get('jobs')), flags.get('mode') as string);
+if (flags.has('child'))
+  await child(flags.get('url') as string, flags.get('queue') as string, Number(flags.get('jobs')), flags.get('mode') as string);
 else await parent();
 
 async function parent(): Promise<void> {
@@ -49,13 +50,25 @@ async function parent(): Promise<void> {
           await queue.close();
           const before = await redisCost();
           const nodeFlags = process.env.WORKER_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
-          const args = [...nodeFlags, '--import', 'tsx', fileURLToPath(import.meta.url), '--child', `--url=${redis.url}`, `--queue=${name}`, `--jobs=${count}`, `--mode=${mode}`];
+          const args = [
+            ...nodeFlags,
+            '--import',
+            'tsx',
+            fileURLToPath(import.meta.url),
+            '--child',
+            `--url=${redis.url}`,
+            `--queue=${name}`,
+            `--jobs=${count}`,
+            `--mode=${mode}`,
+          ];
           if (flags.has('prefetch')) args.push(`--prefetch=${flags.get('prefetch')}`);
           const run = spawnSync(process.execPath, args, { encoding: 'utf8' });
           if (run.status !== 0) throw new Error(`worker process failed: ${run.stderr}`);
           const after = await redisCost();
           const redisUs = ((after.cpuMs - before.cpuMs) * 1000) / count;
-          console.log(`${run.stdout.trim()}, redis ${redisUs.toFixed(1)} us/job, ${((after.calls - before.calls) / count).toFixed(3)} calls/job`);
+          console.log(
+            `${run.stdout.trim()}, redis ${redisUs.toFixed(1)} us/job, ${((after.calls - before.calls) / count).toFixed(3)} calls/job`,
+          );
         }
       }
     }
@@ -74,8 +87,16 @@ async function child(url: string, queue: string, target: number, mode: string): 
   const start = performance.now();
   const worker =
     batchSize === undefined
-      ? new Worker<Payload>(queue, async job => void (sum += job.payload.pad.length), { connection: url, concurrency: Number(mode), ...prefetch })
-      : new Worker<Payload>(queue, async jobs => jobs.forEach(job => (sum += job.payload.pad.length)), { connection: url, batch: { size: batchSize }, ...prefetch });
+      ? new Worker<Payload>(queue, async job => void (sum += job.payload.pad.length), {
+          connection: url,
+          concurrency: Number(mode),
+          ...prefetch,
+        })
+      : new Worker<Payload>(queue, async jobs => jobs.forEach(job => (sum += job.payload.pad.length)), {
+          connection: url,
+          batch: { size: batchSize },
+          ...prefetch,
+        });
   await new Promise<void>(resolve => {
     worker.on('completed', () => {
       if (++done === target) resolve();
@@ -86,5 +107,7 @@ async function child(url: string, queue: string, target: number, mode: string): 
   await worker.close();
   if (sum !== target * 85) throw new Error('the handlers did not read every payload');
   const label = batchSize === undefined ? `concurrency ${mode}` : `batch ${batchSize}`;
-  console.log(`${label}, ${target} jobs: ${Math.round((target / ms) * 1000)} jobs/s (${Math.round(ms)} ms), worker ${((cpu.user + cpu.system) / target).toFixed(1)} us/job`);
+  console.log(
+    `${label}, ${target} jobs: ${Math.round((target / ms) * 1000)} jobs/s (${Math.round(ms)} ms), worker ${((cpu.user + cpu.system) / target).toFixed(1)} us/job`,
+  );
 }

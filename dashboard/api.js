@@ -65,7 +65,11 @@ export async function api(method, path, body) {
   if (response.status === 401) onUnauthorized();
   if (!response.ok) {
     const error = data && typeof data === 'object' && data.error ? data.error : {};
-    throw new ApiError(response.status, String(error.code ?? `HTTP_${response.status}`), String(error.message ?? (text.slice(0, 200) || response.statusText)));
+    throw new ApiError(
+      response.status,
+      String(error.code ?? `HTTP_${response.status}`),
+      String(error.message ?? (text.slice(0, 200) || response.statusText)),
+    );
   }
   return data;
 }

@@ -59,8 +59,10 @@ const isOutage = error => error instanceof ApiError && (error.status === 0 || er
 
 /** A failed read, on the banner. */
 function reportReadFailure(error) {
-  if (error instanceof ApiError && error.code === 'REDIS_UNAVAILABLE') showBanner('Redis is unavailable. The counts below are the last ones read; the dashboard keeps retrying.', 'error', error.message);
-  else if (error instanceof ApiError && error.status === 0) showBanner('The sandglass server does not answer. The dashboard keeps retrying.', 'error', error.message);
+  if (error instanceof ApiError && error.code === 'REDIS_UNAVAILABLE')
+    showBanner('Redis is unavailable. The counts below are the last ones read; the dashboard keeps retrying.', 'error', error.message);
+  else if (error instanceof ApiError && error.status === 0)
+    showBanner('The sandglass server does not answer. The dashboard keeps retrying.', 'error', error.message);
   else showBanner(`The server answered ${error instanceof ApiError ? error.status : 'with an error'}.`, 'error', describe(error));
 }
 
@@ -160,7 +162,14 @@ function renderQueues(queues) {
     item => item.name,
     item => {
       const row = el('tr', { tabIndex: 0 });
-      row.append(el('th', { scope: 'row' }, el('span', { className: 'queue-name' }), el('span', { className: 'badge badge-paused', textContent: 'paused' })));
+      row.append(
+        el(
+          'th',
+          { scope: 'row' },
+          el('span', { className: 'queue-name' }),
+          el('span', { className: 'badge badge-paused', textContent: 'paused' }),
+        ),
+      );
       for (const name of STATES) row.append(el('td', { className: `num count-${name}` }));
       row.addEventListener('click', () => selectQueue(item.name));
       row.addEventListener('keydown', event => {
@@ -226,7 +235,12 @@ function renderDetail([info, timeline, activity, active, dead, schedules, limits
   // about this read (not an outage, which the banner reports once).
   const failed = (container, what, result) => {
     if (isOutage(result.reason) && !container.querySelector('.loading')) return;
-    container.replaceChildren(el('p', { className: 'state error', textContent: `Could not load ${what}: ${isOutage(result.reason) ? 'see above' : describe(result.reason)}.` }));
+    container.replaceChildren(
+      el('p', {
+        className: 'state error',
+        textContent: `Could not load ${what}: ${isOutage(result.reason) ? 'see above' : describe(result.reason)}.`,
+      }),
+    );
   };
   if (timeline.status === 'fulfilled') renderTimeline(byId('timeline'), timeline.value);
   else failed(byId('timeline'), 'the timeline', timeline);
@@ -246,8 +260,10 @@ function renderDetail([info, timeline, activity, active, dead, schedules, limits
   // Each half of the panel keeps what it showed when its read fails.
   renderFlow(limits.status === 'fulfilled' ? limits.value : undefined, retention.status === 'fulfilled' ? retention.value : undefined);
   const flowFailure = [limits, retention].find(result => result.status === 'rejected');
-  if (flowFailure && !isOutage(flowFailure.reason)) setText('flow-result', `Could not load the limits and retention: ${describe(flowFailure.reason)}`);
-  if (completed.status === 'fulfilled') renderCompleted(completed.value?.jobs ?? [], info.status === 'fulfilled' ? info.value?.stats?.completed : undefined);
+  if (flowFailure && !isOutage(flowFailure.reason))
+    setText('flow-result', `Could not load the limits and retention: ${describe(flowFailure.reason)}`);
+  if (completed.status === 'fulfilled')
+    renderCompleted(completed.value?.jobs ?? [], info.status === 'fulfilled' ? info.value?.stats?.completed : undefined);
   document.querySelector('.nav-link[data-target="completed-panel"]').hidden = byId('completed-panel').hidden;
   if (browse.status === 'fulfilled' && browse.value) renderBrowse(browse.value.key, browse.value.answer);
   else if (browse.status === 'rejected' && !isOutage(browse.reason)) browseFailed(browse.reason);
@@ -263,7 +279,9 @@ function renderStats(info) {
   const c = info?.counters;
   setText(
     'totals',
-    c ? `Since the queue was first used: ${fmtCount(c.added)} added · ${fmtCount(c.completed)} completed · ${fmtCount(c.retried)} retried · ${fmtCount(c.dead)} dead-lettered · ${fmtCount(c.expired)} expired · ${fmtCount(c.reaped)} leases reaped` : '',
+    c
+      ? `Since the queue was first used: ${fmtCount(c.added)} added · ${fmtCount(c.completed)} completed · ${fmtCount(c.retried)} retried · ${fmtCount(c.dead)} dead-lettered · ${fmtCount(c.expired)} expired · ${fmtCount(c.reaped)} leases reaped`
+      : '',
   );
 }
 

@@ -111,7 +111,8 @@ function turnTo(cursor, read = true) {
 function showState(state) {
   if (!BROWSE_STATES.includes(state)) return;
   view.state = state;
-  for (const button of document.querySelectorAll('button.browse-state')) button.setAttribute('aria-pressed', String(button.dataset.state === state));
+  for (const button of document.querySelectorAll('button.browse-state'))
+    button.setAttribute('aria-pressed', String(button.dataset.state === state));
   byId('browse-table').dataset.state = state;
   setText('browse-extra-head', state === 'completed' ? 'Finished' : 'Error / reason');
   firstPage();
@@ -188,13 +189,20 @@ function updateRow(row, job) {
 /** The extra column: a dead letter's error or reason and when it died; a completed job's finish and result. */
 function extraText(job) {
   if (view.state === 'dead') {
-    const error = typeof job.lastError === 'string' ? job.lastError.split('\n')[0] ?? '' : '';
-    const line = error ? clip(error, ERROR_PREVIEW) : job.reason === 'expired' ? 'expired: not started by its deadline' : '(no error recorded)';
+    const error = typeof job.lastError === 'string' ? (job.lastError.split('\n')[0] ?? '') : '';
+    const line = error
+      ? clip(error, ERROR_PREVIEW)
+      : job.reason === 'expired'
+        ? 'expired: not started by its deadline'
+        : '(no error recorded)';
     const reason = job.reason === 'expired' ? 'expired' : 'out of attempts';
     return [line, typeof job.deadAt === 'number' ? `${reason} · died ${fmtRelative(job.deadAt)}` : reason];
   }
   if (view.state === 'completed') {
-    return [typeof job.finishedAt === 'number' ? `${fmtTime(job.finishedAt)}` : '', typeof job.finishedAt === 'number' ? fmtRelative(job.finishedAt) : ''];
+    return [
+      typeof job.finishedAt === 'number' ? `${fmtTime(job.finishedAt)}` : '',
+      typeof job.finishedAt === 'number' ? fmtRelative(job.finishedAt) : '',
+    ];
   }
   return ['', ''];
 }
@@ -221,8 +229,12 @@ function applyFilter() {
   }
   const total = view.jobs.length;
   if (!view.loaded) showPlaceholder('Loading…');
-  else if (total === 0) showPlaceholder(view.before.length === 0 ? `No ${view.state} jobs.` : 'No jobs on this page any more (they moved on). Go back a page.');
-  else if (shown === 0) showPlaceholder(`None of the ${fmtCount(total)} jobs on this page matches “${clip(text, 60)}”. Press Enter to find a job by this exact id.`);
+  else if (total === 0)
+    showPlaceholder(view.before.length === 0 ? `No ${view.state} jobs.` : 'No jobs on this page any more (they moved on). Go back a page.');
+  else if (shown === 0)
+    showPlaceholder(
+      `None of the ${fmtCount(total)} jobs on this page matches “${clip(text, 60)}”. Press Enter to find a job by this exact id.`,
+    );
   else byId('browse-state').hidden = true;
   renderPager(text === '' ? undefined : shown);
 }

@@ -10,7 +10,11 @@ const BUCKET_LABELS = ['within 1 min', '1–10 min', '10 min – 1 h', '1 h – 
 export function renderTimeline(container, data) {
   const rows = [
     { label: 'due now', count: Number(data?.ready ?? 0), kind: 'ready' },
-    ...(data?.buckets ?? []).map((bucket, i) => ({ label: BUCKET_LABELS[i] ?? `within ${fmtDuration(bucket.untilMs)}`, count: Number(bucket.count ?? 0), kind: 'delayed' })),
+    ...(data?.buckets ?? []).map((bucket, i) => ({
+      label: BUCKET_LABELS[i] ?? `within ${fmtDuration(bucket.untilMs)}`,
+      count: Number(bucket.count ?? 0),
+      kind: 'delayed',
+    })),
     { label: 'later', count: Number(data?.later ?? 0), kind: 'delayed' },
   ];
   const max = Math.max(0, ...rows.map(row => row.count));
@@ -23,7 +27,15 @@ export function renderTimeline(container, data) {
     const fill = el('span', { className: `bar-fill bar-${row.kind}` });
     // At least a sliver for a non-zero count, so one job among thousands still shows.
     fill.style.width = row.count === 0 ? '0' : `${Math.max(1.5, (row.count / max) * 100)}%`;
-    list.append(el('li', { className: 'bar-row' }, el('span', { className: 'bar-label', textContent: row.label }), el('span', { className: 'bar-track' }, fill), el('span', { className: 'bar-count', textContent: fmtCount(row.count) })));
+    list.append(
+      el(
+        'li',
+        { className: 'bar-row' },
+        el('span', { className: 'bar-label', textContent: row.label }),
+        el('span', { className: 'bar-track' }, fill),
+        el('span', { className: 'bar-count', textContent: fmtCount(row.count) }),
+      ),
+    );
   }
   container.replaceChildren(list);
 }
@@ -69,7 +81,12 @@ export function renderActivity(container, data, rangeMs) {
   const delivered = points.reduce((sum, p) => sum + Number(p.delivered ?? 0), 0);
   const failed = points.reduce((sum, p) => sum + Number(p.failed ?? 0), 0);
   if (delivered + failed === 0) {
-    container.replaceChildren(el('p', { className: 'state', textContent: `Nothing delivered in the last ${fmtDuration(spanMs)}. This counts the jobs this server handed out (webhooks and pull claims).` }));
+    container.replaceChildren(
+      el('p', {
+        className: 'state',
+        textContent: `Nothing delivered in the last ${fmtDuration(spanMs)}. This counts the jobs this server handed out (webhooks and pull claims).`,
+      }),
+    );
     return;
   }
   const stepMs = isNumber(data?.stepMs) ? data.stepMs : points.length > 1 ? Number(points[1].at) - Number(points[0].at) : 1000;
@@ -92,7 +109,12 @@ export function renderActivity(container, data, rangeMs) {
   container.replaceChildren(
     summary,
     chart('Jobs delivered per second (failed attempts in red)', barChart(bars, barMs), `${fmtRate(worstRate)}/s`, spanMs),
-    chart('Lateness, start minus due time: p99 (light) and p50', latenessChart(bars), worstP99 ? `${fmtCount(Math.ceil(worstP99))} ms` : '', spanMs),
+    chart(
+      'Lateness, start minus due time: p99 (light) and p50',
+      latenessChart(bars),
+      worstP99 ? `${fmtCount(Math.ceil(worstP99))} ms` : '',
+      spanMs,
+    ),
   );
 }
 
@@ -104,7 +126,12 @@ function chart(title, graphic, maxLabel, windowMs) {
   return el(
     'figure',
     { className: 'chart' },
-    el('figcaption', {}, el('span', { textContent: title }), el('span', { className: 'chart-max', textContent: maxLabel ? `max ${maxLabel}` : '' })),
+    el(
+      'figcaption',
+      {},
+      el('span', { textContent: title }),
+      el('span', { className: 'chart-max', textContent: maxLabel ? `max ${maxLabel}` : '' }),
+    ),
     graphic,
     el('div', { className: 'chart-axis' }, el('span', { textContent: `${fmtDuration(windowMs)} ago` }), el('span', { textContent: 'now' })),
   );
@@ -125,20 +152,32 @@ function columns(graphic, count, index, values) {
   for (const [value, max, cls] of values) {
     if (!(value > 0)) continue;
     const height = Math.max(1, (value / max) * HEIGHT);
-    graphic.append(svg('rect', { x: index * slot + slot * 0.12, y: HEIGHT - height, width: Math.max(0.5, slot * 0.76), height, class: cls }));
+    graphic.append(
+      svg('rect', { x: index * slot + slot * 0.12, y: HEIGHT - height, width: Math.max(0.5, slot * 0.76), height, class: cls }),
+    );
   }
 }
 
 function barChart(bars, barMs) {
   const graphic = chartSvg(`Jobs delivered and attempts failed per ${fmtDuration(barMs)}`);
   const max = Math.max(1, ...bars.map(b => Math.max(b.delivered, b.failed)));
-  bars.forEach((b, i) => columns(graphic, bars.length, i, [[b.delivered, max, 'bar-ok'], [b.failed, max, 'bar-failed']]));
+  bars.forEach((b, i) =>
+    columns(graphic, bars.length, i, [
+      [b.delivered, max, 'bar-ok'],
+      [b.failed, max, 'bar-failed'],
+    ]),
+  );
   return graphic;
 }
 
 function latenessChart(bars) {
   const graphic = chartSvg('Lateness p99 (light) and p50 (dark) in ms');
   const max = Math.max(1, ...bars.map(b => b.p99 ?? 0), ...bars.map(b => b.p50 ?? 0));
-  bars.forEach((b, i) => columns(graphic, bars.length, i, [[b.p99, max, 'bar-p99'], [b.p50, max, 'bar-p50']]));
+  bars.forEach((b, i) =>
+    columns(graphic, bars.length, i, [
+      [b.p99, max, 'bar-p99'],
+      [b.p50, max, 'bar-p50'],
+    ]),
+  );
   return graphic;
 }

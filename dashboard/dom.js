@@ -99,7 +99,11 @@ export function fmtRelative(at) {
   return delta >= 0 ? `in ${fmtDuration(delta)}` : `${fmtDuration(delta)} ago`;
 }
 
-export const fmtTime = at => new Date(at).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+export const fmtTime = at =>
+  new Date(at)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, ' UTC');
 
 /** A payload as indented JSON (or its string form, for values JSON cannot show). */
 export function fmtPayload(payload, indent = 2) {
@@ -112,7 +116,8 @@ export function fmtPayload(payload, indent = 2) {
 
 /** A kept job's result as JSON, or what the marker of a result over maxResultBytes says. */
 export function resultText(result, indent) {
-  if (result && typeof result === 'object' && result.resultTooLarge === true) return `(not kept: ${result.bytes} bytes, over the queue's max result size)`;
+  if (result && typeof result === 'object' && result.resultTooLarge === true)
+    return `(not kept: ${result.bytes} bytes, over the queue's max result size)`;
   return result === undefined ? '(none)' : fmtPayload(result, indent);
 }
 

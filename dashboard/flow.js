@@ -10,7 +10,15 @@ const page = { queue: () => /** @type {string | null} */ (null), refresh: () => 
 /** The limits and retention last read, to fill the form in and to send only what changed. */
 const latest = { limits: null, retention: null };
 
-const INPUTS = ['flow-rate-max', 'flow-rate-per', 'flow-concurrency', 'flow-expire-after', 'flow-keep-count', 'flow-keep-age', 'flow-max-result'];
+const INPUTS = [
+  'flow-rate-max',
+  'flow-rate-per',
+  'flow-concurrency',
+  'flow-expire-after',
+  'flow-keep-count',
+  'flow-keep-age',
+  'flow-max-result',
+];
 
 export function connectFlowPanel(context) {
   Object.assign(page, context);
@@ -51,7 +59,14 @@ export function renderFlow(limits, retention) {
   const rows = [
     ['Rate', !known ? unknown : rate ? `at most ${rate.max} starts per ${perText(rate.per)} (sliding window)` : 'no limit'],
     ['Concurrency', !known ? unknown : concurrency === undefined ? 'no limit' : `at most ${concurrency} active at once`],
-    ['Expire after', !known ? unknown : expireAfter === undefined ? 'no default deadline' : `${fmtDuration(expireAfter)} after due: not run if not started by then`],
+    [
+      'Expire after',
+      !known
+        ? unknown
+        : expireAfter === undefined
+          ? 'no default deadline'
+          : `${fmtDuration(expireAfter)} after due: not run if not started by then`,
+    ],
     ['Keep completed', kept ? describeKeep(completed) : unknown],
     ['Max result', kept ? `${maxResultBytes} bytes` : unknown],
   ];
@@ -87,7 +102,13 @@ export function renderCompleted(jobs, total) {
         { className: 'dead-item completed-item' },
         el('div', { className: 'dead-head' }, jobLink(job.id), el('span', { className: 'meta' })),
         el('p', { className: 'result-line' }),
-        el('details', {}, el('summary', { textContent: 'full result and payload' }), el('pre', { className: 'result-full' }), el('pre', { className: 'payload' })),
+        el(
+          'details',
+          {},
+          el('summary', { textContent: 'full result and payload' }),
+          el('pre', { className: 'result-full' }),
+          el('pre', { className: 'payload' }),
+        ),
       ),
     (item, job) => {
       const finished = typeof job.finishedAt === 'number' ? `finished ${fmtRelative(job.finishedAt)}` : 'completed';
@@ -156,7 +177,8 @@ async function save(event) {
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   const writes = [];
   if (!same(wanted.limits, stored.limits)) writes.push(['limits', wanted.limits]);
-  if (!same({ maxResultBytes: stored.retention.maxResultBytes, ...wanted.retention }, stored.retention)) writes.push(['retention', wanted.retention]);
+  if (!same({ maxResultBytes: stored.retention.maxResultBytes, ...wanted.retention }, stored.retention))
+    writes.push(['retention', wanted.retention]);
   if (writes.length === 0) {
     closeForm();
     report('flow-result', 'Nothing changed.', 'warn');
@@ -171,7 +193,11 @@ async function save(event) {
     closeForm();
     report('flow-result', 'Saved: every worker, pull consumer and webhook of the queue obeys it now.');
   } catch (error) {
-    report('flow-result', `${saved.length > 0 ? `The ${saved.join(' and ')} were saved; the rest was not` : 'Not saved'}: ${describe(error)}`, 'error');
+    report(
+      'flow-result',
+      `${saved.length > 0 ? `The ${saved.join(' and ')} were saved; the rest was not` : 'Not saved'}: ${describe(error)}`,
+      'error',
+    );
   }
   page.refresh();
 }

@@ -1,7 +1,22 @@
 // The job panels of one queue: active jobs, dead letters (retry, purge), job lookup (cancel,
 // reschedule) and the "add a job" form. Each state change is one POST or DELETE from a click.
 import { ApiError, api, describe, jobPath, queuePath } from './api.js';
-import { byId, clip, el, fmtCount, fmtDuration, fmtPayload, fmtRelative, fmtTime, msFromNow, report, resultText, setIfChanged, setText, syncList } from './dom.js';
+import {
+  byId,
+  clip,
+  el,
+  fmtCount,
+  fmtDuration,
+  fmtPayload,
+  fmtRelative,
+  fmtTime,
+  msFromNow,
+  report,
+  resultText,
+  setIfChanged,
+  setText,
+  syncList,
+} from './dom.js';
 
 /** What the panels need from the page: the selected queue, a refresh, and a way to select one. */
 const page = { queue: () => /** @type {string | null} */ (null), refresh: () => undefined, select: _name => undefined };
@@ -56,7 +71,15 @@ export function renderActive(jobs) {
     byId('active-body'),
     jobs,
     job => job.id,
-    job => el('tr', {}, el('td', {}, jobLink(job.id)), el('td', { className: 'attempt' }), el('td', { className: 'due' }), el('td', { className: 'lease' }, el('span', { className: 'lease-text' }))),
+    job =>
+      el(
+        'tr',
+        {},
+        el('td', {}, jobLink(job.id)),
+        el('td', { className: 'attempt' }),
+        el('td', { className: 'due' }),
+        el('td', { className: 'lease' }, el('span', { className: 'lease-text' })),
+      ),
     (row, job) => {
       setIfChanged(row.querySelector('.attempt'), attemptsText(job));
       const due = row.querySelector('.due');
@@ -94,7 +117,13 @@ export function renderDead(jobs, total) {
         el('div', { className: 'dead-head' }, jobLink(job.id), el('span', { className: 'meta' }), retry, remove),
         el('p', { className: 'error-line' }),
         el('p', { className: 'payload-line' }),
-        el('details', {}, el('summary', { textContent: 'error stack and full payload' }), el('pre', { className: 'error-stack' }), el('pre', { className: 'payload' })),
+        el(
+          'details',
+          {},
+          el('summary', { textContent: 'error stack and full payload' }),
+          el('pre', { className: 'error-stack' }),
+          el('pre', { className: 'payload' }),
+        ),
       );
     },
     (item, job) => {
@@ -115,7 +144,8 @@ async function retryDead(id) {
   try {
     const result = await api('POST', `${queuePath(page.queue())}/dead/retry`, id === undefined ? {} : { ids: [id] });
     if (id === undefined) report('dead-result', `${fmtCount(result?.moved)} dead letter(s) are due again.`);
-    else report('dead-result', result?.moved ? `Job ${id} is due again.` : `Job ${id} was not dead any more.`, result?.moved ? 'ok' : 'warn');
+    else
+      report('dead-result', result?.moved ? `Job ${id} is due again.` : `Job ${id} was not dead any more.`, result?.moved ? 'ok' : 'warn');
   } catch (error) {
     report('dead-result', `Retry failed: ${describe(error)}`, 'error');
   }
@@ -159,7 +189,10 @@ export function confirmThen(button, armedText, action) {
   button.dataset.label = button.textContent;
   button.dataset.armed = 'true';
   button.textContent = armedText;
-  disarmTimers.set(button, setTimeout(() => disarmButton(button), 4000));
+  disarmTimers.set(
+    button,
+    setTimeout(() => disarmButton(button), 4000),
+  );
 }
 
 /** The pending disarm of each armed button (a button armed again gets a fresh few seconds). */
@@ -180,12 +213,15 @@ function disarmButton(button) {
 export async function deleteDeadLetter(queue, id) {
   try {
     const job = await api('GET', jobPath(queue, id));
-    if (job?.state !== 'dead') return { text: `Job ${id} is no longer a dead letter (it is ${job?.state} now): not deleted.`, kind: 'warn', gone: false };
+    if (job?.state !== 'dead')
+      return { text: `Job ${id} is no longer a dead letter (it is ${job?.state} now): not deleted.`, kind: 'warn', gone: false };
     await api('DELETE', jobPath(queue, id));
     return { text: `Dead letter ${id} deleted.`, kind: 'ok', gone: true };
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return { text: `Job ${id} was already gone (deleted, retried and completed, or never there).`, kind: 'warn', gone: true };
-    if (error instanceof ApiError && error.code === 'JOB_RUNNING') return { text: `Job ${id} is running again: not deleted.`, kind: 'warn', gone: false };
+    if (error instanceof ApiError && error.status === 404)
+      return { text: `Job ${id} was already gone (deleted, retried and completed, or never there).`, kind: 'warn', gone: true };
+    if (error instanceof ApiError && error.code === 'JOB_RUNNING')
+      return { text: `Job ${id} is running again: not deleted.`, kind: 'warn', gone: false };
     return { text: `Delete failed: ${describe(error)}`, kind: 'error', gone: false };
   }
 }
@@ -225,7 +261,8 @@ async function lookup(id) {
     showJob(await api('GET', jobPath(queue, id)));
   } catch (error) {
     byId('lookup-result').hidden = true;
-    if (error instanceof ApiError && error.status === 404) report('lookup-message', `No job with id ${id} in this queue (it completed, was cancelled, or never existed).`, 'warn');
+    if (error instanceof ApiError && error.status === 404)
+      report('lookup-message', `No job with id ${id} in this queue (it completed, was cancelled, or never existed).`, 'warn');
     else report('lookup-message', `Lookup failed: ${describe(error)}`, 'error');
   }
   byId('lookup-title').scrollIntoView({ block: 'nearest' });
@@ -239,17 +276,33 @@ function showJob(job) {
     ['Attempts', attemptsText(job)],
   ];
   if (typeof job.leaseUntilAt === 'number') rows.push(['Lease until', `${fmtTime(job.leaseUntilAt)} (${fmtRelative(job.leaseUntilAt)})`]);
-  if (typeof job.expiresAt === 'number') rows.push(['Expires', `${fmtTime(job.expiresAt)} (${fmtRelative(job.expiresAt)}): not run if not started by then`]);
+  if (typeof job.expiresAt === 'number')
+    rows.push(['Expires', `${fmtTime(job.expiresAt)} (${fmtRelative(job.expiresAt)}): not run if not started by then`]);
   if (typeof job.deadAt === 'number') rows.push(['Died', `${fmtTime(job.deadAt)} (${fmtRelative(job.deadAt)})`]);
   if (job.reason === 'expired') rows.push(['Reason', 'expired: not started by its deadline']);
   else if (job.reason === 'failed') rows.push(['Reason', 'failed: out of attempts']);
   if (typeof job.finishedAt === 'number') rows.push(['Finished', `${fmtTime(job.finishedAt)} (${fmtRelative(job.finishedAt)})`]);
   const fields = byId('lookup-fields');
   fields.replaceChildren();
-  for (const [label, value] of rows) fields.append(el('dt', { textContent: label }), el('dd', { textContent: value, className: label === 'State' ? `state-${value}` : label === 'Reason' ? 'reason' : '' }));
-  if (typeof job.lastError === 'string' && job.lastError) fields.append(el('dt', { textContent: 'Last error' }), el('dd', {}, el('pre', { className: 'error-stack', textContent: job.lastError })));
-  if (job.state === 'completed') fields.append(el('dt', { textContent: 'Result' }), el('dd', {}, el('pre', { className: 'result-full', textContent: resultText(job.result, 2) })));
-  fields.append(el('dt', { textContent: 'Payload' }), el('dd', {}, el('pre', { className: 'payload', textContent: fmtPayload(job.payload) })));
+  for (const [label, value] of rows)
+    fields.append(
+      el('dt', { textContent: label }),
+      el('dd', { textContent: value, className: label === 'State' ? `state-${value}` : label === 'Reason' ? 'reason' : '' }),
+    );
+  if (typeof job.lastError === 'string' && job.lastError)
+    fields.append(
+      el('dt', { textContent: 'Last error' }),
+      el('dd', {}, el('pre', { className: 'error-stack', textContent: job.lastError })),
+    );
+  if (job.state === 'completed')
+    fields.append(
+      el('dt', { textContent: 'Result' }),
+      el('dd', {}, el('pre', { className: 'result-full', textContent: resultText(job.result, 2) })),
+    );
+  fields.append(
+    el('dt', { textContent: 'Payload' }),
+    el('dd', {}, el('pre', { className: 'payload', textContent: fmtPayload(job.payload) })),
+  );
   const cancel = byId('lookup-cancel');
   cancel.hidden = job.state === 'completed';
   cancel.dataset.armed = 'false';
@@ -266,7 +319,8 @@ async function cancelJob() {
     byId('lookup-result').hidden = true;
     report('lookup-message', `Job ${id} was cancelled.`);
   } catch (error) {
-    if (error instanceof ApiError && error.code === 'JOB_RUNNING') report('lookup-message', `Job ${id} is running: it cannot be cancelled now.`, 'warn');
+    if (error instanceof ApiError && error.code === 'JOB_RUNNING')
+      report('lookup-message', `Job ${id} is running: it cannot be cancelled now.`, 'warn');
     else if (error instanceof ApiError && error.status === 404) report('lookup-message', `Job ${id} no longer exists.`, 'warn');
     else report('lookup-message', `Cancel failed: ${describe(error)}`, 'error');
   }
@@ -283,7 +337,8 @@ async function rescheduleJob(event) {
     await lookup(id);
     report('lookup-message', `Job ${id} was rescheduled.`);
   } catch (error) {
-    if (error instanceof ApiError && error.code === 'JOB_RUNNING') report('lookup-message', `Job ${id} is running: it cannot be rescheduled now.`, 'warn');
+    if (error instanceof ApiError && error.code === 'JOB_RUNNING')
+      report('lookup-message', `Job ${id} is running: it cannot be rescheduled now.`, 'warn');
     else report('lookup-message', `Reschedule failed: ${describe(error)}`, 'error');
   }
   page.refresh();

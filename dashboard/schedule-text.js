@@ -6,7 +6,11 @@ export function fmtEvery(ms) {
   let rest = Number(ms);
   if (!Number.isFinite(rest) || rest <= 0) return `${String(ms)} ms`;
   let text = '';
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000]]) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+  ]) {
     if (rest >= size) {
       text += `${Math.floor(rest / size)}${unit}`;
       rest %= size;
@@ -30,7 +34,8 @@ export function describeCron(pattern) {
   const fields = String(pattern).trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) return undefined;
   const [second, minute, hour, dom, month, dow] = fields.length === 6 ? fields : ['0', ...fields];
-  if (![second, minute, hour, dom].every(field => /^[\d*/,-]+$/.test(field)) || ![month, dow].every(field => /^[\w*/,-]+$/.test(field))) return undefined;
+  if (![second, minute, hour, dom].every(field => /^[\d*/,-]+$/.test(field)) || ![month, dow].every(field => /^[\w*/,-]+$/.test(field)))
+    return undefined;
   const step = field => /^\*\/(\d+)$/.exec(field)?.[1];
 
   if (dom === '*' && month === '*' && dow === '*') {
@@ -47,7 +52,10 @@ export function describeCron(pattern) {
   }
   // A time of day (or a few), then which days.
   if (!NUMBER.test(second) || !NUMBER.test(minute) || !/^\d{1,2}(,\d{1,2}){0,3}$/.test(hour)) return undefined;
-  const times = hour.split(',').map(h => `${pad(h)}:${pad(minute)}${second === '0' ? '' : `:${pad(second)}`}`).join(' and ');
+  const times = hour
+    .split(',')
+    .map(h => `${pad(h)}:${pad(minute)}${second === '0' ? '' : `:${pad(second)}`}`)
+    .join(' and ');
   const days = dayText(dom, month, dow);
   return days === undefined ? undefined : `${days.prefix}at ${times}${days.suffix}`;
 }

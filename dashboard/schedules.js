@@ -33,18 +33,30 @@ export function resetSchedulesPanel() {
 export function renderSchedules(schedules) {
   const shown = schedules.slice(0, MAX_ROWS);
   const paused = schedules.filter(schedule => schedule.paused).length;
-  const summary = schedules.length === 0 ? '' : `${fmtCount(schedules.length)} schedule${schedules.length === 1 ? '' : 's'}${paused ? ` · ${fmtCount(paused)} paused` : ''}`;
+  const summary =
+    schedules.length === 0
+      ? ''
+      : `${fmtCount(schedules.length)} schedule${schedules.length === 1 ? '' : 's'}${paused ? ` · ${fmtCount(paused)} paused` : ''}`;
   setText('schedules-summary', schedules.length > MAX_ROWS ? `${summary} · the first ${MAX_ROWS} by key shown` : summary);
   byId('schedules-table').hidden = schedules.length === 0;
   byId('schedules-state').hidden = schedules.length > 0;
-  if (schedules.length === 0) setText('schedules-state', 'No recurring schedules in this queue. Create one with queue.schedule(), sandglass schedule add, or PUT …/schedules/<key>.');
+  if (schedules.length === 0)
+    setText(
+      'schedules-state',
+      'No recurring schedules in this queue. Create one with queue.schedule(), sandglass schedule add, or PUT …/schedules/<key>.',
+    );
   syncList(byId('schedules-table'), shown, schedule => schedule.key, createRow, updateRow);
 }
 
 /** One schedule: a tbody of two rows, the summary and the expandable details under it. */
 function createRow(schedule) {
   const body = el('tbody', { className: 'schedule' });
-  const toggle = el('button', { type: 'button', className: 'expand', title: 'Show the next runs and the settings' }, el('span', { className: 'expand-mark', ariaHidden: 'true' }), el('span', { className: 'schedule-key' }));
+  const toggle = el(
+    'button',
+    { type: 'button', className: 'expand', title: 'Show the next runs and the settings' },
+    el('span', { className: 'expand-mark', ariaHidden: 'true' }),
+    el('span', { className: 'schedule-key' }),
+  );
   toggle.setAttribute('aria-expanded', 'false');
   const more = el('tr', { className: 'schedule-more', hidden: true });
   toggle.addEventListener('click', () => {
@@ -61,7 +73,13 @@ function createRow(schedule) {
     el(
       'tr',
       { className: 'schedule-row' },
-      el('th', { scope: 'row' }, toggle, el('span', { className: 'badge badge-paused', textContent: 'paused' }), el('span', { className: 'badge badge-ended', textContent: 'ended' })),
+      el(
+        'th',
+        { scope: 'row' },
+        toggle,
+        el('span', { className: 'badge badge-paused', textContent: 'paused' }),
+        el('span', { className: 'badge badge-ended', textContent: 'ended' }),
+      ),
       el('td', { dataset: { label: 'When' } }, el('span', { className: 'rule' }), el('span', { className: 'sub rule-source' })),
       el('td', { dataset: { label: 'Next run' } }, el('span', { className: 'next' }), el('span', { className: 'sub next-local' })),
       el('td', { dataset: { label: 'Last run' } }, el('span', { className: 'run-state' }), el('span', { className: 'sub last-tick' })),
@@ -73,7 +91,12 @@ function createRow(schedule) {
   );
   const details = el('td', { colSpan: COLUMNS });
   details.append(
-    el('div', { className: 'schedule-details' }, el('div', {}, el('h4', { textContent: 'Next runs' }), el('ol', { className: 'upcoming' })), el('dl', { className: 'fields settings' })),
+    el(
+      'div',
+      { className: 'schedule-details' },
+      el('div', {}, el('h4', { textContent: 'Next runs' }), el('ol', { className: 'upcoming' })),
+      el('dl', { className: 'fields settings' }),
+    ),
     el('h4', { textContent: 'Payload of each run' }),
     el('pre', { className: 'payload' }),
   );
@@ -90,7 +113,10 @@ function updateRow(body, schedule) {
   body.querySelector('.badge-ended').hidden = !ended;
 
   setIfChanged(body.querySelector('.rule'), ruleText(schedule));
-  setIfChanged(body.querySelector('.rule-source'), typeof schedule.cron === 'string' ? `${schedule.cron} · ${schedule.tz}` : schedule.tz === 'UTC' ? '' : schedule.tz);
+  setIfChanged(
+    body.querySelector('.rule-source'),
+    typeof schedule.cron === 'string' ? `${schedule.cron} · ${schedule.tz}` : schedule.tz === 'UTC' ? '' : schedule.tz,
+  );
 
   const next = body.querySelector('.next');
   const nextLocal = body.querySelector('.next-local');
@@ -120,7 +146,10 @@ function updateRow(body, schedule) {
     lastTick.title = '';
   }
 
-  setIfChanged(body.querySelector('.runs'), typeof schedule.limit === 'number' ? `${fmtCount(schedule.runs)} of ${fmtCount(schedule.limit)}` : fmtCount(schedule.runs));
+  setIfChanged(
+    body.querySelector('.runs'),
+    typeof schedule.limit === 'number' ? `${fmtCount(schedule.runs)} of ${fmtCount(schedule.limit)}` : fmtCount(schedule.runs),
+  );
   const skipped = body.querySelector('.skipped');
   setIfChanged(skipped, fmtCount(schedule.skipped));
   skipped.classList.toggle('zero', !schedule.skipped);
@@ -141,13 +170,28 @@ function updateRow(body, schedule) {
 /** The expanded part: next runs, settings, payload. Drawn when opened, and redrawn while open. */
 function fillDetails(body, schedule) {
   const upcoming = Array.isArray(schedule.upcoming) ? schedule.upcoming : [];
-  body.querySelector('.upcoming').replaceChildren(
-    ...(upcoming.length > 0
-      ? upcoming.map(at => el('li', {}, el('span', { className: 'when', textContent: fmtLocal(at) }), ' · ', el('span', { textContent: inZone(at, schedule.tz) }), ' · ', el('span', { textContent: fmtRelative(at) })))
-      : [el('li', { className: 'muted', textContent: schedule.paused ? 'none while paused' : 'none: the schedule ended' })]),
-  );
+  body
+    .querySelector('.upcoming')
+    .replaceChildren(
+      ...(upcoming.length > 0
+        ? upcoming.map(at =>
+            el(
+              'li',
+              {},
+              el('span', { className: 'when', textContent: fmtLocal(at) }),
+              ' · ',
+              el('span', { textContent: inZone(at, schedule.tz) }),
+              ' · ',
+              el('span', { textContent: fmtRelative(at) }),
+            ),
+          )
+        : [el('li', { className: 'muted', textContent: schedule.paused ? 'none while paused' : 'none: the schedule ended' })]),
+    );
   const rows = [
-    ['Rule', typeof schedule.cron === 'string' ? `cron ${schedule.cron}` : `every ${fmtEvery(schedule.every)} (${fmtCount(schedule.every)} ms)`],
+    [
+      'Rule',
+      typeof schedule.cron === 'string' ? `cron ${schedule.cron}` : `every ${fmtEvery(schedule.every)} (${fmtCount(schedule.every)} ms)`,
+    ],
     ['Time zone', String(schedule.tz)],
     ['Overlap', schedule.overlap === 'skip' ? 'skip a tick while the last run is active' : 'allow'],
     ['Catch-up', String(schedule.catchUp)],
@@ -157,12 +201,21 @@ function fillDetails(body, schedule) {
   if (typeof schedule.limit === 'number') rows.push(['Limit', `${fmtCount(schedule.limit)} runs`]);
   if (typeof schedule.maxAttempts === 'number') rows.push(['Attempts', `${fmtCount(schedule.maxAttempts)} per run`]);
   if (schedule.backoff !== undefined) rows.push(['Backoff', fmtPayload(schedule.backoff, 0)]);
-  if (typeof schedule.lastTickAt === 'number') rows.push(['Last tick started', `${fmtLocal(schedule.lastTickAt)} (${fmtRelative(schedule.lastTickAt)})`]);
+  if (typeof schedule.lastTickAt === 'number')
+    rows.push(['Last tick started', `${fmtLocal(schedule.lastTickAt)} (${fmtRelative(schedule.lastTickAt)})`]);
   const fields = body.querySelector('.settings');
   fields.replaceChildren();
   for (const [label, value] of rows) fields.append(el('dt', { textContent: label }), el('dd', { textContent: value }));
   if (schedule.lastRun && typeof schedule.lastRun.id === 'string') {
-    fields.append(el('dt', { textContent: 'Last run' }), el('dd', {}, jobLink(schedule.lastRun.id), el('span', { className: `run-${String(schedule.lastRun.state)}`, textContent: ` ${String(schedule.lastRun.state)}` })));
+    fields.append(
+      el('dt', { textContent: 'Last run' }),
+      el(
+        'dd',
+        {},
+        jobLink(schedule.lastRun.id),
+        el('span', { className: `run-${String(schedule.lastRun.state)}`, textContent: ` ${String(schedule.lastRun.state)}` }),
+      ),
+    );
   }
   setIfChanged(body.querySelector('.payload'), fmtPayload(schedule.payload));
 }
@@ -216,7 +269,8 @@ function ruleText(schedule) {
 }
 
 function endedText(schedule) {
-  if (typeof schedule.limit === 'number' && schedule.runs >= schedule.limit) return schedule.limit === 1 ? 'ended: its one run was made' : `ended: all ${fmtCount(schedule.limit)} runs were made`;
+  if (typeof schedule.limit === 'number' && schedule.runs >= schedule.limit)
+    return schedule.limit === 1 ? 'ended: its one run was made' : `ended: all ${fmtCount(schedule.limit)} runs were made`;
   if (typeof schedule.endAt === 'number') return `ended ${fmtRelative(schedule.endAt)}`;
   return 'ended';
 }
@@ -226,7 +280,15 @@ const browserZone = new Intl.DateTimeFormat().resolvedOptions().timeZone;
 const LOCAL = [false, true].map(year =>
   [false, true].map(
     seconds =>
-      new Intl.DateTimeFormat('en-GB', { weekday: 'short', day: 'numeric', month: 'short', ...(year ? { year: 'numeric' } : {}), hour: '2-digit', minute: '2-digit', ...(seconds ? { second: '2-digit' } : {}) }),
+      new Intl.DateTimeFormat('en-GB', {
+        weekday: 'short',
+        day: 'numeric',
+        month: 'short',
+        ...(year ? { year: 'numeric' } : {}),
+        hour: '2-digit',
+        minute: '2-digit',
+        ...(seconds ? { second: '2-digit' } : {}),
+      }),
   ),
 );
 
@@ -240,7 +302,13 @@ function fmtLocal(at) {
 /** An instant as a wall clock in the schedule's time zone ('09:00 Europe/Berlin'). */
 function inZone(at, tz) {
   try {
-    const time = new Intl.DateTimeFormat('en-GB', { timeZone: tz, hour: '2-digit', minute: '2-digit', ...(at % 60_000 === 0 ? {} : { second: '2-digit' }), ...(tz === browserZone ? {} : { weekday: 'short' }) }).format(new Date(at));
+    const time = new Intl.DateTimeFormat('en-GB', {
+      timeZone: tz,
+      hour: '2-digit',
+      minute: '2-digit',
+      ...(at % 60_000 === 0 ? {} : { second: '2-digit' }),
+      ...(tz === browserZone ? {} : { weekday: 'short' }),
+    }).format(new Date(at));
     return `${time} ${tz}`;
   } catch {
     return fmtTime(at); // a zone this browser does not know

@@ -25,7 +25,9 @@ class LineExporter implements SpanExporter {
   export(spans: ReadableSpan[], done: Parameters<SpanExporter['export']>[1]): void {
     for (const span of spans) {
       const parent = span.parentSpanContext?.spanId ?? '(root)';
-      console.log(`[${label.padEnd(8)}] trace ${span.spanContext().traceId}  ${span.name.padEnd(22)} span ${span.spanContext().spanId} parent ${parent}`);
+      console.log(
+        `[${label.padEnd(8)}] trace ${span.spanContext().traceId}  ${span.name.padEnd(22)} span ${span.spanContext().spanId} parent ${parent}`,
+      );
     }
     done({ code: 0 });
   }
@@ -78,7 +80,10 @@ if (role === 'producer') {
   await worker(url, Number(process.env.JOBS ?? Number.POSITIVE_INFINITY));
 } else {
   // Both roles, each in its own process: the worker is this file again, in a child process.
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'worker'], { env: { ...process.env, REDIS_URL: url, JOBS: '2' }, stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), 'worker'], {
+    env: { ...process.env, REDIS_URL: url, JOBS: '2' },
+    stdio: 'inherit',
+  });
   await producer(url);
   await new Promise(resolve => child.once('exit', resolve));
 }

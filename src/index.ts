@@ -40,7 +40,15 @@ export {
   assertInteger,
 } from './core/validate.js';
 export { defaultLogger } from './core/logger.js';
-export { JOB_STATES, DURATION_UNITS, SCHEDULE_OVERLAPS, SCHEDULE_CATCH_UPS, SCHEDULE_RUN_STATES, IF_EXISTS_VALUES, ON_EXPIRE_VALUES } from './core/types.js';
+export {
+  JOB_STATES,
+  DURATION_UNITS,
+  SCHEDULE_OVERLAPS,
+  SCHEDULE_CATCH_UPS,
+  SCHEDULE_RUN_STATES,
+  IF_EXISTS_VALUES,
+  ON_EXPIRE_VALUES,
+} from './core/types.js';
 export { MIN_EVERY_MS, MAX_SCHEDULE_KEY_LENGTH } from './schedules/spec.js';
 export type {
   AddOptions,

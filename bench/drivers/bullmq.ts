@@ -33,7 +33,9 @@ export function bullmqDriver(server: LocalRedis): Driver {
     async addJobsWithDelays(queue, delaysMs, chunk) {
       const target = queueOf(queue);
       for (let done = 0; done < delaysMs.length; done += chunk) {
-        await target.addBulk(delaysMs.slice(done, done + chunk).map(delay => ({ name: 'job', data: PAYLOAD, opts: { delay, removeOnComplete: true } })));
+        await target.addBulk(
+          delaysMs.slice(done, done + chunk).map(delay => ({ name: 'job', data: PAYLOAD, opts: { delay, removeOnComplete: true } })),
+        );
       }
     },
     async countWaiting(queue) {

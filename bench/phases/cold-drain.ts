@@ -51,7 +51,9 @@ export async function coldDrainPhase(options: BenchOptions, log: (message: strin
     for (const variant of rep % 2 === 0 ? variants : [...variants].reverse()) {
       const sample = await measureColdDrain(variant, options);
       samples[variant.key]?.push(sample);
-      log(`cold drain ${variant.key} rep ${rep + 1}: ${Math.round(sample.jobsPerSecond)} jobs/s, first completion ${sample.firstCompletionMs.toFixed(0)} ms, Redis ${sample.redis.processUs.toFixed(1)} us/job, worker ${sample.clientUs.toFixed(1)} us/job`);
+      log(
+        `cold drain ${variant.key} rep ${rep + 1}: ${Math.round(sample.jobsPerSecond)} jobs/s, first completion ${sample.firstCompletionMs.toFixed(0)} ms, Redis ${sample.redis.processUs.toFixed(1)} us/job, worker ${sample.clientUs.toFixed(1)} us/job`,
+      );
     }
   }
   const first = options.drainConcurrencies[0] as number;
@@ -59,7 +61,9 @@ export async function coldDrainPhase(options: BenchOptions, log: (message: strin
   if (options.profile) {
     const dir = resolve(options.profile.dir);
     profiled = await measureColdDrain({ key: `sandglass-c${first}-profiled`, library: 'sandglass', concurrency: first }, options, dir);
-    log(`cold drain profiled sandglass c${first}: ${Math.round(profiled.jobsPerSecond)} jobs/s; profile ${profiled.profiles.join(', ') || '(none written)'}`);
+    log(
+      `cold drain profiled sandglass c${first}: ${Math.round(profiled.jobsPerSecond)} jobs/s; profile ${profiled.profiles.join(', ') || '(none written)'}`,
+    );
   }
 
   const mid = (key: string, pick: (s: ColdSample) => number) => median((samples[key] ?? []).map(pick));
@@ -85,16 +89,48 @@ export async function coldDrainPhase(options: BenchOptions, log: (message: strin
       bar: BARS.ratioAtLeast(15),
       note: `BullMQ open source has no batch handler; its column repeats the concurrency-${first} row`,
     }),
-    figure({ id: 'cold-drain-redis-us', label: `  Redis CPU per delivered job, concurrency ${first}`, unit: 'us', sandglass: mid(`sandglass-c${first}`, s => s.redis.processUs), bullmq: mid(`bullmq-c${first}`, s => s.redis.processUs), note: 'INFO cpu of the Redis process during the drain / jobs (network I/O included); per command: details and the cost table' }),
-    figure({ id: 'cold-drain-client-us', label: `  worker process CPU per delivered job, concurrency ${first}`, unit: 'us', sandglass: mid(`sandglass-c${first}`, s => s.clientUs), bullmq: mid(`bullmq-c${first}`, s => s.clientUs), note: 'process.cpuUsage() in the worker process, construction to last completion / jobs' }),
+    figure({
+      id: 'cold-drain-redis-us',
+      label: `  Redis CPU per delivered job, concurrency ${first}`,
+      unit: 'us',
+      sandglass: mid(`sandglass-c${first}`, s => s.redis.processUs),
+      bullmq: mid(`bullmq-c${first}`, s => s.redis.processUs),
+      note: 'INFO cpu of the Redis process during the drain / jobs (network I/O included); per command: details and the cost table',
+    }),
+    figure({
+      id: 'cold-drain-client-us',
+      label: `  worker process CPU per delivered job, concurrency ${first}`,
+      unit: 'us',
+      sandglass: mid(`sandglass-c${first}`, s => s.clientUs),
+      bullmq: mid(`bullmq-c${first}`, s => s.clientUs),
+      note: 'process.cpuUsage() in the worker process, construction to last completion / jobs',
+    }),
   );
 
   const costs = Object.fromEntries(
-    variants.map(v => [v.key, { jobsPerSecond: rate(v.key), redisUs: mid(v.key, s => s.redis.processUs), scriptsUs: mid(v.key, s => s.redis.scriptsUs), clientUs: mid(v.key, s => s.clientUs), firstCompletionMs: mid(v.key, s => s.firstCompletionMs) }]),
+    variants.map(v => [
+      v.key,
+      {
+        jobsPerSecond: rate(v.key),
+        redisUs: mid(v.key, s => s.redis.processUs),
+        scriptsUs: mid(v.key, s => s.redis.scriptsUs),
+        clientUs: mid(v.key, s => s.clientUs),
+        firstCompletionMs: mid(v.key, s => s.firstCompletionMs),
+      },
+    ]),
   );
   return {
     figures,
-    details: { jobs, reps, batchSize, dueDelayMs: DUE_DELAY_MS, concurrencies: options.drainConcurrencies, costs, samples, ...(profiled ? { profiled } : {}) },
+    details: {
+      jobs,
+      reps,
+      batchSize,
+      dueDelayMs: DUE_DELAY_MS,
+      concurrencies: options.drainConcurrencies,
+      costs,
+      samples,
+      ...(profiled ? { profiled } : {}),
+    },
     report: costReport(costs, samples, `sandglass-c${first}`, profiled),
   };
 }
@@ -103,7 +139,12 @@ function variantsOf(options: BenchOptions): Variant[] {
   const variants: Variant[] = options.drainConcurrencies.flatMap(concurrency =>
     (['sandglass', 'bullmq'] as const).map(library => ({ key: `${library}-c${concurrency}`, library, concurrency })),
   );
-  variants.push({ key: 'sandglass-batch', library: 'sandglass', concurrency: options.drainConcurrencies[0] as number, batchSize: options.coldDrain.batchSize });
+  variants.push({
+    key: 'sandglass-batch',
+    library: 'sandglass',
+    concurrency: options.drainConcurrencies[0] as number,
+    batchSize: options.coldDrain.batchSize,
+  });
   return variants;
 }
 
@@ -128,7 +169,8 @@ async function measureColdDrain(variant: Variant, options: BenchOptions, cpuProf
     });
     // Read after the child exited: its close() is in the window, a few commands against N jobs.
     const redis = await redisCostSince(probe, mark, jobs);
-    if (run.payloadChars !== jobs * 90) throw new Error(`${variant.library}: the handler read ${run.payloadChars} payload chars, expected ${jobs * 90}`);
+    if (run.payloadChars !== jobs * 90)
+      throw new Error(`${variant.library}: the handler read ${run.payloadChars} payload chars, expected ${jobs * 90}`);
     const left = await driver.countWaiting(QUEUE);
     if (left !== 0) throw new Error(`${variant.library}: ${left} jobs still waiting after the drain`);
     const main = mainThreadProfile(run.profiles);
@@ -152,24 +194,41 @@ function costReport(costs: Costs, samples: Record<string, ColdSample[]>, breakdo
   const lines = [
     'per delivered job, deployment drain (medians): Redis CPU us (INFO cpu) | in scripts us (EVALSHA etc., commandstats: wall time, above the CPU when the machine is loaded) | worker process CPU us | first completion ms | CPU ceiling jobs/s',
     // Redis and a Node process each run on one thread: neither can deliver more than 1 s of its CPU per second.
-    ...Object.entries(costs).map(([key, c]) => `  ${key.padEnd(22)} ${us(c.redisUs).padStart(7)} | ${us(c.scriptsUs).padStart(7)} | ${us(c.clientUs).padStart(7)} | ${us(c.firstCompletionMs).padStart(7)} | ${Math.round(1e6 / Math.max(c.redisUs, c.clientUs)).toLocaleString('en-US').padStart(9)}`),
+    ...Object.entries(costs).map(
+      ([key, c]) =>
+        `  ${key.padEnd(22)} ${us(c.redisUs).padStart(7)} | ${us(c.scriptsUs).padStart(7)} | ${us(c.clientUs).padStart(7)} | ${us(c.firstCompletionMs).padStart(7)} | ${Math.round(
+          1e6 / Math.max(c.redisUs, c.clientUs),
+        )
+          .toLocaleString('en-US')
+          .padStart(9)}`,
+    ),
   ];
   // The per-command split of the run closest to the median (or the profiled run).
   const runs = samples[breakdownKey] ?? [];
   const medianRun = profiled ?? [...runs].sort((a, b) => a.jobsPerSecond - b.jobsPerSecond)[Math.floor(runs.length / 2)];
   if (medianRun) {
-    lines.push(`Redis commandstats per delivered job, ${profiled ? `${breakdownKey} profiled run` : `${breakdownKey} median run`} (commands inside scripts are also inside EVALSHA's time):`);
+    lines.push(
+      `Redis commandstats per delivered job, ${profiled ? `${breakdownKey} profiled run` : `${breakdownKey} median run`} (commands inside scripts are also inside EVALSHA's time):`,
+    );
     for (const [name, c] of Object.entries(medianRun.redis.commands)) {
-      if (c.usPerJob >= 0.05 || c.callsPerJob >= 0.01) lines.push(`  ${name.padEnd(18)} ${c.usPerJob.toFixed(2).padStart(7)} us  ${c.callsPerJob.toFixed(3).padStart(8)} calls`);
+      if (c.usPerJob >= 0.05 || c.callsPerJob >= 0.01)
+        lines.push(`  ${name.padEnd(18)} ${c.usPerJob.toFixed(2).padStart(7)} us  ${c.callsPerJob.toFixed(3).padStart(8)} calls`);
     }
   }
   if (profiled) {
-    lines.push(`CPU profile of the worker process (${Math.round(profiled.jobsPerSecond)} jobs/s under the profiler): ${profiled.profiles.join(', ') || '(none written)'}`, `  command: ${profiled.command}`);
+    lines.push(
+      `CPU profile of the worker process (${Math.round(profiled.jobsPerSecond)} jobs/s under the profiler): ${profiled.profiles.join(', ') || '(none written)'}`,
+      `  command: ${profiled.command}`,
+    );
     const summary = profiled.profile;
     if (summary) {
       const share = (ms: number) => `${((100 * ms) / summary.totalMs).toFixed(1)}%`;
-      const span = summary.windowed ? 'construction to last completion' : 'whole process life, start-up included (window not found in the profile)';
-      lines.push(`  main thread, ${span}: ${summary.totalMs.toFixed(0)} ms sampled, idle ${share(summary.idleMs)}, GC ${share(summary.gcMs)}; most self time:`);
+      const span = summary.windowed
+        ? 'construction to last completion'
+        : 'whole process life, start-up included (window not found in the profile)';
+      lines.push(
+        `  main thread, ${span}: ${summary.totalMs.toFixed(0)} ms sampled, idle ${share(summary.idleMs)}, GC ${share(summary.gcMs)}; most self time:`,
+      );
       for (const entry of summary.top) lines.push(`    ${share(entry.selfMs).padStart(6)}  ${entry.name}`);
     }
   }

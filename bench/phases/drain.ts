@@ -55,14 +55,22 @@ export async function drainPhase(options: BenchOptions, log: (message: string) =
       note: `informational: BullMQ open source has no batch handler; its column repeats the concurrency-${first} row`,
     }),
   );
-  return { figures, details: { jobs: options.drainJobs, concurrencies: options.drainConcurrencies, batchSize: options.batchSize, samples } };
+  return {
+    figures,
+    details: { jobs: options.drainJobs, concurrencies: options.drainConcurrencies, batchSize: options.batchSize, samples },
+  };
 }
 
 function variantsOf(options: BenchOptions): Variant[] {
   const variants: Variant[] = options.drainConcurrencies.flatMap(concurrency =>
     (['sandglass', 'bullmq'] as const).map(library => ({ key: `${library}-c${concurrency}`, library, concurrency })),
   );
-  variants.push({ key: 'sandglass-batch', library: 'sandglass', concurrency: options.drainConcurrencies[0] as number, batchSize: options.batchSize });
+  variants.push({
+    key: 'sandglass-batch',
+    library: 'sandglass',
+    concurrency: options.drainConcurrencies[0] as number,
+    batchSize: options.batchSize,
+  });
   return variants;
 }
 
@@ -71,7 +79,8 @@ async function measureDrain(variant: Variant, options: BenchOptions): Promise<nu
     await warmUp(driver, options.warmupJobs, variant.concurrency, options.chunk, options.stallMs);
     await driver.addJobs('drain', options.drainJobs, 0, options.chunk);
     const waiting = await driver.countWaiting('drain');
-    if (waiting !== options.drainJobs) throw new Error(`${variant.library}: loaded ${options.drainJobs} due jobs but ${waiting} are waiting`);
+    if (waiting !== options.drainJobs)
+      throw new Error(`${variant.library}: loaded ${options.drainJobs} due jobs but ${waiting} are waiting`);
     return timeDrain(driver, 'drain', options.drainJobs, {
       concurrency: variant.concurrency,
       stallMs: options.stallMs,

@@ -30,12 +30,21 @@ export async function latenessPhase(options: BenchOptions, log: (message: string
   for (const library of LIBRARIES) {
     results[library] = await measureLateness(library, options);
     const r = results[library];
-    log(`lateness ${library}: p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms over ${r.measuredJobs} jobs at ${Math.round(r.achievedRate)} jobs/s`);
+    log(
+      `lateness ${library}: p50 ${r.p50} ms, p99 ${r.p99} ms, max ${r.max} ms over ${r.measuredJobs} jobs at ${Math.round(r.achievedRate)} jobs/s`,
+    );
   }
   const { rate, durationMs, delayMs } = options.latency;
   const label = `lateness at ${rate} jobs/s for ${durationMs / 1000} s`;
   const row = (key: 'p50' | 'p99' | 'max', bar?: ReturnType<typeof BARS.atMost>) =>
-    figure({ id: `lateness-${key}`, label: `${label}, ${key}`, unit: 'ms', sandglass: results.sandglass[key], bullmq: results.bullmq[key], ...(bar ? { bar } : {}) });
+    figure({
+      id: `lateness-${key}`,
+      label: `${label}, ${key}`,
+      unit: 'ms',
+      sandglass: results.sandglass[key],
+      bullmq: results.bullmq[key],
+      ...(bar ? { bar } : {}),
+    });
   return {
     figures: [row('p50'), row('p99', BARS.atMost(5, 'p99 <= 5 ms')), row('max')],
     details: { rate, durationMs, warmupMs: options.latency.warmupMs, delayMs, concurrency: options.concurrency, resolutionMs: 1, results },

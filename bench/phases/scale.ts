@@ -38,11 +38,26 @@ export async function scalePhase(options: BenchOptions, log: (message: string) =
   const sameCount = sg.waiting === bull.waiting;
   const where = sameCount ? `${shortCount(sg.waiting)} waiting` : `${shortCount(sg.waiting)} waiting (BullMQ: ${shortCount(bull.waiting)})`;
   const ratio = (loaded: number[], empty: number[]) => median(loaded) / median(empty);
-  const scaleNote = sameCount ? {} : { note: `BullMQ measured with ${shortCount(bull.waiting)} waiting jobs, not ${shortCount(sg.waiting)}` };
+  const scaleNote = sameCount
+    ? {}
+    : { note: `BullMQ measured with ${shortCount(bull.waiting)} waiting jobs, not ${shortCount(sg.waiting)}` };
   return {
     figures: [
-      figure({ id: 'scale-add-empty', label: `add ${shortCount(options.scale.addJobs)} delayed, empty queue`, unit: 'jobs/s', sandglass: median(sg.addEmpty), bullmq: median(bull.addEmpty) }),
-      figure({ id: 'scale-add-loaded', label: `add ${shortCount(options.scale.addJobs)} delayed, ${where}`, unit: 'jobs/s', sandglass: median(sg.addLoaded), bullmq: median(bull.addLoaded), ...scaleNote }),
+      figure({
+        id: 'scale-add-empty',
+        label: `add ${shortCount(options.scale.addJobs)} delayed, empty queue`,
+        unit: 'jobs/s',
+        sandglass: median(sg.addEmpty),
+        bullmq: median(bull.addEmpty),
+      }),
+      figure({
+        id: 'scale-add-loaded',
+        label: `add ${shortCount(options.scale.addJobs)} delayed, ${where}`,
+        unit: 'jobs/s',
+        sandglass: median(sg.addLoaded),
+        bullmq: median(bull.addLoaded),
+        ...scaleNote,
+      }),
       figure({
         id: 'scale-add-ratio',
         label: '  add: loaded / empty',
@@ -52,8 +67,21 @@ export async function scalePhase(options: BenchOptions, log: (message: string) =
         noRatio: true,
         bar: BARS.atLeast(0.8, 'within 20% of empty'),
       }),
-      figure({ id: 'scale-claim-empty', label: `drain ${shortCount(options.scale.claimJobs)} due, empty queue`, unit: 'jobs/s', sandglass: median(sg.claimEmpty), bullmq: median(bull.claimEmpty) }),
-      figure({ id: 'scale-claim-loaded', label: `drain ${shortCount(options.scale.claimJobs)} due, ${where}`, unit: 'jobs/s', sandglass: median(sg.claimLoaded), bullmq: median(bull.claimLoaded), ...scaleNote }),
+      figure({
+        id: 'scale-claim-empty',
+        label: `drain ${shortCount(options.scale.claimJobs)} due, empty queue`,
+        unit: 'jobs/s',
+        sandglass: median(sg.claimEmpty),
+        bullmq: median(bull.claimEmpty),
+      }),
+      figure({
+        id: 'scale-claim-loaded',
+        label: `drain ${shortCount(options.scale.claimJobs)} due, ${where}`,
+        unit: 'jobs/s',
+        sandglass: median(sg.claimLoaded),
+        bullmq: median(bull.claimLoaded),
+        ...scaleNote,
+      }),
       figure({
         id: 'scale-claim-ratio',
         label: '  claim: loaded / empty',
@@ -68,14 +96,29 @@ export async function scalePhase(options: BenchOptions, log: (message: string) =
   };
 }
 
-async function measureScale(library: LibraryName, waiting: number, options: BenchOptions, log: (message: string) => void): Promise<ScaleSample> {
+async function measureScale(
+  library: LibraryName,
+  waiting: number,
+  options: BenchOptions,
+  log: (message: string) => void,
+): Promise<ScaleSample> {
   return withSession(library, async ({ driver, probe }) => {
     await warmUp(driver, options.warmupJobs, options.concurrency, options.chunk, options.stallMs);
     const memoryBefore = await usedMemory(probe);
     const loadJobsPerSecond = await loadGuarded(driver, probe, waiting, options, log);
     const bytesPerJobAtScale = ((await usedMemory(probe)) - memoryBefore) / waiting;
-    log(`scale ${library}: loaded ${waiting} far-future jobs at ${Math.round(loadJobsPerSecond)} jobs/s, ${Math.round(bytesPerJobAtScale)} bytes/job`);
-    const sample: ScaleSample = { waiting, loadJobsPerSecond, bytesPerJobAtScale, addEmpty: [], addLoaded: [], claimEmpty: [], claimLoaded: [] };
+    log(
+      `scale ${library}: loaded ${waiting} far-future jobs at ${Math.round(loadJobsPerSecond)} jobs/s, ${Math.round(bytesPerJobAtScale)} bytes/job`,
+    );
+    const sample: ScaleSample = {
+      waiting,
+      loadJobsPerSecond,
+      bytesPerJobAtScale,
+      addEmpty: [],
+      addLoaded: [],
+      claimEmpty: [],
+      claimLoaded: [],
+    };
     for (let rep = 0; rep < options.reps; rep++) {
       // Alternate which side goes first, so that a trend in machine load does not favour one.
       const sides = rep % 2 === 0 ? (['empty', 'loaded'] as const) : (['loaded', 'empty'] as const);
@@ -103,10 +146,16 @@ const LOAD_STEP = 1_000_000;
  * a load that would not fit the machine's available memory stops before it swaps or gets killed.
  * Returns jobs/s over the whole load.
  */
-async function loadGuarded(driver: Driver, probe: Redis, waiting: number, options: BenchOptions, log: (message: string) => void): Promise<number> {
+async function loadGuarded(
+  driver: Driver,
+  probe: Redis,
+  waiting: number,
+  options: BenchOptions,
+  log: (message: string) => void,
+): Promise<number> {
   const startMemory = await usedMemory(probe);
   const started = performance.now();
-  for (let loaded = 0; loaded < waiting; ) {
+  for (let loaded = 0; loaded < waiting;) {
     const step = Math.min(LOAD_STEP, waiting - loaded);
     await driver.addJobs(LOADED, step, FAR_FUTURE_MS, options.chunk);
     loaded += step;
@@ -114,8 +163,13 @@ async function loadGuarded(driver: Driver, probe: Redis, waiting: number, option
       const bytesPerJob = ((await usedMemory(probe)) - startMemory) / loaded;
       const projected = bytesPerJob * (waiting - loaded) * 1.25;
       const available = os.freemem();
-      log(`scale ${driver.library}: ${loaded} of ${waiting} loaded, ${Math.round(bytesPerJob)} bytes/job, ${(projected / 1e9).toFixed(1)} GB more projected, ${(available / 1e9).toFixed(1)} GB available`);
-      if (projected > available * MEMORY_HEADROOM) throw new Error(`${driver.library}: ${waiting} waiting jobs would need about ${(projected / 1e9).toFixed(1)} GB more, beyond ${MEMORY_HEADROOM * 100}% of the ${(available / 1e9).toFixed(1)} GB available`);
+      log(
+        `scale ${driver.library}: ${loaded} of ${waiting} loaded, ${Math.round(bytesPerJob)} bytes/job, ${(projected / 1e9).toFixed(1)} GB more projected, ${(available / 1e9).toFixed(1)} GB available`,
+      );
+      if (projected > available * MEMORY_HEADROOM)
+        throw new Error(
+          `${driver.library}: ${waiting} waiting jobs would need about ${(projected / 1e9).toFixed(1)} GB more, beyond ${MEMORY_HEADROOM * 100}% of the ${(available / 1e9).toFixed(1)} GB available`,
+        );
     }
   }
   const rate = perSecond(waiting, performance.now() - started);

@@ -29,7 +29,9 @@ export async function spreadMemoryPhase(options: BenchOptions, log: (message: st
     for (const library of rep % 2 === 0 ? LIBRARIES : [...LIBRARIES].reverse()) {
       const sample = await measureSpread(library, delays, options);
       samples[library].push(sample);
-      log(`spread memory ${library} rep ${rep + 1}: ${Math.round(sample.bytesPerJob)} bytes/job, added at ${Math.round(sample.jobsPerSecond)} jobs/s`);
+      log(
+        `spread memory ${library} rep ${rep + 1}: ${Math.round(sample.bytesPerJob)} bytes/job, added at ${Math.round(sample.jobsPerSecond)} jobs/s`,
+      );
     }
   }
   const mid = (library: LibraryName, pick: (s: SpreadSample) => number) => median(samples[library].map(pick));
@@ -46,13 +48,26 @@ export async function spreadMemoryPhase(options: BenchOptions, log: (message: st
         bar: BARS.ratioAtMost(0.25, '<= 1/4 of BullMQ'),
         note: `delays log-uniform (seed ${SPREAD_SEED}, the same for both); used_memory delta / jobs; BullMQ includes its events stream (capped near 10k entries)`,
       }),
-      figure({ id: 'enqueue-spread', label: '  add rate of those jobs', unit: 'jobs/s', sandglass: mid('sandglass', s => s.jobsPerSecond), bullmq: mid('bullmq', s => s.jobsPerSecond) }),
+      figure({
+        id: 'enqueue-spread',
+        label: '  add rate of those jobs',
+        unit: 'jobs/s',
+        sandglass: mid('sandglass', s => s.jobsPerSecond),
+        bullmq: mid('bullmq', s => s.jobsPerSecond),
+      }),
     ],
     details: {
       jobs,
       chunk: options.chunk,
       payloadBytes: PAYLOAD_BYTES,
-      delays: { minMs: SPREAD_MIN_MS, maxMs: SPREAD_MAX_MS, seed: SPREAD_SEED, p10Hours: hours(percentile(sorted, 10)), p50Hours: hours(percentile(sorted, 50)), p90Hours: hours(percentile(sorted, 90)) },
+      delays: {
+        minMs: SPREAD_MIN_MS,
+        maxMs: SPREAD_MAX_MS,
+        seed: SPREAD_SEED,
+        p10Hours: hours(percentile(sorted, 10)),
+        p50Hours: hours(percentile(sorted, 50)),
+        p90Hours: hours(percentile(sorted, 90)),
+      },
       samples,
     },
   };

@@ -87,7 +87,16 @@ export function parseLine(line: string, proc: string): ParsedLine | undefined {
       return { kind: 'memory', memory: JSON.parse(fields.join(' ')) as MemoryReport };
     case 'start':
       if (fields.length !== 6) return undefined;
-      return { kind, queue: fields[0] as string, id: fields[1] as string, attempt: num(2), dueAt: num(3), redisAt: num(4), localAt: num(5), proc };
+      return {
+        kind,
+        queue: fields[0] as string,
+        id: fields[1] as string,
+        attempt: num(2),
+        dueAt: num(3),
+        redisAt: num(4),
+        localAt: num(5),
+        proc,
+      };
     case 'end':
       if (fields.length !== 5) return undefined;
       return { kind, queue: fields[0] as string, id: fields[1] as string, attempt: num(2), localAt: num(3), ok: fields[4] === 'ok', proc };
@@ -189,7 +198,13 @@ export interface Verdict {
  * landed, the lease would have run out and the job would have started again).
  */
 export function judge(ledger: Ledger, deadIds: ReadonlySet<string>, tickEveryMs: number): Verdict {
-  const examples = { lost: [] as string[], wrongOutcome: [] as string[], early: [] as string[], unexplainedDuplicates: [] as string[], ticksMissing: [] as string[] };
+  const examples = {
+    lost: [] as string[],
+    wrongOutcome: [] as string[],
+    early: [] as string[],
+    unexplainedDuplicates: [] as string[],
+    ticksMissing: [] as string[],
+  };
   const note = (list: string[], text: string) => {
     if (list.length < EXAMPLES) list.push(text);
   };
@@ -225,7 +240,10 @@ export function judge(ledger: Ledger, deadIds: ReadonlySet<string>, tickEveryMs:
     for (const start of job.starts) {
       if (start.redisAt < start.dueAt) {
         early += 1;
-        note(examples.early, `${key} attempt ${start.attempt}: started at ${start.redisAt.toFixed(3)} on the Redis clock, due ${start.dueAt}`);
+        note(
+          examples.early,
+          `${key} attempt ${start.attempt}: started at ${start.redisAt.toFixed(3)} on the Redis clock, due ${start.dueAt}`,
+        );
       }
     }
     const duplicates = classifyRestarts(job, ledger.kills);
@@ -265,7 +283,21 @@ export function judge(ledger: Ledger, deadIds: ReadonlySet<string>, tickEveryMs:
       note(examples.ticksMissing, `${queue}: ${gap.missing} tick(s) missing after ${gap.after}`);
     }
   }
-  return { jobs, ticks, starts, completed, deadAsPlanned, lost, wrongOutcome, early, redeliveredAfterKill, unexplainedDuplicates, stale, ticksMissing, examples };
+  return {
+    jobs,
+    ticks,
+    starts,
+    completed,
+    deadAsPlanned,
+    lost,
+    wrongOutcome,
+    early,
+    redeliveredAfterKill,
+    unexplainedDuplicates,
+    stale,
+    ticksMissing,
+    examples,
+  };
 }
 
 /**
@@ -285,10 +317,16 @@ export function classifyRestarts(job: JobRecord, kills: ReadonlyMap<string, numb
     const failed = job.ends.some(e => !e.ok && same(e));
     const killedAt = kills.get(previous.proc);
     const killedAfter = killedAt !== undefined && killedAt >= previous.localAt && killedAt <= start.localAt;
-    if (acked) unexplained.push(`started again (attempt ${start.attempt}, ${start.proc}) after its ack landed (attempt ${previous.attempt}, ${previous.proc})`);
+    if (acked)
+      unexplained.push(
+        `started again (attempt ${start.attempt}, ${start.proc}) after its ack landed (attempt ${previous.attempt}, ${previous.proc})`,
+      );
     else if (failed) continue;
     else if (killedAfter) afterKill += 1;
-    else unexplained.push(`started again (attempt ${start.attempt}, ${start.proc}) while attempt ${previous.attempt} in ${previous.proc} neither failed nor was killed`);
+    else
+      unexplained.push(
+        `started again (attempt ${start.attempt}, ${start.proc}) while attempt ${previous.attempt} in ${previous.proc} neither failed nor was killed`,
+      );
   }
   return { afterKill, unexplained };
 }
@@ -343,7 +381,12 @@ export function busiestWindow(times: readonly number[], windowMs: number): numbe
 /** Lateness (start minus due, on the Redis clock, ms) of a set of starts: p50, p99, max. */
 export function lateness(starts: readonly StartEvent[]): { count: number; p50: number; p99: number; max: number } {
   const sorted = starts.map(s => s.redisAt - s.dueAt).sort((a, b) => a - b);
-  return { count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : Number.NaN };
+  return {
+    count: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    max: sorted.length > 0 ? (sorted[sorted.length - 1] as number) : Number.NaN,
+  };
 }
 
 /**
@@ -351,7 +394,11 @@ export function lateness(starts: readonly StartEvent[]): { count: number; p50: n
  * taken at or after `fromMs` into the run; undefined when the run is too short to say (fewer than
  * `minSpanMs` between the two).
  */
-export function heapGrowth(samples: readonly { readonly atMs: number; readonly heapUsed: number | undefined }[], fromMs: number, minSpanMs: number): { from: number; to: number; growth: number } | undefined {
+export function heapGrowth(
+  samples: readonly { readonly atMs: number; readonly heapUsed: number | undefined }[],
+  fromMs: number,
+  minSpanMs: number,
+): { from: number; to: number; growth: number } | undefined {
   const known = samples.filter((s): s is { atMs: number; heapUsed: number } => s.heapUsed !== undefined);
   const base = known.find(s => s.atMs >= fromMs);
   const last = known[known.length - 1];

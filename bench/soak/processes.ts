@@ -57,7 +57,12 @@ export class SoakWorker {
   }
 
   /** Starts a worker process and resolves once it printed `ready`. */
-  static async start(label: string, settings: WorkerSettings, onEvent: (event: LedgerEvent) => void, readyTimeoutMs = 60_000): Promise<SoakWorker> {
+  static async start(
+    label: string,
+    settings: WorkerSettings,
+    onEvent: (event: LedgerEvent) => void,
+    readyTimeoutMs = 60_000,
+  ): Promise<SoakWorker> {
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       SOAK_URL: settings.url,
@@ -80,7 +85,14 @@ export class SoakWorker {
         worker.#exited.then(() => {
           throw new Error(`worker process ${label} exited before it was ready: ${worker.#stderr.trim().slice(-2000)}`);
         }),
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`worker process ${label} not ready within ${readyTimeoutMs} ms: ${worker.#stderr.trim().slice(-2000)}`)), readyTimeoutMs))),
+        new Promise(
+          (_, reject) =>
+            (timer = setTimeout(
+              () =>
+                reject(new Error(`worker process ${label} not ready within ${readyTimeoutMs} ms: ${worker.#stderr.trim().slice(-2000)}`)),
+              readyTimeoutMs,
+            )),
+        ),
       ]);
     } catch (error) {
       await worker.kill();
@@ -135,7 +147,10 @@ export class SoakWorker {
     if (!this.running) return;
     this.#child.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
-    const graceful = await Promise.race([this.#exited.then(() => true), new Promise<boolean>(resolve => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
+    const graceful = await Promise.race([
+      this.#exited.then(() => true),
+      new Promise<boolean>(resolve => (timer = setTimeout(() => resolve(false), timeoutMs))),
+    ]);
     clearTimeout(timer);
     if (!graceful) {
       this.#child.kill('SIGKILL');

@@ -57,7 +57,12 @@ export function startProducer(spec: ProducerSpec): Producer {
           const plan = pickPlan();
           const id = `${spec.prefix}-${added + i + 1}`;
           spec.ledger.expect(spec.queue.name, id, plan);
-          return { id, payload: { plan, ms: uniform(spec.handlerMs) }, delay: uniform(SOAK.delayMs), maxAttempts: plan === 'always' ? SOAK.maxAttempts.always : SOAK.maxAttempts.other };
+          return {
+            id,
+            payload: { plan, ms: uniform(spec.handlerMs) },
+            delay: uniform(SOAK.delayMs),
+            maxAttempts: plan === 'always' ? SOAK.maxAttempts.always : SOAK.maxAttempts.other,
+          };
         });
         // Resent with the same ids until it lands: an add whose reply was lost may have been applied.
         for (;;) {

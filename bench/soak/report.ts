@@ -41,7 +41,25 @@ function ms(value: number): string {
   return Number.isFinite(value) ? String(Math.round(value)) : '-';
 }
 
-const HEADERS = ['t (s)', 'phase', 'added', 'started', 'completed', 'retried', 'dead', 'waiting', 'late p99 ms', 'late max ms', 'limited p99 ms', 'A rss MB', 'A heap MB', 'B rss MB', 'B heap MB', 'Redis MB', 'restarts'];
+const HEADERS = [
+  't (s)',
+  'phase',
+  'added',
+  'started',
+  'completed',
+  'retried',
+  'dead',
+  'waiting',
+  'late p99 ms',
+  'late max ms',
+  'limited p99 ms',
+  'A rss MB',
+  'A heap MB',
+  'B rss MB',
+  'B heap MB',
+  'Redis MB',
+  'restarts',
+];
 
 export function sampleCells(s: Sample): string[] {
   return [
@@ -69,7 +87,8 @@ export function sampleCells(s: Sample): string[] {
 export function formatTable(samples: readonly Sample[]): string[] {
   const rows = samples.map(sampleCells);
   const widths = HEADERS.map((header, column) => Math.max(header.length, ...rows.map(row => (row[column] as string).length)));
-  const line = (cells: readonly string[]) => `| ${cells.map((cell, i) => (i === 1 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join(' | ')} |`;
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((cell, i) => (i === 1 ? cell.padEnd(widths[i] as number) : cell.padStart(widths[i] as number))).join(' | ')} |`;
   return [line(HEADERS), `|${widths.map((w, i) => (i === 1 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`, ...rows.map(line)];
 }
 

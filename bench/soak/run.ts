@@ -20,7 +20,19 @@ import { startLocalRedis, type LocalRedis } from '../../src/deploy/local-redis.j
 import { machineFacts } from '../machine.js';
 import { infoNumber, openProbe, readInfo } from '../servers.js';
 import { sleep } from '../stats.js';
-import { busiestWindow, heapGrowth, judge, jobKey, lateness, Ledger, maxOverlap, memoryBack, type LedgerEvent, type Plan, type StartEvent } from './ledger.js';
+import {
+  busiestWindow,
+  heapGrowth,
+  judge,
+  jobKey,
+  lateness,
+  Ledger,
+  maxOverlap,
+  memoryBack,
+  type LedgerEvent,
+  type Plan,
+  type StartEvent,
+} from './ledger.js';
 import { parseSoakOptions, SOAK, type SoakOptions } from './options.js';
 import { killAllWorkers, SoakWorker, type WorkerSettings } from './processes.js';
 import { startProducer } from './producer.js';
@@ -67,7 +79,16 @@ async function redisMemory(probe: Redis, detailed = false): Promise<RedisMemory>
   const info = await readInfo(probe, 'memory', 'clients');
   const summary = { usedMemory: infoNumber(info, 'used_memory'), clients: infoNumber(info, 'connected_clients') };
   if (!detailed) return summary;
-  const fields = ['used_memory_dataset', 'used_memory_overhead', 'used_memory_startup', 'mem_clients_normal', 'used_memory_scripts_eval', 'number_of_cached_scripts', 'used_memory_vm_eval', 'used_memory_lua'];
+  const fields = [
+    'used_memory_dataset',
+    'used_memory_overhead',
+    'used_memory_startup',
+    'mem_clients_normal',
+    'used_memory_scripts_eval',
+    'number_of_cached_scripts',
+    'used_memory_vm_eval',
+    'used_memory_lua',
+  ];
   const keys: Record<string, number> = {};
   for (const key of (await probe.keys('*')).sort().slice(0, 1000)) keys[key] = Number(await probe.memory('USAGE', key));
   return { ...summary, info: Object.fromEntries(fields.filter(f => info.has(f)).map(f => [f, Number(info.get(f))])), keys };
@@ -119,7 +140,11 @@ async function warmUp(queues: readonly Queue<SoakPayload | null>[], warm: Ledger
   await main.add({ plan: 'ok', ms: 0 }, { id: 'warm-cancel', delay: 60_000 });
   await main.cancel('warm-cancel');
   await main.schedule('warm-up', { every: SOAK.schedule.everyMs, catchUp: 'all' });
-  const ticked = await waitUntil(() => [...warm.jobs.values()].filter(job => job.id.startsWith('warm-up@') && job.outcomes.some(o => o.kind === 'completed')).length >= 2, 30_000);
+  const ticked = await waitUntil(
+    () =>
+      [...warm.jobs.values()].filter(job => job.id.startsWith('warm-up@') && job.outcomes.some(o => o.kind === 'completed')).length >= 2,
+    30_000,
+  );
   await main.unschedule('warm-up');
   const drained = await waitUntil(async () => (await waiting(queues)) === 0, 30_000);
   if (!ticked || !drained) throw new Error('the warm-up did not finish within 30 s');
@@ -138,7 +163,9 @@ async function main(): Promise<number> {
   process.once('uncaughtException', onCrash);
   process.once('unhandledRejection', onCrash);
   const machine = await machineFacts();
-  log(`Redis ${machine.redis}, Node ${machine.node}, ${machine.cpus} CPUs, load average ${machine.loadAverageAtStart.toFixed(2)}; ${options.minutes} min of load at ${options.rate} + ${options.limitedRate} jobs/s`);
+  log(
+    `Redis ${machine.redis}, Node ${machine.node}, ${machine.cpus} CPUs, load average ${machine.loadAverageAtStart.toFixed(2)}; ${options.minutes} min of load at ${options.rate} + ${options.limitedRate} jobs/s`,
+  );
   // stopWithOwner: the server dies with this process even when this process is SIGKILLed.
   // Slow log off: its up to 128 entries (copies of slow calls' arguments, up to about 0.5 MB on a
   // loaded machine) are Redis's own memory, not the queues', and would count in used_memory.
@@ -146,7 +173,11 @@ async function main(): Promise<number> {
   // at its first call, also inside scripts, so every command first run after the baseline (an
   // error path's, the end's MEMORY USAGE) adds that much, bounded by the number of command names
   // and nothing to do with the queues (a 30-minute run ended +6.7% with it on, all of it there).
-  server = await startLocalRedis({ appendOnly: false, stopWithOwner: true, args: ['--slowlog-log-slower-than', '-1', '--latency-tracking', 'no'] });
+  server = await startLocalRedis({
+    appendOnly: false,
+    stopWithOwner: true,
+    args: ['--slowlog-log-slower-than', '-1', '--latency-tracking', 'no'],
+  });
   const probe = openProbe(server);
   const mainQueue = new Queue<SoakPayload | null>(MAIN, { connection: server.url });
   const limitedQueue = new Queue<SoakPayload | null>(LIMITED, { connection: server.url });
@@ -160,7 +191,13 @@ async function main(): Promise<number> {
   }
 }
 
-async function soak(options: SoakOptions, redis: LocalRedis, probe: Redis, queues: Queue<SoakPayload | null>[], machine: Awaited<ReturnType<typeof machineFacts>>): Promise<number> {
+async function soak(
+  options: SoakOptions,
+  redis: LocalRedis,
+  probe: Redis,
+  queues: Queue<SoakPayload | null>[],
+  machine: Awaited<ReturnType<typeof machineFacts>>,
+): Promise<number> {
   const [mainQueue, limitedQueue] = queues as [Queue<SoakPayload | null>, Queue<SoakPayload | null>];
   await limitedQueue.setLimits(SOAK.limits);
 
@@ -182,7 +219,10 @@ async function soak(options: SoakOptions, redis: LocalRedis, probe: Redis, queue
       // process ran out): late by a lease by design, so not part of the lateness figures.
       const job = ledger.jobs.get(jobKey(event.queue, event.id));
       const previous = job?.starts.at(-1);
-      const retry = previous !== undefined && job !== undefined && job.ends.some(e => !e.ok && e.attempt === previous.attempt && e.proc === previous.proc);
+      const retry =
+        previous !== undefined &&
+        job !== undefined &&
+        job.ends.some(e => !e.ok && e.attempt === previous.attempt && e.proc === previous.proc);
       if (previous === undefined || retry) {
         timely.push(event);
         (event.queue === MAIN ? mainWindow : limitedWindow).push(event);
@@ -256,7 +296,12 @@ async function soak(options: SoakOptions, redis: LocalRedis, probe: Redis, queue
     const ofLimited = lateness(limitedWindow);
     mainWindow = [];
     limitedWindow = [];
-    const [a, b, memory, left] = await Promise.all([workerA.sample(), restarting ? undefined : workerB.sample(), redisMemory(probe), waiting(queues)]);
+    const [a, b, memory, left] = await Promise.all([
+      workerA.sample(),
+      restarting ? undefined : workerB.sample(),
+      redisMemory(probe),
+      waiting(queues),
+    ]);
     const sample: Sample = {
       atMs: Date.now() - loadStartedAt,
       phase,
@@ -291,7 +336,9 @@ async function soak(options: SoakOptions, redis: LocalRedis, probe: Redis, queue
   await restarter;
   await mainQueue.unschedule(SOAK.schedule.key);
   phase = 'drain';
-  log(`load stopped after ${options.minutes} min: ${producers.reduce((sum, p) => sum + p.added(), 0)} jobs added, ${restarts} restart(s); draining`);
+  log(
+    `load stopped after ${options.minutes} min: ${producers.reduce((sum, p) => sum + p.added(), 0)} jobs added, ${restarts} restart(s); draining`,
+  );
 
   // --- drain and verdict --------------------------------------------------------------------------
   const drainTimeoutMs = SOAK.delayMs.max + SOAK.drainSlackMs;
@@ -305,7 +352,9 @@ async function soak(options: SoakOptions, redis: LocalRedis, probe: Redis, queue
   const mainLateness = lateness(timely.filter(s => s.queue === MAIN));
   const limitedLateness = lateness(timely.filter(s => s.queue === LIMITED));
   const counters = { [MAIN]: await mainQueue.counters(), [LIMITED]: await limitedQueue.counters() };
-  log(`drain ${drained ? 'done' : 'TIMED OUT'} after ${(drainMs / 1000).toFixed(0)} s; ${verdict.lost} lost, ${verdict.early} early, ${verdict.unexplainedDuplicates} unexplained duplicates`);
+  log(
+    `drain ${drained ? 'done' : 'TIMED OUT'} after ${(drainMs / 1000).toFixed(0)} s; ${verdict.lost} lost, ${verdict.early} early, ${verdict.unexplainedDuplicates} unexplained duplicates`,
+  );
 
   // --- Redis memory back to its start ------------------------------------------------------------
   phase = 'end';
@@ -324,19 +373,61 @@ async function soak(options: SoakOptions, redis: LocalRedis, probe: Redis, queue
 
   // --- report -------------------------------------------------------------------------------------
   const loadSamples = samples.filter(s => s.phase === 'load');
-  const growth = heapGrowth(loadSamples.map(s => ({ atMs: s.atMs, heapUsed: s.workerA?.heapUsed })), SOAK.heap.fromMs, 60_000);
+  const growth = heapGrowth(
+    loadSamples.map(s => ({ atMs: s.atMs, heapUsed: s.workerA?.heapUsed })),
+    SOAK.heap.fromMs,
+    60_000,
+  );
   const heapJudged = options.minutes >= SOAK.heap.judgedFromMinutes;
   const expectedRestarts = Math.max(0, Math.ceil((loadMs - 5_000) / SOAK.restartEveryMs) - 1);
   const checks: Check[] = [
-    { name: 'drained', ok: drained, detail: drained ? `both queues empty ${(drainMs / 1000).toFixed(0)} s after the load stopped` : `not empty after ${drainTimeoutMs / 1000} s` },
-    { name: 'lost', ok: verdict.lost === 0, detail: `${verdict.lost} of ${verdict.jobs} jobs and ${verdict.ticks} ticks${example(verdict.examples.lost)}` },
-    { name: 'early', ok: verdict.early === 0, detail: `${verdict.early} of ${verdict.starts} handler starts before dueAt on the Redis clock${example(verdict.examples.early)}` },
-    { name: 'duplicates only after a kill', ok: verdict.unexplainedDuplicates === 0, detail: `${verdict.redeliveredAfterKill} redeliveries after a SIGKILL, ${verdict.unexplainedDuplicates} unexplained, ${verdict.stale} stale acks${example(verdict.examples.unexplainedDuplicates)}` },
-    { name: 'outcomes as planned', ok: verdict.wrongOutcome === 0, detail: `${verdict.completed} completed, ${verdict.deadAsPlanned} dead letters as planned, ${verdict.wrongOutcome} otherwise${example(verdict.examples.wrongOutcome)}` },
-    { name: 'ticks', ok: verdict.ticksMissing === 0 && verdict.ticks > 0, detail: `${verdict.ticks} ticks run, ${verdict.ticksMissing} missing${example(verdict.examples.ticksMissing)}` },
-    { name: 'concurrency limit', ok: limits.maxRunning <= SOAK.limits.concurrency, detail: `at most ${limits.maxRunning} handlers of ${LIMITED} at once (limit ${SOAK.limits.concurrency}); busiest 1 s of starts ${limits.busiestSecond} (rate ${SOAK.limits.rate.max}/s, measured at the handlers, not judged)` },
-    { name: 'worker restarts', ok: restarts === expectedRestarts, detail: `${restarts} SIGKILL + fresh process (expected ${expectedRestarts})` },
-    { name: 'Redis memory back', ok: memory.ok, detail: `used_memory ${baseline.usedMemory} -> ${end.usedMemory} bytes (${pct(memory.change)}; at most ${pct(SOAK.memoryTolerance)})` },
+    {
+      name: 'drained',
+      ok: drained,
+      detail: drained
+        ? `both queues empty ${(drainMs / 1000).toFixed(0)} s after the load stopped`
+        : `not empty after ${drainTimeoutMs / 1000} s`,
+    },
+    {
+      name: 'lost',
+      ok: verdict.lost === 0,
+      detail: `${verdict.lost} of ${verdict.jobs} jobs and ${verdict.ticks} ticks${example(verdict.examples.lost)}`,
+    },
+    {
+      name: 'early',
+      ok: verdict.early === 0,
+      detail: `${verdict.early} of ${verdict.starts} handler starts before dueAt on the Redis clock${example(verdict.examples.early)}`,
+    },
+    {
+      name: 'duplicates only after a kill',
+      ok: verdict.unexplainedDuplicates === 0,
+      detail: `${verdict.redeliveredAfterKill} redeliveries after a SIGKILL, ${verdict.unexplainedDuplicates} unexplained, ${verdict.stale} stale acks${example(verdict.examples.unexplainedDuplicates)}`,
+    },
+    {
+      name: 'outcomes as planned',
+      ok: verdict.wrongOutcome === 0,
+      detail: `${verdict.completed} completed, ${verdict.deadAsPlanned} dead letters as planned, ${verdict.wrongOutcome} otherwise${example(verdict.examples.wrongOutcome)}`,
+    },
+    {
+      name: 'ticks',
+      ok: verdict.ticksMissing === 0 && verdict.ticks > 0,
+      detail: `${verdict.ticks} ticks run, ${verdict.ticksMissing} missing${example(verdict.examples.ticksMissing)}`,
+    },
+    {
+      name: 'concurrency limit',
+      ok: limits.maxRunning <= SOAK.limits.concurrency,
+      detail: `at most ${limits.maxRunning} handlers of ${LIMITED} at once (limit ${SOAK.limits.concurrency}); busiest 1 s of starts ${limits.busiestSecond} (rate ${SOAK.limits.rate.max}/s, measured at the handlers, not judged)`,
+    },
+    {
+      name: 'worker restarts',
+      ok: restarts === expectedRestarts,
+      detail: `${restarts} SIGKILL + fresh process (expected ${expectedRestarts})`,
+    },
+    {
+      name: 'Redis memory back',
+      ok: memory.ok,
+      detail: `used_memory ${baseline.usedMemory} -> ${end.usedMemory} bytes (${pct(memory.change)}; at most ${pct(SOAK.memoryTolerance)})`,
+    },
     {
       name: 'heap growth after 2 min',
       ok: !heapJudged || (growth !== undefined && growth.growth < SOAK.heap.tolerance),
@@ -345,9 +436,13 @@ async function soak(options: SoakOptions, redis: LocalRedis, probe: Redis, queue
   ];
   const failed = checks.filter(check => !check.ok);
 
-  console.log(`\nsandglass soak: ${options.minutes} min of load, ${options.rate} + ${options.limitedRate} jobs/s, Redis ${machine.redis}, Node ${machine.node}, ${machine.cpus} CPUs, commit ${machine.git.commit.slice(0, 12)}, load average ${machine.loadAverageAtStart.toFixed(2)}`);
+  console.log(
+    `\nsandglass soak: ${options.minutes} min of load, ${options.rate} + ${options.limitedRate} jobs/s, Redis ${machine.redis}, Node ${machine.node}, ${machine.cpus} CPUs, commit ${machine.git.commit.slice(0, 12)}, load average ${machine.loadAverageAtStart.toFixed(2)}`,
+  );
   for (const line of formatTable(samples)) console.log(line);
-  console.log(`\nlateness on the Redis clock, whole run: ${MAIN} p50 ${fmt(mainLateness.p50)} / p99 ${fmt(mainLateness.p99)} / max ${fmt(mainLateness.max)} ms over ${mainLateness.count} starts; ${LIMITED} p99 ${fmt(limitedLateness.p99)} ms (held by its limits)`);
+  console.log(
+    `\nlateness on the Redis clock, whole run: ${MAIN} p50 ${fmt(mainLateness.p50)} / p99 ${fmt(mainLateness.p99)} / max ${fmt(mainLateness.max)} ms over ${mainLateness.count} starts; ${LIMITED} p99 ${fmt(limitedLateness.p99)} ms (held by its limits)`,
+  );
   console.log(formatChecks(checks).join('\n'));
   console.log(failed.length === 0 ? '\nAll checks passed.' : `\n${failed.length} CHECK(S) FAILED: ${failed.map(c => c.name).join(', ')}`);
 

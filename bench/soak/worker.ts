@@ -69,7 +69,9 @@ async function main(): Promise<void> {
   ];
   for (const worker of workers) {
     worker.on('completed', job => emit(`completed ${job.queue} ${job.id} ${job.attempt}`));
-    worker.on('failed', (job, _error, retryAt) => emit(`${retryAt === undefined ? 'dead' : 'retry'} ${job.queue} ${job.id} ${job.attempt}`));
+    worker.on('failed', (job, _error, retryAt) =>
+      emit(`${retryAt === undefined ? 'dead' : 'retry'} ${job.queue} ${job.id} ${job.attempt}`),
+    );
     worker.on('stale', job => emit(`stale ${job.queue} ${job.id} ${job.attempt}`));
     worker.on('error', error => emit(`error ${error.message.replace(/\s+/g, ' ')}`));
   }

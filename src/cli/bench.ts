@@ -78,7 +78,10 @@ export function registerBenchCommand(program: Command, cli: Cli): void {
 /** The single Redis bench runs on: a cluster or sentinels are refused, as a remote Redis is. */
 function benchUrl(cli: Cli): string {
   const { url, description } = cli.redisTarget;
-  if (url === undefined) throw new ValidationError(`bench runs only against a single Redis on this machine, not a ${description}; use --local for a private one`);
+  if (url === undefined)
+    throw new ValidationError(
+      `bench runs only against a single Redis on this machine, not a ${description}; use --local for a private one`,
+    );
   return url;
 }
 
@@ -90,7 +93,10 @@ function assertLoopback(url: string): void {
     throw new ValidationError(`Invalid Redis URL: ${redactUrl(url)}`);
   }
   const loopback = host === 'localhost' || host === '[::1]' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-  if (!loopback) throw new ValidationError(`bench runs only against a Redis on this machine (127.0.0.1, ::1, localhost), not ${host}; use --local for a private one`);
+  if (!loopback)
+    throw new ValidationError(
+      `bench runs only against a Redis on this machine (127.0.0.1, ::1, localhost), not ${host}; use --local for a private one`,
+    );
 }
 
 async function runBench(cli: Cli, url: string, redisLabel: string, flags: BenchFlags): Promise<BenchResult> {
@@ -152,7 +158,13 @@ async function runBench(cli: Cli, url: string, redisLabel: string, flags: BenchF
 }
 
 /** Adds, every tick, the jobs owed at `rate` since the start; calls `startMeasuring` once the warm-up is over. */
-async function produceSteadily(queue: Queue, rate: number, durationMs: number, startMeasuring: () => void, warmUpMs: number): Promise<number> {
+async function produceSteadily(
+  queue: Queue,
+  rate: number,
+  durationMs: number,
+  startMeasuring: () => void,
+  warmUpMs: number,
+): Promise<number> {
   const startedAt = Date.now();
   let added = 0;
   let measuring = false;
@@ -163,7 +175,9 @@ async function produceSteadily(queue: Queue, rate: number, durationMs: number, s
     }
     const owed = Math.floor((rate * elapsed) / 1000) - added;
     if (owed > 0) {
-      await queue.addBulk(Array.from({ length: owed }, (_, i) => ({ payload: { n: added + i, pad: PAYLOAD_PAD }, delay: STEADY_DELAY_MS })));
+      await queue.addBulk(
+        Array.from({ length: owed }, (_, i) => ({ payload: { n: added + i, pad: PAYLOAD_PAD }, delay: STEADY_DELAY_MS })),
+      );
       added += owed;
     }
     await new Promise(resolve => setTimeout(resolve, PRODUCER_TICK_MS));
@@ -184,7 +198,10 @@ class Counter {
   reach(target: number, timeoutMs: number, what: string): Promise<void> {
     if (this.#count >= target) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`bench: ${what} did not finish within ${timeoutMs / 1000} s (${this.#count} of ${target} jobs done)`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`bench: ${what} did not finish within ${timeoutMs / 1000} s (${this.#count} of ${target} jobs done)`)),
+        timeoutMs,
+      );
       this.#waiter = {
         target,
         resolve: () => {

@@ -4,8 +4,25 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { closeWithin } from '../deploy/close-within.js';
 import { DEFAULT_DATA_DIR, readDataFolderOwner } from '../deploy/data-folder.js';
-import { ConflictError, ConnectionError, NotFoundError, PayloadTooLargeError, Queue, SandglassError, ValidationError, listQueues, type Logger } from '../index.js';
-import { REDIS_SETTINGS, resolveRedisSettings, type OpenedRedis, type RedisSettingName, type RedisSettings, type RedisTarget } from '../deploy/redis-target.js';
+import {
+  ConflictError,
+  ConnectionError,
+  NotFoundError,
+  PayloadTooLargeError,
+  Queue,
+  SandglassError,
+  ValidationError,
+  listQueues,
+  type Logger,
+} from '../index.js';
+import {
+  REDIS_SETTINGS,
+  resolveRedisSettings,
+  type OpenedRedis,
+  type RedisSettingName,
+  type RedisSettings,
+  type RedisTarget,
+} from '../deploy/redis-target.js';
 import { printable } from './format.js';
 
 /** Exit codes a script can rely on. Listed in `sandglass --help` and docs/cli.md. */
@@ -96,8 +113,12 @@ export class Cli {
   #fallback(): { url: string; from: string; private?: boolean } {
     const dir = resolve(this.options.dataDir || DEFAULT_DATA_DIR);
     const owner = readDataFolderOwner(dir);
-    if (owner?.redis) return { url: owner.redis.url, from: `private redis-server of sandglass serve pid ${owner.pid}, data in ${dir}`, private: true };
-    return { url: DEFAULT_REDIS_URL, from: `default: no --redis, --cluster, --sentinels, their variables or sandglass serve running on ${dir}` };
+    if (owner?.redis)
+      return { url: owner.redis.url, from: `private redis-server of sandglass serve pid ${owner.pid}, data in ${dir}`, private: true };
+    return {
+      url: DEFAULT_REDIS_URL,
+      from: `default: no --redis, --cluster, --sentinels, their variables or sandglass serve running on ${dir}`,
+    };
   }
 
   /** The one client of this invocation, opened on first use; every queue shares it. Closed by {@link close}. */
@@ -137,7 +158,12 @@ export class Cli {
    */
   openQueue(name: string, create = false): Queue {
     const partitions = create ? this.partitions : undefined;
-    return new Queue(name, { connection: this.redis.client, prefix: this.options.prefix, logger: this.logger, ...(partitions === undefined ? {} : { partitions }) });
+    return new Queue(name, {
+      connection: this.redis.client,
+      prefix: this.options.prefix,
+      logger: this.logger,
+      ...(partitions === undefined ? {} : { partitions }),
+    });
   }
 
   /** Checks that Redis answers, opens the queue, runs `work`, closes the queue (not the client). */
@@ -169,25 +195,35 @@ export class Cli {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        reject(new ConnectionError(`Cannot reach Redis at ${shown}: no answer within ${timeoutMs / 1000} s${lastErrorText(redis.lastError())}`));
+        reject(
+          new ConnectionError(`Cannot reach Redis at ${shown}: no answer within ${timeoutMs / 1000} s${lastErrorText(redis.lastError())}`),
+        );
       }, timeoutMs);
     });
     try {
       return await Promise.race([listQueues({ connection: redis.client, prefix: this.options.prefix, logger: this.logger }), deadline]);
     } catch (error) {
       if (isMoved(error)) {
-        throw new RedisSettingsError(`Redis at ${shown} is a node of a Redis Cluster (it answered MOVED): give the nodes with --cluster host:port,host:port,... (or REDIS_CLUSTER_NODES) instead of --redis`);
+        throw new RedisSettingsError(
+          `Redis at ${shown} is a node of a Redis Cluster (it answered MOVED): give the nodes with --cluster host:port,host:port,... (or REDIS_CLUSTER_NODES) instead of --redis`,
+        );
       }
       if (error instanceof Error && /\b(WRONGPASS|NOAUTH|NOPERM)\b/.test(error.message)) {
         const reason = error.message.replace(/^listQueues: /, '');
-        throw new ConnectionError(`Redis at ${shown} refused the credentials: ${reason} (check the user and password in the URL, or REDIS_USERNAME / REDIS_PASSWORD)`, { cause: error });
+        throw new ConnectionError(
+          `Redis at ${shown} refused the credentials: ${reason} (check the user and password in the URL, or REDIS_USERNAME / REDIS_PASSWORD)`,
+          { cause: error },
+        );
       }
       if (error instanceof ConnectionError && !error.message.startsWith('Cannot reach')) {
         const last = redis.lastError();
         const reason = error.message
           .replace(/^listQueues: /, '')
           .replace(/Reached the max retries per request limit \(which is (\d+)\)\..*\)$/, 'gave up after $1 connection attempts)');
-        throw new ConnectionError(`Cannot reach Redis at ${shown}: ${reason}${last !== undefined && reason.includes(last) ? '' : lastErrorText(last)}`, { cause: error });
+        throw new ConnectionError(
+          `Cannot reach Redis at ${shown}: ${reason}${last !== undefined && reason.includes(last) ? '' : lastErrorText(last)}`,
+          { cause: error },
+        );
       }
       throw error;
     } finally {

@@ -24,7 +24,10 @@ export function registerDeadCommands(program: Command, cli: Cli): void {
     .action(async (name: string, ids: string[]) => {
       const moved = await cli.withQueue(name, queue => queue.retryDead(ids.length > 0 ? ids : undefined));
       if (ids.length > 0 && moved === 0) throw new NotFoundError(`None of the ${ids.length} id(s) is a dead letter of queue '${name}'`);
-      const human = ids.length > 0 && moved < ids.length ? `moved ${moved} of ${ids.length} back (the others are not dead letters)` : `moved ${moved} back`;
+      const human =
+        ids.length > 0 && moved < ids.length
+          ? `moved ${moved} of ${ids.length} back (the others are not dead letters)`
+          : `moved ${moved} back`;
       cli.result({ moved }, human);
     });
 
@@ -34,7 +37,11 @@ export function registerDeadCommands(program: Command, cli: Cli): void {
     .option('--yes', 'yes, delete them')
     .action(async (name: string, flags: { yes?: boolean }, command: Command) => {
       // A usage error (exit 2, ERR_USAGE, followed by the command's help hint), like a missing argument.
-      if (!flags.yes) command.error(`error: 'dead purge' deletes every dead letter of '${name}' for good; add --yes to do it`, { exitCode: EXIT.usage, code: 'sandglass.confirm' });
+      if (!flags.yes)
+        command.error(`error: 'dead purge' deletes every dead letter of '${name}' for good; add --yes to do it`, {
+          exitCode: EXIT.usage,
+          code: 'sandglass.confirm',
+        });
       const deleted = await cli.withQueue(name, queue => queue.purgeDead());
       cli.result({ deleted }, `deleted ${deleted} dead letter(s)`);
     });

@@ -26,10 +26,15 @@ const NONE = 'none';
 export function registerFlowCommands(program: Command, cli: Cli): void {
   program
     .command('limits <queue>')
-    .description("show the queue's limits; with flags, change them (a flag left out keeps its limit; 'none' clears it). Every worker, pull consumer and webhook obeys them at once")
+    .description(
+      "show the queue's limits; with flags, change them (a flag left out keeps its limit; 'none' clears it). Every worker, pull consumer and webhook obeys them at once",
+    )
     .option('--rate <max/per>', "at most <max> job starts in any sliding window of <per>: '100/1s', '5/250ms', '6000/1m'; none clears it")
     .option('--concurrency <n>', 'at most <n> jobs active at once, over every process; none clears it')
-    .option('--expire-after <duration>', "default deadline of jobs added without one: a job not started by its due time plus this is not run ('1h'); none clears it")
+    .option(
+      '--expire-after <duration>',
+      "default deadline of jobs added without one: a job not started by its due time plus this is not run ('1h'); none clears it",
+    )
     .action(async (name: string, flags: LimitsFlags) => {
       const input = toLimitsInput(flags);
       const limits = await cli.withQueue(name, queue => (input === undefined ? queue.getLimits() : queue.setLimits(input)));
@@ -63,7 +68,8 @@ export function toLimitsInput(flags: LimitsFlags): LimitsInput | undefined {
 /** `100/1s` to `{ max: 100, per: '1s' }`; `100/s` reads as `100/1s`. The library judges both parts. */
 export function parseRate(text: string): { max: number; per: Duration } {
   const slash = text.indexOf('/');
-  if (slash <= 0 || slash === text.length - 1) throw new ValidationError(`Expected --rate as <max>/<per> such as 100/1s or 5/250ms, or none, got '${text.slice(0, 64)}'`);
+  if (slash <= 0 || slash === text.length - 1)
+    throw new ValidationError(`Expected --rate as <max>/<per> such as 100/1s or 5/250ms, or none, got '${text.slice(0, 64)}'`);
   const per = text.slice(slash + 1).trim();
   return { max: toNumber(text.slice(0, slash)) as number, per: (/^[a-z]+$/.test(per) ? `1${per}` : per) as Duration };
 }

@@ -78,7 +78,8 @@ export function oneLine(text: string, max: number): string {
 /** Where a job stands, in words: `due in 29m 59s`, `due 2s ago`, `lease ends in 25s`, `dead since 3m ago`. */
 export function describeTiming(job: JobInfo<unknown>, nowMs: number): string {
   if (job.state === 'active' && job.leaseUntilAt !== undefined) return `lease ends ${formatRelative(job.leaseUntilAt, nowMs)}`;
-  if (job.state === 'dead' && job.deadAt !== undefined) return `${job.reason === 'expired' ? 'expired, ' : ''}died ${formatRelative(job.deadAt, nowMs)}`;
+  if (job.state === 'dead' && job.deadAt !== undefined)
+    return `${job.reason === 'expired' ? 'expired, ' : ''}died ${formatRelative(job.deadAt, nowMs)}`;
   if (job.state === 'completed' && job.finishedAt !== undefined) return `finished ${formatRelative(job.finishedAt, nowMs)}`;
   return `due ${formatRelative(job.dueAt, nowMs)}`;
 }
@@ -93,10 +94,15 @@ export function formatJob(queue: string, job: JobInfo<unknown>, nowMs: number): 
     ['due at', new Date(job.dueAt).toISOString()],
     ['attempts', attempts],
   ];
-  if (job.expiresAt !== undefined) rows.push(['expires at', `${new Date(job.expiresAt).toISOString()} (${formatRelative(job.expiresAt, nowMs)}; not run if not started by then)`]);
+  if (job.expiresAt !== undefined)
+    rows.push([
+      'expires at',
+      `${new Date(job.expiresAt).toISOString()} (${formatRelative(job.expiresAt, nowMs)}; not run if not started by then)`,
+    ]);
   if (job.leaseUntilAt !== undefined) rows.push(['lease until', new Date(job.leaseUntilAt).toISOString()]);
   if (job.deadAt !== undefined) rows.push(['dead since', new Date(job.deadAt).toISOString()]);
-  if (job.reason !== undefined) rows.push(['reason', job.reason === 'expired' ? 'expired: not started by its deadline' : 'failed: out of attempts']);
+  if (job.reason !== undefined)
+    rows.push(['reason', job.reason === 'expired' ? 'expired: not started by its deadline' : 'failed: out of attempts']);
   if (job.finishedAt !== undefined) rows.push(['finished at', new Date(job.finishedAt).toISOString()]);
   rows.push(['payload', indent(printable(JSON.stringify(job.payload, null, 2)))]);
   if (job.lastError !== undefined) rows.push(['last error', indent(printable(job.lastError))]);

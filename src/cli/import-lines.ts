@@ -45,11 +45,16 @@ export function parseLine(text: string, format: LineFormat, defaults: LineDefaul
 
 function toJob(value: unknown, defaults: LineDefaults): BulkJob<unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new ValidationError('expected an object { "payload": ..., "delay"?, "at"?, "id"?, "maxAttempts"? } (use --bare for lines that are payloads)');
+    throw new ValidationError(
+      'expected an object { "payload": ..., "delay"?, "at"?, "id"?, "maxAttempts"? } (use --bare for lines that are payloads)',
+    );
   }
   const fields = value as Record<string, unknown>;
   const unknown = Object.keys(fields).find(key => !ENVELOPE_FIELDS.has(key));
-  if (unknown !== undefined) throw new ValidationError(`unknown field '${unknown}': a line is { "payload", "delay"?, "at"?, "id"?, "maxAttempts"? } (use --bare for lines that are payloads)`);
+  if (unknown !== undefined)
+    throw new ValidationError(
+      `unknown field '${unknown}': a line is { "payload", "delay"?, "at"?, "id"?, "maxAttempts"? } (use --bare for lines that are payloads)`,
+    );
   if (!Object.hasOwn(fields, 'payload')) throw new ValidationError('missing "payload"');
   const { payload, delay, at, id, maxAttempts } = fields;
   // Loose while it is built; `delay` and `at` were checked exclusive above.
@@ -63,7 +68,8 @@ function toJob(value: unknown, defaults: LineDefaults): BulkJob<unknown> {
     job.id = id;
   }
   if (maxAttempts !== undefined) {
-    if (typeof maxAttempts !== 'number' || !Number.isInteger(maxAttempts)) throw new ValidationError(`"maxAttempts" must be an integer, got ${JSON.stringify(maxAttempts)}`);
+    if (typeof maxAttempts !== 'number' || !Number.isInteger(maxAttempts))
+      throw new ValidationError(`"maxAttempts" must be an integer, got ${JSON.stringify(maxAttempts)}`);
     job.maxAttempts = maxAttempts;
   }
   return job as BulkJob<unknown>;

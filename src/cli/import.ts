@@ -89,7 +89,15 @@ function statOfStdin(): Stats | undefined {
 
 async function importLines(cli: Cli, queue: Queue, input: Input, format: LineFormat, defaults: LineDefaults): Promise<ImportSummary> {
   const startedAt = performance.now();
-  const summary: ImportSummary = { imported: 0, skipped: 0, durationMs: 0, jobsPerSecond: 0, errors: [], errorsNotListed: 0, interrupted: false };
+  const summary: ImportSummary = {
+    imported: 0,
+    skipped: 0,
+    durationMs: 0,
+    jobsPerSecond: 0,
+    errors: [],
+    errorsNotListed: 0,
+    interrupted: false,
+  };
   const progress = startProgress(input.sizeBytes);
   let bytesRead = 0;
   input.stream.on('data', (chunk: Buffer | string) => (bytesRead += chunk.length));

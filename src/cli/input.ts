@@ -54,7 +54,8 @@ export function parseWhen(options: { delay?: string; at?: string }): { delay?: D
 export function parseAt(text: string, name: string): number | Date {
   if (INTEGER.test(text)) return Number(text);
   const date = new Date(text);
-  if (Number.isNaN(date.getTime())) throw new ValidationError(`Expected ${name} to be epoch milliseconds or an ISO 8601 date such as 2030-01-31T12:00:00Z, got '${text}'`);
+  if (Number.isNaN(date.getTime()))
+    throw new ValidationError(`Expected ${name} to be epoch milliseconds or an ISO 8601 date such as 2030-01-31T12:00:00Z, got '${text}'`);
   return date;
 }
 
@@ -63,7 +64,8 @@ export function parseAt(text: string, name: string): number | Date {
  * terminal (a pipe or a file). Parsed as JSON.
  */
 export async function readPayload(argument: string | undefined, file: string | undefined): Promise<unknown> {
-  if (argument !== undefined && file !== undefined) throw new ValidationError('Give the payload either as an argument or with --file, not both');
+  if (argument !== undefined && file !== undefined)
+    throw new ValidationError('Give the payload either as an argument or with --file, not both');
   let text: string;
   let source: string;
   if (argument !== undefined) {

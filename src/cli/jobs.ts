@@ -1,6 +1,16 @@
 // One job at a time: add, get, cancel, reschedule.
 import type { Command } from 'commander';
-import { ConflictError, MAX_ATTEMPTS, NotFoundError, ValidationError, parseDuration, type AddOptions, type DueOptions, type Duration, type When } from '../index.js';
+import {
+  ConflictError,
+  MAX_ATTEMPTS,
+  NotFoundError,
+  ValidationError,
+  parseDuration,
+  type AddOptions,
+  type DueOptions,
+  type Duration,
+  type When,
+} from '../index.js';
 import type { Cli } from './context.js';
 import { formatDuration, formatJob, formatRelative } from './format.js';
 import { integerArgument, parseWhen, readPayload } from './input.js';
@@ -24,9 +34,16 @@ export function registerJobCommands(program: Command, cli: Cli): void {
     .option('--delay <duration>', "due after this long: ms, or '30m', '1h30m', '5d' (default: now)")
     .option('--at <time>', 'due at this time: ISO 8601 or epoch ms')
     .option('--id <id>', 'your job id; adding an existing id changes nothing (idempotent)')
-    .option('--max-attempts <n>', 'deliveries before the job is dead-lettered (default: the worker setting)', integerArgument(1, MAX_ATTEMPTS))
+    .option(
+      '--max-attempts <n>',
+      'deliveries before the job is dead-lettered (default: the worker setting)',
+      integerArgument(1, MAX_ATTEMPTS),
+    )
     .option('--replace', 'if the id exists, replace its payload and due time (exit 4 when it is running)')
-    .option('--expire-after <duration>', "deadline: not run if not started by its due time plus this ('1h'; default: the queue's expire-after limit)")
+    .option(
+      '--expire-after <duration>',
+      "deadline: not run if not started by its due time plus this ('1h'; default: the queue's expire-after limit)",
+    )
     .option('--on-expire <mode>', 'dead (dead-letter it with reason expired) or drop (delete it) (default: dead)')
     .action(async (name: string, payloadText: string | undefined, flags: AddFlags) => {
       const payload = await readPayload(payloadText, flags.file);
@@ -42,7 +59,9 @@ export function registerJobCommands(program: Command, cli: Cli): void {
 
   program
     .command('get <queue> <id>')
-    .description('show a job: state, due time, deadline, attempts, payload, last error or why it is dead; a completed job kept by the retention with its result (exit 3: not found)')
+    .description(
+      'show a job: state, due time, deadline, attempts, payload, last error or why it is dead; a completed job kept by the retention with its result (exit 3: not found)',
+    )
     .action(async (name: string, id: string) => {
       const job = await cli.withQueue(name, queue => queue.get(id));
       if (!job) throw new NotFoundError(`No job '${id}' in queue '${name}': never added, or already completed or cancelled`);
@@ -54,8 +73,10 @@ export function registerJobCommands(program: Command, cli: Cli): void {
     .description('cancel a waiting or dead job (exit 3: not found, 4: running)')
     .action(async (name: string, id: string) => {
       const result = await cli.withQueue(name, queue => queue.cancel(id));
-      if (result === 'not_found') throw new NotFoundError(`No job '${id}' in queue '${name}': never added, or already completed or cancelled`);
-      if (result === 'running') throw new ConflictError(`Job '${id}' is running and was not cancelled (a running job is never interrupted)`);
+      if (result === 'not_found')
+        throw new NotFoundError(`No job '${id}' in queue '${name}': never added, or already completed or cancelled`);
+      if (result === 'running')
+        throw new ConflictError(`Job '${id}' is running and was not cancelled (a running job is never interrupted)`);
       cli.result({ id, result }, `cancelled ${id}`);
     });
 
@@ -68,7 +89,8 @@ export function registerJobCommands(program: Command, cli: Cli): void {
       if (flags.delay === undefined && flags.at === undefined) throw new ValidationError('Give the new due time with --delay or --at');
       const when = parseWhen(flags);
       const result = await cli.withQueue(name, queue => queue.reschedule(id, when as When));
-      if (result === 'not_found') throw new NotFoundError(`No job '${id}' in queue '${name}': never added, or already completed or cancelled`);
+      if (result === 'not_found')
+        throw new NotFoundError(`No job '${id}' in queue '${name}': never added, or already completed or cancelled`);
       if (result === 'running') throw new ConflictError(`Job '${id}' is running and was not rescheduled`);
       cli.result({ id, result }, `rescheduled ${id}: due ${describeWhen(when)}`);
     });

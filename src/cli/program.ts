@@ -48,10 +48,19 @@ export function createProgram(): { program: Command; cli: Cli } {
   program
     .description('Operate sandglass delay queues on Redis.')
     .version(version(), '-V, --version')
-    .addOption(new Option('--data-dir <path>', `data folder of a running sandglass serve, whose private Redis is used without --redis / REDIS_URL (default: ${DEFAULT_DATA_DIR})`).env('SANDGLASS_DATA_DIR'))
+    .addOption(
+      new Option(
+        '--data-dir <path>',
+        `data folder of a running sandglass serve, whose private Redis is used without --redis / REDIS_URL (default: ${DEFAULT_DATA_DIR})`,
+      ).env('SANDGLASS_DATA_DIR'),
+    )
     .addOption(new Option('--prefix <prefix>', 'key prefix').env('SANDGLASS_PREFIX').default('sg'))
     .option('--json', 'print one JSON document on stdout, errors included')
-    .addOption(new Option('--connect-timeout <duration>', 'give up on an unreachable Redis after this long').argParser(durationArgument(100, 600_000)).default(5_000, '5s'))
+    .addOption(
+      new Option('--connect-timeout <duration>', 'give up on an unreachable Redis after this long')
+        .argParser(durationArgument(100, 600_000))
+        .default(5_000, '5s'),
+    )
     .exitOverride()
     .configureOutput({ writeErr: text => void (cli.json || process.stderr.write(text)) })
     .configureHelp({ showGlobalOptions: true })
@@ -59,7 +68,10 @@ export function createProgram(): { program: Command; cli: Cli } {
   // Where Redis is (redis-target.ts, shared with serve). The variables are read there: commander's
   // .env() only shows them in the help, and values it took from them are ignored.
   for (const setting of REDIS_SETTINGS) {
-    const fallback = setting.name === 'redis' ? ` (default: the private Redis of a sandglass serve running on --data-dir, else ${DEFAULT_REDIS_URL}; serve: starts a private redis-server)` : '';
+    const fallback =
+      setting.name === 'redis'
+        ? ` (default: the private Redis of a sandglass serve running on --data-dir, else ${DEFAULT_REDIS_URL}; serve: starts a private redis-server)`
+        : '';
     program.addOption(new Option(`${setting.flag} ${setting.value}`, `${setting.description}${fallback}`).env(setting.env));
   }
   registerJobCommands(program, cli);

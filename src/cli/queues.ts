@@ -1,6 +1,15 @@
 // Whole queues: stats (one or all), ls by state, pause, resume.
 import type { Command } from 'commander';
-import { JOB_STATES, MAX_LIST_LIMIT, NotFoundError, type JobInfo, type JobState, type QueueCounters, type QueueLimits, type QueueStats } from '../index.js';
+import {
+  JOB_STATES,
+  MAX_LIST_LIMIT,
+  NotFoundError,
+  type JobInfo,
+  type JobState,
+  type QueueCounters,
+  type QueueLimits,
+  type QueueStats,
+} from '../index.js';
 import { closeWithin } from '../deploy/close-within.js';
 import type { Cli } from './context.js';
 import { describeLimits, describeRetention } from './flow.js';
@@ -31,7 +40,9 @@ export function registerQueueCommands(program: Command, cli: Cli): void {
 
   program
     .command('ls <queue>')
-    .description('list jobs in one state: delayed and ready soonest first, active by lease end, dead and completed (kept by the retention) newest first')
+    .description(
+      'list jobs in one state: delayed and ready soonest first, active by lease end, dead and completed (kept by the retention) newest first',
+    )
     .option('--state <state>', `one of ${JOB_STATES.join(', ')}`, choiceArgument(JOB_STATES), 'delayed')
     .option('--limit <n>', `how many (1-${MAX_LIST_LIMIT})`, integerArgument(1, MAX_LIST_LIMIT), 20)
     .option('--cursor <cursor>', 'start after the page that printed this cursor (its nextCursor)')
@@ -49,7 +60,9 @@ export function registerQueueCommands(program: Command, cli: Cli): void {
         queue.pause({ create: flags.create === true }).catch((error: unknown) => {
           if (!(error instanceof NotFoundError)) throw error;
           // The library's refusal, with the CLI's way to say `{ create: true }`.
-          throw new NotFoundError(`Queue '${name}' does not exist under prefix '${cli.options.prefix}' (no job was ever added to it); check the name, or add --create to pause it before its first job`);
+          throw new NotFoundError(
+            `Queue '${name}' does not exist under prefix '${cli.options.prefix}' (no job was ever added to it); check the name, or add --create to pause it before its first job`,
+          );
         }),
       );
       cli.result({ name, paused: true }, `paused ${name}: workers claim nothing until 'sandglass resume ${name}'`);
@@ -71,7 +84,13 @@ async function statsOfAll(cli: Cli): Promise<void> {
     const all = await Promise.all(queues.map(async queue => ({ name: queue.name, stats: await queue.stats() })));
     // The COMPLETED column only where some queue keeps completed jobs: most keep none.
     const kept = all.some(({ stats }) => stats.completed > 0);
-    const human = all.length === 0 ? `(no queues under prefix '${cli.options.prefix}')` : formatTable(statsColumns(kept), all.map(({ name, stats }) => statsRow(name, stats, kept)));
+    const human =
+      all.length === 0
+        ? `(no queues under prefix '${cli.options.prefix}')`
+        : formatTable(
+            statsColumns(kept),
+            all.map(({ name, stats }) => statsRow(name, stats, kept)),
+          );
     cli.result({ queues: all }, human);
   } finally {
     await Promise.all(queues.map(queue => closeWithin(queue, 1_000)));
@@ -80,7 +99,13 @@ async function statsOfAll(cli: Cli): Promise<void> {
 
 async function statsOfOne(cli: Cli, name: string): Promise<void> {
   const { stats, counters, nextDueAt, limits, retention } = await cli.withQueue(name, async queue => {
-    const [stats, counters, next, limits, retention] = await Promise.all([queue.stats(), queue.counters(), queue.list('ready', { limit: 1 }), queue.getLimits(), queue.getRetention()]);
+    const [stats, counters, next, limits, retention] = await Promise.all([
+      queue.stats(),
+      queue.counters(),
+      queue.list('ready', { limit: 1 }),
+      queue.getLimits(),
+      queue.getRetention(),
+    ]);
     const first = next.jobs[0] ?? (stats.delayed > 0 ? (await queue.list('delayed', { limit: 1 })).jobs[0] : undefined);
     return { stats, counters, nextDueAt: first?.dueAt ?? null, limits, retention };
   });
@@ -130,8 +155,16 @@ export function formatJobList(
 ): string {
   if (jobs.length === 0) return page.cursor === undefined ? `(no ${page.state} jobs)` : `(no more ${page.state} jobs)`;
   // Waiting jobs with a deadline get an EXPIRES column (before PAYLOAD); most pages have none.
-  const layout = (page.state === 'delayed' || page.state === 'ready') && jobs.some(job => job.expiresAt !== undefined) ? WAITING_WITH_DEADLINE : LIST_LAYOUTS[page.state];
-  const lines = [formatTable(layout.columns, jobs.map(job => layout.row(job, nowMs)))];
+  const layout =
+    (page.state === 'delayed' || page.state === 'ready') && jobs.some(job => job.expiresAt !== undefined)
+      ? WAITING_WITH_DEADLINE
+      : LIST_LAYOUTS[page.state];
+  const lines = [
+    formatTable(
+      layout.columns,
+      jobs.map(job => layout.row(job, nowMs)),
+    ),
+  ];
   if (nextCursor !== null) lines.push(`(more with: ${command} --cursor ${nextCursor})`);
   return lines.join('\n');
 }
@@ -152,11 +185,18 @@ const WAITING: ListLayout = {
 
 const WAITING_WITH_DEADLINE: ListLayout = {
   columns: [{ header: 'ID' }, { header: 'DUE' }, { header: 'EXPIRES' }, { header: 'ATTEMPTS', align: 'right' }, { header: 'PAYLOAD' }],
-  row: (job, nowMs) => [job.id, formatRelative(job.dueAt, nowMs), job.expiresAt === undefined ? '-' : formatRelative(job.expiresAt, nowMs), attempts(job), payload(job)],
+  row: (job, nowMs) => [
+    job.id,
+    formatRelative(job.dueAt, nowMs),
+    job.expiresAt === undefined ? '-' : formatRelative(job.expiresAt, nowMs),
+    attempts(job),
+    payload(job),
+  ],
 };
 
 /** A dead job's ERROR cell: its last error, or why it died without one (an expired job never ran). */
-const deathCause = (job: JobInfo<unknown>) => (job.lastError === undefined && job.reason === 'expired' ? 'expired (not started by its deadline)' : firstLine(job.lastError));
+const deathCause = (job: JobInfo<unknown>) =>
+  job.lastError === undefined && job.reason === 'expired' ? 'expired (not started by its deadline)' : firstLine(job.lastError);
 
 const LIST_LAYOUTS: Record<JobState, ListLayout> = {
   delayed: WAITING,
@@ -171,6 +211,11 @@ const LIST_LAYOUTS: Record<JobState, ListLayout> = {
   },
   completed: {
     columns: [{ header: 'ID' }, { header: 'FINISHED' }, { header: 'ATTEMPTS', align: 'right' }, { header: 'RESULT' }],
-    row: (job, nowMs) => [job.id, formatRelative(job.finishedAt ?? job.dueAt, nowMs), attempts(job), oneLine(JSON.stringify(job.result) ?? '', CELL_WIDTH)],
+    row: (job, nowMs) => [
+      job.id,
+      formatRelative(job.finishedAt ?? job.dueAt, nowMs),
+      attempts(job),
+      oneLine(JSON.stringify(job.result) ?? '', CELL_WIDTH),
+    ],
   },
 };

@@ -37,11 +37,13 @@ const LIST_COLUMNS: Column[] = [
 ];
 
 export function registerScheduleCommands(program: Command, cli: Cli): void {
-  const schedule = program.command('schedule').description('recurring schedules: a job per cron or interval tick (add, ls, get, pause, resume, rm)');
+  const schedule = program
+    .command('schedule')
+    .description('recurring schedules: a job per cron or interval tick (add, ls, get, pause, resume, rm)');
 
   schedule
     .command('add <queue> <key>')
-    .description("create or change a schedule (idempotent: the same definition again changes nothing); give --cron or --every")
+    .description('create or change a schedule (idempotent: the same definition again changes nothing); give --cron or --every')
     .option('--cron <pattern>', "cron pattern of 5 fields (minute hour day month weekday) or 6 (seconds first), e.g. '0 9 * * *'")
     .option('--every <duration>', "interval: ms, or '30s', '5m', '1h30m' (at least 1 s)")
     .option('--tz <zone>', "IANA time zone the cron pattern is read in, e.g. Europe/Berlin (default: UTC, never this machine's zone)")
@@ -49,7 +51,7 @@ export function registerScheduleCommands(program: Command, cli: Cli): void {
     .option('--start-at <time>', 'no tick before this time: ISO 8601 or epoch ms (anchors an --every grid)')
     .option('--end-at <time>', 'no tick at or after this time: ISO 8601 or epoch ms')
     .option('--limit <n>', 'end the schedule after this many runs')
-    .option('--overlap <mode>', "allow, or skip: a tick whose previous run is still active is skipped (default: allow)")
+    .option('--overlap <mode>', 'allow, or skip: a tick whose previous run is still active is skipped (default: allow)')
     .option('--catch-up <mode>', 'ticks missed while no process ran: none, latest (run the last one at once) or all (default: latest)')
     .option('--max-attempts <n>', "deliveries of each tick's job before it is dead-lettered (default: the worker setting)")
     .action(async (name: string, key: string, flags: AddFlags) => {
@@ -213,10 +215,12 @@ export function formatSchedule(queue: string, info: ScheduleInfo<unknown>, nowMs
     ['state', describeState(info)],
     ['next run', describeNext(info, nowMs)],
   ];
-  if (info.upcoming.length > 0) rows.push(['upcoming', info.upcoming.map(at => `${new Date(at).toISOString()}  ${formatInZone(at, info.tz)}`).join('\n')]);
+  if (info.upcoming.length > 0)
+    rows.push(['upcoming', info.upcoming.map(at => `${new Date(at).toISOString()}  ${formatInZone(at, info.tz)}`).join('\n')]);
   rows.push(['runs', info.limit === undefined ? String(info.runs) : `${info.runs} of ${info.limit}`]);
   rows.push(['skipped', String(info.skipped)]);
-  if (info.lastRun !== null) rows.push(['last run', `${info.lastRun.id} (${info.lastRun.state}), tick ${new Date(info.lastRun.tickAt).toISOString()}`]);
+  if (info.lastRun !== null)
+    rows.push(['last run', `${info.lastRun.id} (${info.lastRun.state}), tick ${new Date(info.lastRun.tickAt).toISOString()}`]);
   else rows.push(['last run', 'none yet']);
   if (info.startAt !== undefined) rows.push(['starts at', new Date(info.startAt).toISOString()]);
   if (info.endAt !== undefined) rows.push(['ends at', new Date(info.endAt).toISOString()]);

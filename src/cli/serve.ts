@@ -9,7 +9,9 @@ import { REDIS_SETTINGS } from '../deploy/redis-target.js';
 export function registerServeCommand(program: Command): void {
   const serve = program
     .command('serve')
-    .description('run the HTTP API and the dashboard; without --redis, --cluster or --sentinels (or their variables) it starts and manages a private redis-server')
+    .description(
+      'run the HTTP API and the dashboard; without --redis, --cluster or --sentinels (or their variables) it starts and manages a private redis-server',
+    )
     .action(async (flags: Record<string, string | undefined>) => {
       const { resolveServeConfig, ConfigError } = await loadServer('config');
       const given: Record<string, string> = {};
@@ -45,7 +47,8 @@ export function registerServeCommand(program: Command): void {
         serve.addOption(new Option(`${setting.flag} ${setting.value}`, `${setting.description} (env: ${setting.env}${fallback})`));
       }
     }
-    if (envOnly.length > 0) serve.addHelpText('after', `\nEnvironment only (secrets, which a flag would show in ps):\n${envOnly.join('\n')}`);
+    if (envOnly.length > 0)
+      serve.addHelpText('after', `\nEnvironment only (secrets, which a flag would show in ps):\n${envOnly.join('\n')}`);
   });
 }
 
@@ -56,7 +59,10 @@ async function loadServer<K extends keyof ServerModules>(name: K): Promise<Serve
     return (await (name === 'config' ? import('../server/config.js') : import('../server/start.js'))) as ServerModules[K];
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' && String((error as Error).message).includes(`server/${name}`)) {
-      throw new SandglassError('ERR_UNAVAILABLE', `'serve' is not available in this build: the HTTP service (src/server/${name}) is missing`);
+      throw new SandglassError(
+        'ERR_UNAVAILABLE',
+        `'serve' is not available in this build: the HTTP service (src/server/${name}) is missing`,
+      );
     }
     throw error;
   }

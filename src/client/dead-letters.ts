@@ -12,7 +12,8 @@ const READ = { create: false } as const;
 
 /** Moves the given dead jobs (or all of them, when `ids` is undefined) back to due now; how many moved. */
 export async function retryDeadJobs(storage: QueueStorage, ids: string | readonly string[] | undefined): Promise<number> {
-  if (ids === undefined) return sum(await Promise.all((await storage.partitions(READ)).map(store => repeatUntilZero(() => store.retryDead([], DEAD_BATCH)))));
+  if (ids === undefined)
+    return sum(await Promise.all((await storage.partitions(READ)).map(store => repeatUntilZero(() => store.retryDead([], DEAD_BATCH)))));
   const list = typeof ids === 'string' ? [ids] : [...ids];
   list.forEach(assertJobId);
   const stores = await storage.partitions(READ);

@@ -3,7 +3,18 @@ import { newJobId } from '../core/ids.js';
 import type { EncodedJob } from '../store/partition-storage.js';
 import { ValidationError } from '../core/errors.js';
 import type { AddOptions, BulkJob } from '../core/types.js';
-import { MAX_ATTEMPTS, assertBackoff, assertInteger, assertJobId, assertOnExpire, assertOptions, serializePayload, toDue, toExpireAfterMs, toTraceparent } from '../core/validate.js';
+import {
+  MAX_ATTEMPTS,
+  assertBackoff,
+  assertInteger,
+  assertJobId,
+  assertOnExpire,
+  assertOptions,
+  serializePayload,
+  toDue,
+  toExpireAfterMs,
+  toTraceparent,
+} from '../core/validate.js';
 
 /** Option names, refused when unknown: a misspelled `dealy` must not add a job due at once. */
 const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent'];
@@ -21,7 +32,9 @@ export function encodeBulk<T>(jobs: readonly BulkJob<T>[], maxPayloadBytes: numb
   if (!Array.isArray(jobs)) throw new ValidationError('Expected `jobs` to be an array');
   return jobs.map((job: unknown, index) => {
     if (typeof job === 'object' && job !== null && Object.hasOwn(job, 'ifExists')) {
-      throw new ValidationError(`\`jobs[${index}].ifExists\` is not an option of one entry: give it for the whole call, addBulk(jobs, 'replace')`);
+      throw new ValidationError(
+        `\`jobs[${index}].ifExists\` is not an option of one entry: give it for the whole call, addBulk(jobs, 'replace')`,
+      );
     }
     assertOptions(`queue.addBulk (jobs[${index}])`, job, BULK_FIELDS);
     return encodeJob(job as BulkJob<T>, maxPayloadBytes, `jobs[${index}].payload`);

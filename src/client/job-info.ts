@@ -3,7 +3,18 @@ import type { JobSnapshot } from '../store/partition-storage.js';
 import type { JobInfo } from '../core/types.js';
 
 /** A job as `queue.get` and `queue.list` show it: a stored snapshot, its payload and result parsed. */
-export function toJobInfo<T>({ job, state, dueAt, leaseUntil, deadAt, reason, expiresAt, finishedAt, resultJson, lastError }: JobSnapshot): JobInfo<T> {
+export function toJobInfo<T>({
+  job,
+  state,
+  dueAt,
+  leaseUntil,
+  deadAt,
+  reason,
+  expiresAt,
+  finishedAt,
+  resultJson,
+  lastError,
+}: JobSnapshot): JobInfo<T> {
   const info: JobInfo<T> = { id: job.id, payload: JSON.parse(job.payloadJson) as T, state, dueAt, attempts: job.attempts };
   if (leaseUntil !== undefined) info.leaseUntilAt = leaseUntil;
   if (deadAt !== undefined) info.deadAt = deadAt;

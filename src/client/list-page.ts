@@ -32,10 +32,20 @@ export interface ListOptions {
  * is in the state's order, so the page is within the first limit + 1 jobs after the cursor of
  * each (the one extra tells whether there is a next page).
  */
-export async function readPage<T>(stores: readonly PartitionStorage[], state: JobState, after: ListPosition | undefined, limit: number): Promise<JobPage<T>> {
+export async function readPage<T>(
+  stores: readonly PartitionStorage[],
+  state: JobState,
+  after: ListPosition | undefined,
+  limit: number,
+): Promise<JobPage<T>> {
   const pages = await Promise.all(stores.map(store => store.listJobs(state, after, limit + 1)));
   const more = pages.some(page => page.count > limit);
-  const { entries, next } = mergePages(state, pages.map(page => page.entries), limit, more);
+  const { entries, next } = mergePages(
+    state,
+    pages.map(page => page.entries),
+    limit,
+    more,
+  );
   return { jobs: entries.map(entry => toJobInfo<T>(entry)), nextCursor: next ? encodeCursor(next) : null };
 }
 
@@ -53,7 +63,10 @@ export function encodeCursor(position: ListPosition): string {
 
 /** The position of a cursor that `encodeCursor` made. */
 export function decodeCursor(cursor: unknown): ListPosition {
-  const refuse = () => new ValidationError(`Expected \`cursor\` to be the \`nextCursor\` of a previous page, got ${typeof cursor === 'string' ? `'${cursor.slice(0, 60)}'` : typeof cursor}`);
+  const refuse = () =>
+    new ValidationError(
+      `Expected \`cursor\` to be the \`nextCursor\` of a previous page, got ${typeof cursor === 'string' ? `'${cursor.slice(0, 60)}'` : typeof cursor}`,
+    );
   if (typeof cursor !== 'string' || !CURSOR.test(cursor)) throw refuse();
   const match = /^(\d{1,16}):([\s\S]+)$/.exec(Buffer.from(cursor, 'base64url').toString());
   const at = Number(match?.[1]);
@@ -71,9 +84,16 @@ export function decodeCursor(cursor: unknown): ListPosition {
  * sorted set; reversed for `dead` and `completed`, most recent first) and cuts the page. `more` says whether any partition had more
  * than the page: then the page ends with a cursor.
  */
-export function mergePages(state: JobState, pages: readonly (readonly JobSnapshot[])[], limit: number, more: boolean): { entries: JobSnapshot[]; next: ListPosition | null } {
+export function mergePages(
+  state: JobState,
+  pages: readonly (readonly JobSnapshot[])[],
+  limit: number,
+  more: boolean,
+): { entries: JobSnapshot[]; next: ListPosition | null } {
   const sign = state === 'dead' || state === 'completed' ? -1 : 1;
-  const merged = pages.flat().sort((a, b) => sign * (orderTime(a) - orderTime(b) || Buffer.compare(Buffer.from(a.job.id), Buffer.from(b.job.id))));
+  const merged = pages
+    .flat()
+    .sort((a, b) => sign * (orderTime(a) - orderTime(b) || Buffer.compare(Buffer.from(a.job.id), Buffer.from(b.job.id))));
   const entries = merged.slice(0, limit);
   const last = entries.at(-1);
   return { entries, next: (more || merged.length > limit) && last ? { at: orderTime(last), id: last.job.id } : null };

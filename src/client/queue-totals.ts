@@ -47,14 +47,18 @@ export function totalCounters(all: readonly PartitionStats[]): QueueCounters {
 
 /** The rule of `dueHistogram`'s bounds: at most 100 offsets in ms, increasing, each 1 ms to MAX_DELAY_MS. */
 export function assertHistogramBounds(boundsMs: readonly number[]): void {
-  if (!Array.isArray(boundsMs) || boundsMs.length > 100) throw new ValidationError('Expected `boundsMs` to be an array of at most 100 offsets in ms');
+  if (!Array.isArray(boundsMs) || boundsMs.length > 100)
+    throw new ValidationError('Expected `boundsMs` to be an array of at most 100 offsets in ms');
   boundsMs.forEach((bound, i) => {
     assertInteger(`boundsMs[${i}]`, bound, 1, MAX_DELAY_MS);
     if (i > 0 && bound <= (boundsMs[i - 1] as number)) throw new ValidationError('Expected `boundsMs` to increase');
   });
 }
 
-export function totalHistogram(boundsMs: readonly number[], all: readonly DueHistogram[]): { now: number; ready: number; buckets: { untilMs: number; count: number }[]; later: number } {
+export function totalHistogram(
+  boundsMs: readonly number[],
+  all: readonly DueHistogram[],
+): { now: number; ready: number; buckets: { untilMs: number; count: number }[]; later: number } {
   const sumAt = (i: number) => all.reduce((sum, part) => sum + (part.counts[i] as number), 0);
   return {
     now: Math.max(...all.map(part => part.now)),

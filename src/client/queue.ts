@@ -237,7 +237,9 @@ export class Queue<T = unknown> {
    * @example
    * await queue.dueHistogram([60_000, 3_600_000, 86_400_000]); // next minute, hour, day
    */
-  async dueHistogram(boundsMs: readonly number[]): Promise<{ now: number; ready: number; buckets: { untilMs: number; count: number }[]; later: number }> {
+  async dueHistogram(
+    boundsMs: readonly number[],
+  ): Promise<{ now: number; ready: number; buckets: { untilMs: number; count: number }[]; later: number }> {
     this.#assertOpen();
     assertHistogramBounds(boundsMs);
     return totalHistogram(boundsMs, await this.#eachPartition(store => store.dueHistogram(boundsMs)));
@@ -372,17 +374,22 @@ export class Queue<T = unknown> {
   #register(): Promise<void> {
     // Remembered for admin tools (listing queues). Once per Queue object; a failure is retried next
     // time. After the partitions are known: a queue in a newer storage format gets nothing written.
-    this.#registered ??= this.#storage.partitions(CREATE).then(() => this.#storage.register()).catch(error => {
-      this.#registered = undefined;
-      throw error;
-    });
+    this.#registered ??= this.#storage
+      .partitions(CREATE)
+      .then(() => this.#storage.register())
+      .catch(error => {
+        this.#registered = undefined;
+        throw error;
+      });
     return this.#registered;
   }
 
   /** Refuses an admin change of a queue that does not exist: the name is most likely misspelled. */
   async #assertExists(operation: string, hint: string): Promise<void> {
     if (await this.#storage.isRegistered(operation)) return;
-    throw new NotFoundError(`Queue '${this.name}' does not exist under prefix '${this.#storage.prefix}' (no job was ever added to it); ${hint}`);
+    throw new NotFoundError(
+      `Queue '${this.name}' does not exist under prefix '${this.#storage.prefix}' (no job was ever added to it); ${hint}`,
+    );
   }
 
   /** Runs `call` on every partition at once (they may live on different nodes). */

@@ -32,7 +32,10 @@ export function openClient(spec: ClientSpec): Redis | Cluster {
   if (spec.kind === 'options') return new Redis({ ...OWNED_DEFAULTS, ...spec.options });
   return new Cluster(
     spec.nodes.map(node => ({ ...node })),
-    { enableAutoPipelining: OWNED_DEFAULTS.enableAutoPipelining, redisOptions: { maxRetriesPerRequest: OWNED_DEFAULTS.maxRetriesPerRequest, ...spec.redisOptions } },
+    {
+      enableAutoPipelining: OWNED_DEFAULTS.enableAutoPipelining,
+      redisOptions: { maxRetriesPerRequest: OWNED_DEFAULTS.maxRetriesPerRequest, ...spec.redisOptions },
+    },
   );
 }
 
@@ -80,7 +83,9 @@ function callTimeoutOf(option: ConnectionOption): number {
   const timeoutMs = options?.commandTimeout;
   if (timeoutMs === undefined) return DEFAULT_CALL_TIMEOUT_MS;
   if (typeof timeoutMs !== 'number' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
-    throw new ValidationError(`Expected the connection's \`commandTimeout\` to be an integer number of ms from 1 to 600000, got ${String(timeoutMs)}`);
+    throw new ValidationError(
+      `Expected the connection's \`commandTimeout\` to be an integer number of ms from 1 to 600000, got ${String(timeoutMs)}`,
+    );
   }
   return timeoutMs;
 }

@@ -106,7 +106,8 @@ export function findUnsafeIntegerLiteral(text: string): string | undefined {
       const integer = next !== 0x2e && next !== 0x65 && next !== 0x45; // no '.', 'e' or 'E' follows the digits
       const digits = end - start;
       // JSON has no leading zeros, so more digits is a larger number, and equal lengths compare as text.
-      if (integer && (digits > MAX_SAFE_DIGITS.length || (digits === MAX_SAFE_DIGITS.length && text.slice(start, end) > MAX_SAFE_DIGITS))) return here();
+      if (integer && (digits > MAX_SAFE_DIGITS.length || (digits === MAX_SAFE_DIGITS.length && text.slice(start, end) > MAX_SAFE_DIGITS)))
+        return here();
       // Skip the rest of the number (fraction, exponent): its digits are not a new token.
       while (end < text.length && /[\d.eE+-]/.test(text[end] as string)) end++;
       i = end - 1;

@@ -17,7 +17,11 @@ export const defaultLogger: Logger = {
 export function resolveLogger(logger: unknown): Logger {
   if (logger === undefined) return defaultLogger;
   const methods = ['debug', 'info', 'warn', 'error'] as const;
-  if (typeof logger !== 'object' || logger === null || methods.some(method => typeof (logger as Record<string, unknown>)[method] !== 'function')) {
+  if (
+    typeof logger !== 'object' ||
+    logger === null ||
+    methods.some(method => typeof (logger as Record<string, unknown>)[method] !== 'function')
+  ) {
     throw new ValidationError('Expected `logger` to have the methods debug, info, warn and error (pino and console do)');
   }
   return logger as Logger;

@@ -58,5 +58,7 @@ export function formatTraceparent(fields: TraceparentFields): string {
 export function normalizeTraceparent(value: unknown): string | undefined {
   const fields = parseTraceparent(value);
   if (!fields) return undefined;
-  return (value as string).length === TRACEPARENT_LENGTH && (value as string).startsWith('00-') ? (value as string) : formatTraceparent(fields);
+  return (value as string).length === TRACEPARENT_LENGTH && (value as string).startsWith('00-')
+    ? (value as string)
+    : formatTraceparent(fields);
 }

@@ -2,7 +2,15 @@ import { parseDuration } from './duration.js';
 import { PayloadTooLargeError, ValidationError } from './errors.js';
 import { findBigInt, findNonFiniteNumber, findUnsafeIntegerLiteral, UNSAFE_INTEGER } from './json-numbers.js';
 import { normalizeTraceparent } from './traceparent.js';
-import { IF_EXISTS_VALUES, JOB_STATES, ON_EXPIRE_VALUES, type BackoffOption, type IfExists, type JobState, type OnExpire } from './types.js';
+import {
+  IF_EXISTS_VALUES,
+  JOB_STATES,
+  ON_EXPIRE_VALUES,
+  type BackoffOption,
+  type IfExists,
+  type JobState,
+  type OnExpire,
+} from './types.js';
 
 /** The longest delay accepted: ten years. Anything larger is almost surely a unit mistake. */
 export const MAX_DELAY_MS = 10 * 365 * 86_400_000;
@@ -73,7 +81,8 @@ export function assertJobId(id: unknown): asserts id is string {
 
 /** Throws {@link ValidationError} unless `state` is one of {@link JOB_STATES} (the `state` of `queue.list`). */
 export function assertJobState(state: unknown): asserts state is JobState {
-  if (!(JOB_STATES as readonly unknown[]).includes(state)) throw new ValidationError(`Expected \`state\` to be ${choices(JOB_STATES)}, got ${String(state)}`);
+  if (!(JOB_STATES as readonly unknown[]).includes(state))
+    throw new ValidationError(`Expected \`state\` to be ${choices(JOB_STATES)}, got ${String(state)}`);
 }
 
 /** A list of choices as a message quotes them: `'a', 'b' or 'c'`. */
@@ -124,7 +133,8 @@ export function toDue(options: { delay?: unknown; at?: unknown }, nowMs: number)
       throw new ValidationError(`Expected \`at\` to be a valid Date or epoch milliseconds >= 0, got ${describe(at)}`);
     }
     // Compared as numbers and quoted as numbers: a Date built from atMs could be out of range.
-    if (atMs > nowMs + MAX_DELAY_MS) throw new ValidationError(`\`at\` of ${atMs} is more than 10 years away (at most ${nowMs + MAX_DELAY_MS} now)`);
+    if (atMs > nowMs + MAX_DELAY_MS)
+      throw new ValidationError(`\`at\` of ${atMs} is more than 10 years away (at most ${nowMs + MAX_DELAY_MS} now)`);
     return { atMs: Math.ceil(atMs) };
   }
   return { delayMs: toDelayMs(delay ?? 0, 'delay') };
@@ -160,12 +170,14 @@ export function toExpireAfterMs(value: unknown, name = 'expireAfter'): number {
 
 /** What an expired job becomes (`onExpire`): dead-lettered or dropped, one of {@link ON_EXPIRE_VALUES}. */
 export function assertOnExpire(value: unknown, name = 'onExpire'): asserts value is OnExpire {
-  if (!(ON_EXPIRE_VALUES as readonly unknown[]).includes(value)) throw new ValidationError(`Expected \`${name}\` to be ${choices(ON_EXPIRE_VALUES)}, got ${describe(value)}`);
+  if (!(ON_EXPIRE_VALUES as readonly unknown[]).includes(value))
+    throw new ValidationError(`Expected \`${name}\` to be ${choices(ON_EXPIRE_VALUES)}, got ${describe(value)}`);
 }
 
 /** What adding an existing id does (`ifExists` of `queue.add` and `addBulk`): one of {@link IF_EXISTS_VALUES}. */
 export function assertIfExists(value: unknown): asserts value is IfExists {
-  if (!(IF_EXISTS_VALUES as readonly unknown[]).includes(value)) throw new ValidationError(`Expected \`ifExists\` to be ${choices(IF_EXISTS_VALUES)}, got ${String(value)}`);
+  if (!(IF_EXISTS_VALUES as readonly unknown[]).includes(value))
+    throw new ValidationError(`Expected \`ifExists\` to be ${choices(IF_EXISTS_VALUES)}, got ${String(value)}`);
 }
 
 /**
@@ -177,7 +189,9 @@ export function assertIfExists(value: unknown): asserts value is IfExists {
 export function toTraceparent(value: unknown, name = 'traceparent'): string {
   const normalized = normalizeTraceparent(value);
   if (normalized === undefined) {
-    throw new ValidationError(`Expected \`${name}\` to be a W3C traceparent such as '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', got ${describe(value)}`);
+    throw new ValidationError(
+      `Expected \`${name}\` to be a W3C traceparent such as '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', got ${describe(value)}`,
+    );
   }
   return normalized;
 }
@@ -212,7 +226,8 @@ export function toJson(value: unknown, root: string, what = `\`${root}\` is not 
     json = JSON.stringify(value);
   } catch (error) {
     const bigint = findBigInt(value);
-    if (bigint !== undefined) throw new ValidationError(`${what}: ${root}${bigint} is a BigInt, which JSON cannot carry: send it as a string`);
+    if (bigint !== undefined)
+      throw new ValidationError(`${what}: ${root}${bigint} is a BigInt, which JSON cannot carry: send it as a string`);
     throw new ValidationError(`${what}: ${(error as Error).message}`);
   }
   if (json === undefined) return undefined;

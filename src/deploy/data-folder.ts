@@ -60,7 +60,12 @@ const STALE_MUTEX_MS = 10_000;
  */
 export function claimDataFolder(dir: string): DataFolderClaim {
   const path = join(dir, LOCK_FILE);
-  const mine: OwnerRecord = { pid: process.pid, startTime: processStartTime(process.pid), host: hostname(), claimedAt: new Date().toISOString() };
+  const mine: OwnerRecord = {
+    pid: process.pid,
+    startTime: processStartTime(process.pid),
+    host: hostname(),
+    claimedAt: new Date().toISOString(),
+  };
   for (let attempt = 0; attempt < 50; attempt++) {
     try {
       writeFileSync(path, JSON.stringify(mine), { flag: 'wx' });
@@ -109,7 +114,9 @@ export function processStartTime(pid: number): string | null {
   if (process.platform === 'linux') return procStat(pid)?.[19] ?? null; // field 22: start time in clock ticks after boot
   if (process.platform === 'win32') return null;
   try {
-    return execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || null;
+    return (
+      execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || null
+    );
   } catch {
     return null;
   }

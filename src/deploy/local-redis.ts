@@ -68,15 +68,24 @@ export async function startLocalRedis(options: LocalRedisOptions = {}): Promise<
   const port = options.port ?? (await freePort());
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'sandglass-redis-'));
   const args = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--dir', dir,
-    '--save', '',
-    '--appendonly', options.appendOnly === false ? 'no' : 'yes',
-    '--appendfsync', options.fsync ?? 'always',
-    '--enable-debug-command', 'local',
-    '--loglevel', 'warning',
-    '--logfile', '',
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--dir',
+    dir,
+    '--save',
+    '',
+    '--appendonly',
+    options.appendOnly === false ? 'no' : 'yes',
+    '--appendfsync',
+    options.fsync ?? 'always',
+    '--enable-debug-command',
+    'local',
+    '--loglevel',
+    'warning',
+    '--logfile',
+    '',
     ...(options.args ?? []),
   ];
   const command = options.command ?? 'redis-server';

@@ -67,7 +67,10 @@ function describeOptions(options: RedisOptions): RedisDescription {
       name: options.name ?? 'mymaster',
     };
   }
-  const node = typeof options.path === 'string' && options.path !== '' ? options.path : hostPort(options.host ?? DEFAULT_HOST, options.port ?? DEFAULT_PORT);
+  const node =
+    typeof options.path === 'string' && options.path !== ''
+      ? options.path
+      : hostPort(options.host ?? DEFAULT_HOST, options.port ?? DEFAULT_PORT);
   return { mode: 'single', nodes: [node], tls: hasTls(options), db };
 }
 

@@ -31,14 +31,63 @@ export interface RedisSetting {
 }
 
 export const REDIS_SETTINGS: readonly RedisSetting[] = [
-  { name: 'redis', flag: '--redis', value: '<url>', env: 'REDIS_URL', description: 'one Redis: redis://[user:password@]host:port[/db], or rediss://... for TLS' },
-  { name: 'cluster', flag: '--cluster', value: '<nodes>', env: 'REDIS_CLUSTER_NODES', description: 'Redis Cluster seed nodes: host:port,host:port,... (an entry may be a redis:// or rediss:// URL; its user and password apply to every node)' },
-  { name: 'sentinels', flag: '--sentinels', value: '<nodes>', env: 'REDIS_SENTINELS', description: 'Redis Sentinel: the sentinels, host:port,host:port,... (with --sentinel-name)' },
-  { name: 'sentinelName', flag: '--sentinel-name', value: '<name>', env: 'REDIS_SENTINEL_NAME', description: "with --sentinels: the primary's name, as in 'sentinel monitor <name> ...'" },
-  { name: 'tlsCa', flag: '--tls-ca', value: '<path>', env: 'REDIS_TLS_CA', description: "TLS: PEM file of the CA of the servers' certificates (turns TLS on with --cluster and --sentinels)" },
-  { name: 'tlsCert', flag: '--tls-cert', value: '<path>', env: 'REDIS_TLS_CERT', description: "TLS: PEM file of this client's certificate (with --tls-key)" },
-  { name: 'tlsKey', flag: '--tls-key', value: '<path>', env: 'REDIS_TLS_KEY', description: "TLS: PEM file of this client's private key (with --tls-cert)" },
-  { name: 'partitions', flag: '--partitions', value: '<n>', env: 'SANDGLASS_PARTITIONS', description: 'partitions of the queues created here (1-1024); existing queues keep theirs' },
+  {
+    name: 'redis',
+    flag: '--redis',
+    value: '<url>',
+    env: 'REDIS_URL',
+    description: 'one Redis: redis://[user:password@]host:port[/db], or rediss://... for TLS',
+  },
+  {
+    name: 'cluster',
+    flag: '--cluster',
+    value: '<nodes>',
+    env: 'REDIS_CLUSTER_NODES',
+    description:
+      'Redis Cluster seed nodes: host:port,host:port,... (an entry may be a redis:// or rediss:// URL; its user and password apply to every node)',
+  },
+  {
+    name: 'sentinels',
+    flag: '--sentinels',
+    value: '<nodes>',
+    env: 'REDIS_SENTINELS',
+    description: 'Redis Sentinel: the sentinels, host:port,host:port,... (with --sentinel-name)',
+  },
+  {
+    name: 'sentinelName',
+    flag: '--sentinel-name',
+    value: '<name>',
+    env: 'REDIS_SENTINEL_NAME',
+    description: "with --sentinels: the primary's name, as in 'sentinel monitor <name> ...'",
+  },
+  {
+    name: 'tlsCa',
+    flag: '--tls-ca',
+    value: '<path>',
+    env: 'REDIS_TLS_CA',
+    description: "TLS: PEM file of the CA of the servers' certificates (turns TLS on with --cluster and --sentinels)",
+  },
+  {
+    name: 'tlsCert',
+    flag: '--tls-cert',
+    value: '<path>',
+    env: 'REDIS_TLS_CERT',
+    description: "TLS: PEM file of this client's certificate (with --tls-key)",
+  },
+  {
+    name: 'tlsKey',
+    flag: '--tls-key',
+    value: '<path>',
+    env: 'REDIS_TLS_KEY',
+    description: "TLS: PEM file of this client's private key (with --tls-cert)",
+  },
+  {
+    name: 'partitions',
+    flag: '--partitions',
+    value: '<n>',
+    env: 'SANDGLASS_PARTITIONS',
+    description: 'partitions of the queues created here (1-1024); existing queues keep theirs',
+  },
 ];
 
 /** Credentials read from the environment only: a flag would show them in `ps`. */
@@ -127,7 +176,9 @@ export function resolveRedisSettings(
   const mode = chosen[0];
   const name = read('sentinelName');
   if (mode !== 'sentinels' && given(flags.sentinelName)) {
-    throw new ValidationError('--sentinel-name is for Sentinel: give the sentinels too, e.g. --sentinels 10.0.0.1:26379,10.0.0.2:26379 --sentinel-name mymaster');
+    throw new ValidationError(
+      '--sentinel-name is for Sentinel: give the sentinels too, e.g. --sentinels 10.0.0.1:26379,10.0.0.2:26379 --sentinel-name mymaster',
+    );
   }
 
   const tls = readTls(read('tlsCa'), read('tlsCert'), read('tlsKey'));
@@ -138,14 +189,21 @@ export function resolveRedisSettings(
   } else if (mode === 'sentinels') {
     const sentinels = read('sentinels') as { value: string; label: string };
     if (name === undefined) {
-      throw new ValidationError(`${sentinels.label} needs the primary's name: add --sentinel-name <name> (or REDIS_SENTINEL_NAME), the name in 'sentinel monitor <name> ...'`);
+      throw new ValidationError(
+        `${sentinels.label} needs the primary's name: add --sentinel-name <name> (or REDIS_SENTINEL_NAME), the name in 'sentinel monitor <name> ...'`,
+      );
     }
     target = sentinelTarget(sentinels, name.value, tls, credentials, nonEmpty(env.REDIS_SENTINEL_PASSWORD));
   } else {
-    const url = mode === 'redis' ? (read('redis') as { value: string; label: string }) : fallback && { value: fallback.url, label: fallback.from };
+    const url =
+      mode === 'redis' ? (read('redis') as { value: string; label: string }) : fallback && { value: fallback.url, label: fallback.from };
     const own = mode !== 'redis' && fallback?.private === true;
-    if (url !== undefined) target = singleTarget(url.value, url.label, tls, own ? { username: undefined, password: undefined } : credentials);
-    else if (tls) throw new ValidationError(`${tls.from} is given, but no Redis: add --redis rediss://host:port, --cluster <nodes> or --sentinels <nodes>`);
+    if (url !== undefined)
+      target = singleTarget(url.value, url.label, tls, own ? { username: undefined, password: undefined } : credentials);
+    else if (tls)
+      throw new ValidationError(
+        `${tls.from} is given, but no Redis: add --redis rediss://host:port, --cluster <nodes> or --sentinels <nodes>`,
+      );
   }
   return { target, partitions };
 }
@@ -163,9 +221,12 @@ function singleTarget(url: string, from: string, tls: Tls | undefined, credentia
   }
   if (protocol !== 'redis:' && protocol !== 'rediss:') {
     const shown = url.includes('@') ? '(a value with credentials, not shown)' : `'${url.slice(0, 100)}'`;
-    throw new ValidationError(`--redis (or REDIS_URL) must be a URL such as redis://127.0.0.1:6379 or rediss://user:password@host:6380/0, got ${shown}`);
+    throw new ValidationError(
+      `--redis (or REDIS_URL) must be a URL such as redis://127.0.0.1:6379 or rediss://user:password@host:6380/0, got ${shown}`,
+    );
   }
-  if (tls && protocol === 'redis:') throw new ValidationError(`${tls.from} is given, but ${from} is a redis:// URL (no TLS): use rediss://`);
+  if (tls && protocol === 'redis:')
+    throw new ValidationError(`${tls.from} is given, but ${from} is a redis:// URL (no TLS): use rediss://`);
   return {
     mode: 'single',
     description: redactUrl(url),
@@ -177,7 +238,10 @@ function singleTarget(url: string, from: string, tls: Tls | undefined, credentia
 
 function clusterTarget(setting: { value: string; label: string }, tls: Tls | undefined, envCredentials: Credentials): RedisTarget {
   const list = parseNodes(setting, true);
-  if (tls && list.scheme === 'redis:') throw new ValidationError(`${tls.from} is given, but ${setting.label} names redis:// nodes (no TLS): use rediss:// or plain host:port entries`);
+  if (tls && list.scheme === 'redis:')
+    throw new ValidationError(
+      `${tls.from} is given, but ${setting.label} names redis:// nodes (no TLS): use rediss:// or plain host:port entries`,
+    );
   const secure = tls !== undefined || list.scheme === 'rediss:';
   const username = list.username ?? envCredentials.username;
   const password = list.password ?? envCredentials.password;
@@ -194,7 +258,13 @@ function clusterTarget(setting: { value: string; label: string }, tls: Tls | und
   };
 }
 
-function sentinelTarget(setting: { value: string; label: string }, name: string, tls: Tls | undefined, credentials: Credentials, sentinelPassword: string | undefined): RedisTarget {
+function sentinelTarget(
+  setting: { value: string; label: string },
+  name: string,
+  tls: Tls | undefined,
+  credentials: Credentials,
+  sentinelPassword: string | undefined,
+): RedisTarget {
   const list = parseNodes(setting, false);
   const options: RedisOptions = {
     sentinels: list.nodes.map(node => ({ ...node })),
@@ -232,13 +302,19 @@ const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[^\s:/@[\]]+):(\d{1,5})$/;
  * user, password and scheme apply to the whole list (entries that disagree are refused).
  */
 function parseNodes(setting: { value: string; label: string }, urls: boolean): NodeList {
-  const example = urls ? '10.0.0.1:6379,10.0.0.2:6379 or rediss://user:password@10.0.0.1:6379,10.0.0.2:6379' : '10.0.0.1:26379,10.0.0.2:26379';
-  const entries = setting.value.split(',').map(entry => entry.trim()).filter(entry => entry !== '');
+  const example = urls
+    ? '10.0.0.1:6379,10.0.0.2:6379 or rediss://user:password@10.0.0.1:6379,10.0.0.2:6379'
+    : '10.0.0.1:26379,10.0.0.2:26379';
+  const entries = setting.value
+    .split(',')
+    .map(entry => entry.trim())
+    .filter(entry => entry !== '');
   const nodes: Address[] = [];
   const seen = { username: new Set<string>(), password: new Set<string>(), scheme: new Set<string>() };
   for (const entry of entries) {
     const shown = entry.includes('@') ? '(an entry with credentials, not shown)' : `'${entry.slice(0, 100)}'`;
-    const bad = () => new ValidationError(`Expected ${setting.label} to be a comma-separated list of host:port, e.g. ${example}; got ${shown}`);
+    const bad = () =>
+      new ValidationError(`Expected ${setting.label} to be a comma-separated list of host:port, e.g. ${example}; got ${shown}`);
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(entry)) {
       let url: URL;
       try {
@@ -260,7 +336,10 @@ function parseNodes(setting: { value: string; label: string }, urls: boolean): N
   }
   if (nodes.length === 0) throw new ValidationError(`Expected ${setting.label} to name at least one node as host:port, e.g. ${example}`);
   for (const [field, values] of Object.entries(seen)) {
-    if (values.size > 1) throw new ValidationError(`The entries of ${setting.label} give different ${field === 'scheme' ? 'schemes (redis:// and rediss://)' : `${field}s`}: give it once, on one entry (it applies to every node)`);
+    if (values.size > 1)
+      throw new ValidationError(
+        `The entries of ${setting.label} give different ${field === 'scheme' ? 'schemes (redis:// and rediss://)' : `${field}s`}: give it once, on one entry (it applies to every node)`,
+      );
   }
   const first = (values: Set<string>) => values.values().next().value;
   return { nodes, username: first(seen.username), password: first(seen.password), scheme: first(seen.scheme) };
@@ -269,7 +348,9 @@ function parseNodes(setting: { value: string; label: string }, urls: boolean): N
 /** Reads the TLS files once; a clear error when one cannot be read or is not PEM. */
 function readTls(ca: Read, cert: Read, key: Read): Tls | undefined {
   if ((cert === undefined) !== (key === undefined)) {
-    throw new ValidationError(`${(cert ?? key)?.label} is given without ${cert ? '--tls-key (or REDIS_TLS_KEY)' : '--tls-cert (or REDIS_TLS_CERT)'}: a client certificate needs both`);
+    throw new ValidationError(
+      `${(cert ?? key)?.label} is given without ${cert ? '--tls-key (or REDIS_TLS_KEY)' : '--tls-cert (or REDIS_TLS_CERT)'}: a client certificate needs both`,
+    );
   }
   const files = [ca, cert, key].filter((file): file is { value: string; label: string } => file !== undefined);
   if (files.length === 0) return undefined;
@@ -279,7 +360,9 @@ function readTls(ca: Read, cert: Read, key: Read): Tls | undefined {
     try {
       text = readFileSync(file.value, 'utf8');
     } catch (error) {
-      throw new ValidationError(`Cannot read ${file.label} '${file.value}': ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+      throw new ValidationError(
+        `Cannot read ${file.label} '${file.value}': ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      );
     }
     if (!text.includes('-----BEGIN ')) throw new ValidationError(`${file.label} '${file.value}' is not a PEM file (no '-----BEGIN' line)`);
     return text;

@@ -90,7 +90,14 @@ export class QueueLimiter {
    * `pending`: what the caller keeps should the reply be lost; a resend of a claim that held tokens
    * reuses them, one that held none is sent direct first (the memo of its first run answers, if it ran).
    */
-  async claim(store: PartitionStorage, want: number, leaseMs: number, call: ClaimCall, probe = false, pending?: PendingClaim): Promise<LimitedClaimResult> {
+  async claim(
+    store: PartitionStorage,
+    want: number,
+    leaseMs: number,
+    call: ClaimCall,
+    probe = false,
+    pending?: PendingClaim,
+  ): Promise<LimitedClaimResult> {
     const granted = pending?.grant;
     if (granted) {
       this.busy = true;
@@ -127,7 +134,13 @@ export class QueueLimiter {
     this.blockedUntil = 0;
   }
 
-  async #claimWithTokens(store: PartitionStorage, want: number, leaseMs: number, call: ClaimCall, pending: PendingClaim | undefined): Promise<LimitedClaimResult> {
+  async #claimWithTokens(
+    store: PartitionStorage,
+    want: number,
+    leaseMs: number,
+    call: ClaimCall,
+    pending: PendingClaim | undefined,
+  ): Promise<LimitedClaimResult> {
     const heard = this.#freedHeard;
     const grant = await this.#store.acquire(want, leaseMs, pending?.claimId ?? newClaimId());
     this.slots = grant.concurrency;
@@ -142,7 +155,18 @@ export class QueueLimiter {
       // A slot freed while the refusal travelled: its message came before the refusal could wait for it.
       const blockedUntil = this.#freedHeard !== heard ? grant.now : grant.retryAt === -1 ? grant.now + BLOCKED_RECHECK_MS : grant.retryAt;
       this.blockedUntil = blockedUntil;
-      return { now: grant.now, nextAt: blockedUntil, jobs: [], tend: [], scheduled: undefined, limited: true, maxResultBytes: undefined, limitedAt: this.limitedAt, blockedUntil, refused: true };
+      return {
+        now: grant.now,
+        nextAt: blockedUntil,
+        jobs: [],
+        tend: [],
+        scheduled: undefined,
+        limited: true,
+        maxResultBytes: undefined,
+        limitedAt: this.limitedAt,
+        blockedUntil,
+        refused: true,
+      };
     }
     if (pending) {
       pending.grant = grant;
@@ -236,7 +260,12 @@ export class QueueLimiter {
   /** Leases of these jobs were renewed for `leaseMs`: so are their slots. */
   renew(store: PartitionStorage, tokens: readonly string[], leaseMs: number): void {
     if (!this.slots || tokens.length === 0) return;
-    this.#store.renew(leaseMs, tokens.map(token => slotOf(store, token))).catch(this.#reportError);
+    this.#store
+      .renew(
+        leaseMs,
+        tokens.map(token => slotOf(store, token)),
+      )
+      .catch(this.#reportError);
   }
 }
 

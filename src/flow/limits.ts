@@ -24,7 +24,8 @@ const LIMIT_OPTIONS = ['rate', 'concurrency', 'expireAfter'];
  */
 export function mergeLimits(current: QueueLimits, input: LimitsInput): QueueLimits {
   assertOptions('queue.setLimits', input, LIMIT_OPTIONS);
-  if (input === undefined || input === null) throw new ValidationError('queue.setLimits needs an object such as { rate: { max: 100, per: \'1s\' } }');
+  if (input === undefined || input === null)
+    throw new ValidationError("queue.setLimits needs an object such as { rate: { max: 100, per: '1s' } }");
   const next: QueueLimits = { ...current };
   const { rate, concurrency, expireAfter } = input;
   if (rate === null) delete next.rate;

@@ -27,7 +27,8 @@ export const NO_RETENTION: Retention = { maxResultBytes: DEFAULT_MAX_RESULT_BYTE
  *   `maxResultBytes` outside 1-16 MiB.
  */
 export function mergeRetention(current: Retention, input: RetentionInput): Retention {
-  if (input === undefined || input === null) throw new ValidationError(`Expected the retention to be an object such as { completed: { count: 1000 } }, got ${describe(input)}`);
+  if (input === undefined || input === null)
+    throw new ValidationError(`Expected the retention to be an object such as { completed: { count: 1000 } }, got ${describe(input)}`);
   assertOptions('queue.setRetention', input, ['completed', 'maxResultBytes']);
   const next: Retention = { ...current };
   if (input.maxResultBytes !== undefined) {

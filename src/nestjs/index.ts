@@ -6,8 +6,22 @@
  * @packageDocumentation
  */
 export { SandglassModule } from './sandglass.module.js';
-export { Processor, OnJobEvent, InjectQueue, type JobEventName, type ProcessorMetadata, type JobProcessor, type BatchJobProcessor } from './decorators.js';
+export {
+  Processor,
+  OnJobEvent,
+  InjectQueue,
+  type JobEventName,
+  type ProcessorMetadata,
+  type JobProcessor,
+  type BatchJobProcessor,
+} from './decorators.js';
 export { SandglassWorkers } from './workers.js';
 export { getQueueToken, SANDGLASS_MODULE_OPTIONS } from './tokens.js';
 export { nestLogger } from './nest-logger.js';
-export type { SandglassModuleOptions, SandglassModuleAsyncOptions, RegisterQueueOptions, ProcessorOptions, QueueDefaults } from './options.js';
+export type {
+  SandglassModuleOptions,
+  SandglassModuleAsyncOptions,
+  RegisterQueueOptions,
+  ProcessorOptions,
+  QueueDefaults,
+} from './options.js';

@@ -38,7 +38,8 @@ export class SandglassModule {
    * })
    */
   static forRootAsync(options: SandglassModuleAsyncOptions): DynamicModule {
-    if (typeof options?.useFactory !== 'function') throw new ValidationError('SandglassModule.forRootAsync: expected `useFactory`, a function that returns the options of forRoot');
+    if (typeof options?.useFactory !== 'function')
+      throw new ValidationError('SandglassModule.forRootAsync: expected `useFactory`, a function that returns the options of forRoot');
     const factory = options.useFactory as (...args: unknown[]) => SandglassModuleOptions | Promise<SandglassModuleOptions>;
     return core([{ provide: SANDGLASS_MODULE_OPTIONS, useFactory: factory, inject: options.inject ?? [] }], options.imports ?? []);
   }
@@ -50,12 +51,15 @@ export class SandglassModule {
    */
   static registerQueue(...queues: RegisterQueueOptions[]): DynamicModule {
     const providers: Provider[] = queues.map(entry => {
-      if (typeof entry?.name !== 'string') throw new ValidationError('SandglassModule.registerQueue: expected entries of the form { name: string, ...QueueOptions }');
+      if (typeof entry?.name !== 'string')
+        throw new ValidationError('SandglassModule.registerQueue: expected entries of the form { name: string, ...QueueOptions }');
       return {
         provide: getQueueToken(entry.name),
         useFactory: (registry: QueueRegistry | undefined) => {
           if (!registry) {
-            throw new ValidationError(`SandglassModule.registerQueue('${entry.name}'): no SandglassModule.forRoot() or forRootAsync() in the application; import one in the root module to say which Redis to use`);
+            throw new ValidationError(
+              `SandglassModule.registerQueue('${entry.name}'): no SandglassModule.forRoot() or forRootAsync() in the application; import one in the root module to say which Redis to use`,
+            );
           }
           return registry.open(entry);
         },

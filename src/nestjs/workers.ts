@@ -86,15 +86,22 @@ export class SandglassWorkers implements OnApplicationBootstrap, OnModuleDestroy
       if (!metadata) continue;
       const name = metatype.name || 'anonymous class';
       if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
-        throw new ValidationError(`@Processor ${name}: a processor must be a singleton provider (default scope); it is request- or transient-scoped, or depends on such a provider`);
+        throw new ValidationError(
+          `@Processor ${name}: a processor must be a singleton provider (default scope); it is request- or transient-scoped, or depends on such a provider`,
+        );
       }
       const instance = wrapper.instance as FoundProcessor['instance'] | undefined;
-      if (!instance) throw new ValidationError(`@Processor ${name}: Nest made no instance of it (is it a lazily loaded module's provider?)`);
+      if (!instance)
+        throw new ValidationError(`@Processor ${name}: Nest made no instance of it (is it a lazily loaded module's provider?)`);
       if (typeof instance.process !== 'function') {
-        throw new ValidationError(`@Processor ${name} has no process() method: declare \`process(job)\` (\`process(jobs)\` with the \`batch\` option)`);
+        throw new ValidationError(
+          `@Processor ${name} has no process() method: declare \`process(job)\` (\`process(jobs)\` with the \`batch\` option)`,
+        );
       }
       if (served.has(instance)) {
-        throw new ValidationError(`@Processor ${name} is already run by another SandglassModule.forRoot: import forRoot (or forRootAsync) once, in the root module`);
+        throw new ValidationError(
+          `@Processor ${name} is already run by another SandglassModule.forRoot: import forRoot (or forRootAsync) once, in the root module`,
+        );
       }
       found.push({ name, instance, metadata, place: this.#placeOf(name, metadata.queues), events: this.#events(name, instance) });
     }
@@ -106,7 +113,9 @@ export class SandglassWorkers implements OnApplicationBootstrap, OnModuleDestroy
     const places = queues.map(queue => this.registry.placeOf(queue));
     const place = places[0] ?? this.registry.placeOf('');
     if (places.some(other => other.connection !== place.connection || other.prefix !== place.prefix)) {
-      throw new ValidationError(`@Processor ${name}: its queues (${queues.join(', ')}) are registered with different connections or prefixes; one worker reads one Redis under one prefix`);
+      throw new ValidationError(
+        `@Processor ${name}: its queues (${queues.join(', ')}) are registered with different connections or prefixes; one worker reads one Redis under one prefix`,
+      );
     }
     return place;
   }
@@ -139,7 +148,9 @@ export class SandglassWorkers implements OnApplicationBootstrap, OnModuleDestroy
     let worker: Worker<unknown>;
     try {
       // One call for both overloads (single job and batch): the options decide which one it is.
-      worker = new (Worker as new (queues: readonly string[], handler: (arg: unknown) => unknown, options: WorkerOptions) => Worker<unknown>)(metadata.queues, handler, workerOptions);
+      worker = new (
+        Worker as new (queues: readonly string[], handler: (arg: unknown) => unknown, options: WorkerOptions) => Worker<unknown>
+      )(metadata.queues, handler, workerOptions);
     } catch (error) {
       if (error instanceof ValidationError) throw new ValidationError(`@Processor ${name}: ${error.message}`);
       throw error;
@@ -150,7 +161,10 @@ export class SandglassWorkers implements OnApplicationBootstrap, OnModuleDestroy
       worker.on(event, (...args: unknown[]) => {
         // A listener's failure is reported, never thrown into the worker, and a rejected promise
         // is caught so that it cannot become an unhandled rejection that ends the process.
-        const report = (error: unknown): void => logger.error(`sandglass: @OnJobEvent('${event}') ${name}.${method} failed: ${error instanceof Error ? error.message : String(error)}`);
+        const report = (error: unknown): void =>
+          logger.error(
+            `sandglass: @OnJobEvent('${event}') ${name}.${method} failed: ${error instanceof Error ? error.message : String(error)}`,
+          );
         try {
           const result = (instance[method] as (...args: unknown[]) => unknown).apply(instance, args);
           if (isThenable(result)) result.then(undefined, report);

@@ -4,7 +4,15 @@
  * lives in (that of its key), then the operations of schedules.ts. Typed against QueueStorage only.
  */
 import { assertScheduleKey, resolveScheduleSpec } from './spec.js';
-import { getSchedule, listSchedules, pauseSchedule, removeSchedule, resumeSchedule, upsertSchedule, type SchedulePlace } from './schedules.js';
+import {
+  getSchedule,
+  listSchedules,
+  pauseSchedule,
+  removeSchedule,
+  resumeSchedule,
+  upsertSchedule,
+  type SchedulePlace,
+} from './schedules.js';
 import { partitionOf } from '../store/placement.js';
 import type { PartitionStorage } from '../store/partition-storage.js';
 import type { QueueStorage } from '../store/queue-storage.js';

@@ -62,7 +62,12 @@ function ticksAfter(spec: TickSpec, afterMs: number | null, key: string, count: 
  * touched; the tick times are computed on the server's clock (an `every` grid without `startAt` is
  * anchored at the first upsert's server time, and keeps that anchor through later upserts).
  */
-export async function upsertSchedule(place: SchedulePlace, key: string, spec: ScheduleSpec, maxPayloadBytes: number): Promise<ScheduleInfo> {
+export async function upsertSchedule(
+  place: SchedulePlace,
+  key: string,
+  spec: ScheduleSpec,
+  maxPayloadBytes: number,
+): Promise<ScheduleInfo> {
   resolveScheduleSpec(key, spec, Date.now(), maxPayloadBytes); // refuses a bad spec before any call
   for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
     const { now, schedules } = await place.store.readSchedules(key);
@@ -126,7 +131,16 @@ export async function tendSchedule(place: SchedulePlace, key: string): Promise<v
     } else if (needsRefill(stored)) {
       const lastListed = stored.ticks.at(-1) ?? stored.head;
       const more = ticksAfter(spec, entryTickAt(lastListed), key, place.count);
-      write = { op: 'advance', key, gen: stored.gen, head: stored.head, create: [], ticks: [...stored.ticks, ...more.ticks], complete: more.complete, ended: false };
+      write = {
+        op: 'advance',
+        key,
+        gen: stored.gen,
+        head: stored.head,
+        create: [],
+        ticks: [...stored.ticks, ...more.ticks],
+        complete: more.complete,
+        ended: false,
+      };
     } else {
       return;
     }
@@ -250,7 +264,10 @@ export function scheduleInfo(stored: StoredSchedule, now: number): ScheduleInfo 
     skipped: stored.skipped,
     overlap: resolved.overlap,
     catchUp: resolved.catchUp,
-    lastRun: stored.last === null ? null : { id: stored.last.id, tickAt: stored.last.tickAt, state: stored.lastRunState === '' ? 'done' : stored.lastRunState },
+    lastRun:
+      stored.last === null
+        ? null
+        : { id: stored.last.id, tickAt: stored.last.tickAt, state: stored.lastRunState === '' ? 'done' : stored.lastRunState },
   };
   if (resolved.cron !== undefined) info.cron = resolved.cron;
   if (resolved.every !== undefined) info.every = resolved.every;

@@ -4,7 +4,18 @@
 import { createHash } from 'node:crypto';
 import { Cron } from 'croner';
 import { ValidationError } from '../core/errors.js';
-import { CONTROL, assertBackoff, assertInteger, assertOptions, DEFAULT_MAX_PAYLOAD_BYTES, describe, MAX_ATTEMPTS, MAX_DELAY_MS, serializePayload, toDelayMs } from '../core/validate.js';
+import {
+  CONTROL,
+  assertBackoff,
+  assertInteger,
+  assertOptions,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  describe,
+  MAX_ATTEMPTS,
+  MAX_DELAY_MS,
+  serializePayload,
+  toDelayMs,
+} from '../core/validate.js';
 import { SCHEDULE_CATCH_UPS, SCHEDULE_OVERLAPS, type ScheduleRules } from '../core/types.js';
 
 export type { ScheduleSpec } from '../core/types.js';
@@ -41,7 +52,9 @@ const LIMIT_MAX = 1_000_000_000;
 export function assertScheduleKey(key: unknown): asserts key is string {
   // A schedule key becomes part of its ticks' job ids ("<key>@<tick ms>[~n]", at most 200 characters).
   if (typeof key !== 'string' || key.length === 0 || key.length > MAX_SCHEDULE_KEY_LENGTH || CONTROL.test(key)) {
-    throw new ValidationError(`Expected a schedule key of 1-${MAX_SCHEDULE_KEY_LENGTH} characters without control characters, got ${describe(key)}`);
+    throw new ValidationError(
+      `Expected a schedule key of 1-${MAX_SCHEDULE_KEY_LENGTH} characters without control characters, got ${describe(key)}`,
+    );
   }
 }
 
@@ -51,14 +64,20 @@ export function assertScheduleKey(key: unknown): asserts key is string {
  *
  * @throws {ValidationError} with a message naming the option at fault; nothing is written anywhere.
  */
-export function resolveScheduleSpec(key: unknown, spec: unknown, nowMs: number, maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES): ResolvedSchedule {
+export function resolveScheduleSpec(
+  key: unknown,
+  spec: unknown,
+  nowMs: number,
+  maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES,
+): ResolvedSchedule {
   assertScheduleKey(key);
   if (spec === undefined) throw new ValidationError('A schedule needs a spec with `cron` or `every`');
   assertOptions('a schedule', spec, SPEC_OPTIONS);
   const s = spec as Record<string, unknown>;
   // A key present with the value undefined counts as absent, as everywhere in sandglass's options.
   if (s.cron !== undefined && s.every !== undefined) throw new ValidationError('Give either `cron` or `every` for a schedule, not both');
-  if (s.cron === undefined && s.every === undefined) throw new ValidationError("A schedule needs `cron` (e.g. '0 9 * * *') or `every` (e.g. '5m')");
+  if (s.cron === undefined && s.every === undefined)
+    throw new ValidationError("A schedule needs `cron` (e.g. '0 9 * * *') or `every` (e.g. '5m')");
 
   const tz = resolveTimeZone(s.tz);
   const startAt = s.startAt === undefined ? undefined : toInstant('startAt', s.startAt, nowMs);
@@ -79,7 +98,8 @@ export function resolveScheduleSpec(key: unknown, spec: unknown, nowMs: number, 
   } else {
     // Same reading as a delay (ms or '5m'), then the schedule's own floor.
     const every = toDelayMs(s.every, 'every');
-    if (every < MIN_EVERY_MS) throw new ValidationError(`Expected \`every\` to be at least 1 s (${MIN_EVERY_MS} ms), got ${describe(s.every)}`);
+    if (every < MIN_EVERY_MS)
+      throw new ValidationError(`Expected \`every\` to be at least 1 s (${MIN_EVERY_MS} ms), got ${describe(s.every)}`);
     result.every = every;
   }
   if (startAt !== undefined) result.startAt = startAt;
@@ -119,7 +139,9 @@ export function scheduleDefinitionHash(spec: ResolvedSchedule): string {
     spec.overlap,
     spec.catchUp,
     spec.maxAttempts ?? null,
-    b === undefined ? null : [b.type, b.delayMs, 'maxDelayMs' in b ? (b.maxDelayMs ?? null) : null, 'jitter' in b ? (b.jitter ?? null) : null],
+    b === undefined
+      ? null
+      : [b.type, b.delayMs, 'maxDelayMs' in b ? (b.maxDelayMs ?? null) : null, 'jitter' in b ? (b.jitter ?? null) : null],
   ];
   return createHash('sha1').update(JSON.stringify(canonical)).digest('hex');
 }
@@ -128,7 +150,8 @@ export function scheduleDefinitionHash(spec: ResolvedSchedule): string {
 function resolveTimeZone(tz: unknown): string {
   if (tz === undefined) return 'UTC';
   // Offsets such as '+01:00' are accepted by some Node versions' Intl only: keep to names, the same everywhere.
-  if (typeof tz !== 'string' || !/^[A-Za-z]/.test(tz)) throw new ValidationError(`Expected \`tz\` to be an IANA time zone name like 'Europe/Berlin', got ${describe(tz)}`);
+  if (typeof tz !== 'string' || !/^[A-Za-z]/.test(tz))
+    throw new ValidationError(`Expected \`tz\` to be an IANA time zone name like 'Europe/Berlin', got ${describe(tz)}`);
   try {
     return new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
   } catch {
@@ -141,7 +164,9 @@ function resolveCron(cron: unknown, tz: string, nowMs: number): string {
   const fields = cron.trim().split(/\s+/);
   // croner also reads a 7th (year) field and nicknames like '@daily': the contract is 5 or 6 fields only.
   if (fields.length !== 5 && fields.length !== 6) {
-    throw new ValidationError(`Expected \`cron\` to have 5 fields (minute hour day month weekday) or 6 (with seconds first), got ${describe(cron)}`);
+    throw new ValidationError(
+      `Expected \`cron\` to have 5 fields (minute hour day month weekday) or 6 (with seconds first), got ${describe(cron)}`,
+    );
   }
   // Read as croner reads it by default, as Vixie cron does: a day of month and a weekday both given
   // ('0 0 13 * 5') match either one (the 13th or a Friday).
@@ -163,12 +188,14 @@ function toInstant(name: string, value: unknown, nowMs: number): number {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
     throw new ValidationError(`Expected \`${name}\` to be a valid Date or epoch milliseconds >= 0, got ${describe(value)}`);
   }
-  if (ms > nowMs + MAX_DELAY_MS) throw new ValidationError(`\`${name}\` of ${ms} is more than 10 years away (at most ${nowMs + MAX_DELAY_MS} now)`);
+  if (ms > nowMs + MAX_DELAY_MS)
+    throw new ValidationError(`\`${name}\` of ${ms} is more than 10 years away (at most ${nowMs + MAX_DELAY_MS} now)`);
   return Math.ceil(ms);
 }
 
 function oneOf<T extends string>(name: string, value: unknown, allowed: readonly T[], fallback: T): T {
   if (value === undefined) return fallback;
-  if (!allowed.includes(value as T)) throw new ValidationError(`Expected \`${name}\` to be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describe(value)}`);
+  if (!allowed.includes(value as T))
+    throw new ValidationError(`Expected \`${name}\` to be ${allowed.map(a => `'${a}'`).join(' or ')}, got ${describe(value)}`);
   return value as T;
 }

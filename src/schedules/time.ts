@@ -121,7 +121,17 @@ function offsetAt(tz: string, t: number): number {
   if (tz === 'UTC') return 0;
   let format = formats.get(tz);
   if (format === undefined) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric', era: 'short' });
+    format = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      era: 'short',
+    });
     formats.set(tz, format);
   }
   const p: Record<string, string> = {};

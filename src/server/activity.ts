@@ -73,7 +73,13 @@ export class Activity {
         continue;
       }
       const sorted = [...slot.samples].sort((a, b) => a - b);
-      points.push({ at, delivered: slot.delivered, failed: slot.failed, latenessP50Ms: percentile(sorted, 0.5), latenessP99Ms: percentile(sorted, 0.99) });
+      points.push({
+        at,
+        delivered: slot.delivered,
+        failed: slot.failed,
+        latenessP50Ms: percentile(sorted, 0.5),
+        latenessP99Ms: percentile(sorted, 0.99),
+      });
     }
     return points;
   }

@@ -4,7 +4,16 @@
  * public API only, and does not listen: `startServer` (start.ts) or a test calls `listen`.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
-import { ConnectionError, JOB_ID_RULE, listQueues, Queue, ValidationError, type ConnectionOption, type Job, type Logger } from '../index.js';
+import {
+  ConnectionError,
+  JOB_ID_RULE,
+  listQueues,
+  Queue,
+  ValidationError,
+  type ConnectionOption,
+  type Job,
+  type Logger,
+} from '../index.js';
 import type { Socket } from 'node:net';
 import { Activity } from './activity.js';
 import { answerClientError } from './client-errors.js';
@@ -70,9 +79,11 @@ const PROBE_QUEUE = 'sandglass-readyz';
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const prefix = options.prefix ?? 'sg';
   const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
-  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1_024) throw new ValidationError(`Expected \`bodyLimit\` to be an integer >= 1024 bytes, got ${bodyLimit}`);
+  if (!Number.isSafeInteger(bodyLimit) || bodyLimit < 1_024)
+    throw new ValidationError(`Expected \`bodyLimit\` to be an integer >= 1024 bytes, got ${bodyLimit}`);
   const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
-  if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 100) throw new ValidationError(`Expected \`requestTimeoutMs\` to be an integer >= 100, got ${requestTimeoutMs}`);
+  if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 100)
+    throw new ValidationError(`Expected \`requestTimeoutMs\` to be an integer >= 100, got ${requestTimeoutMs}`);
   if (options.token !== undefined && options.token.length === 0) throw new ValidationError('Expected `token` to be a non-empty string');
 
   const app = Fastify({
@@ -151,7 +162,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // each request it refuses is a warning without a stack, or an outage would flood the log.
     if (http.statusCode === 503) request.log.warn({ code: http.apiCode, route }, `refused: ${http.message}`);
     else if (http.statusCode >= 500) request.log.error({ err: error, route }, `request failed: ${http.apiCode}`);
-    else if (http.statusCode === 401 || http.statusCode === 403) request.log.info({ code: http.apiCode, route, ip: request.ip }, `refused: ${http.message}`);
+    else if (http.statusCode === 401 || http.statusCode === 403)
+      request.log.info({ code: http.apiCode, route, ip: request.ip }, `refused: ${http.message}`);
     else request.log.debug({ code: http.apiCode, route }, http.message);
     return reply.code(http.statusCode).send(http.toJSON());
   });
@@ -165,7 +177,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     request.log.debug({ method: request.method, route, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'answered');
   });
 
-  const handlers: Handlers = { ...producerRoutes(context), ...scheduleRoutes(context), ...consumerRoutes(context), ...adminRoutes(context), ...flowRoutes(context), ...operationRoutes(context), ...infoRoutes(context) };
+  const handlers: Handlers = {
+    ...producerRoutes(context),
+    ...scheduleRoutes(context),
+    ...consumerRoutes(context),
+    ...adminRoutes(context),
+    ...flowRoutes(context),
+    ...operationRoutes(context),
+    ...infoRoutes(context),
+  };
   for (const spec of ROUTES) {
     const handler = handlers[spec.operationId];
     if (!handler) throw new Error(`No handler for operation ${spec.operationId}`);

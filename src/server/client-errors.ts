@@ -12,7 +12,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { HttpError } from './errors.js';
 import { SECURITY_HEADERS } from './security.js';
 
-const BAD_CONTENT_LENGTH = 'The Content-Length header is invalid: not a number, given twice with different values, or given with Transfer-Encoding';
+const BAD_CONTENT_LENGTH =
+  'The Content-Length header is invalid: not a number, given twice with different values, or given with Transfer-Encoding';
 const BAD_REQUEST_LINE = 'The request line is malformed; expected `METHOD /path HTTP/1.1`';
 
 /** llhttp's error codes (and Node's), and what the client is told. Anything else is a malformed request. */
@@ -33,9 +34,13 @@ const PARSER_ERRORS: Record<string, string> = {
 export function clientErrorAnswer(error: NodeJS.ErrnoException & { reason?: unknown }, requestTimeoutMs: number): HttpError | undefined {
   const code = error.code ?? '';
   if (code === 'ECONNRESET' || code === 'EPIPE') return undefined;
-  if (code === 'HPE_HEADER_OVERFLOW') return new HttpError('HEADERS_TOO_LARGE', `The request's headers are over ${maxHeaderSize} bytes, the service's limit`);
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return new HttpError('HEADERS_TOO_LARGE', `The request's headers are over ${maxHeaderSize} bytes, the service's limit`);
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-    return new HttpError('REQUEST_TIMEOUT', `The request was not received completely within ${requestTimeoutMs / 1000} s (a body shorter than its Content-Length?)`);
+    return new HttpError(
+      'REQUEST_TIMEOUT',
+      `The request was not received completely within ${requestTimeoutMs / 1000} s (a body shorter than its Content-Length?)`,
+    );
   }
   const known = PARSER_ERRORS[code];
   if (known) return new HttpError('BAD_REQUEST', known);
@@ -64,6 +69,8 @@ export function answerClientError(error: Error, socket: Socket, requestTimeoutMs
     ...SECURITY_HEADERS,
     connection: 'close',
   };
-  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   socket.write(`HTTP/1.1 ${answer.statusCode} ${STATUS_CODES[answer.statusCode] ?? ''}\r\n${head}\r\n${body}`, () => socket.destroy());
 }

@@ -9,7 +9,14 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { QUEUE_NAME_RULE, SandglassError, ValidationError, isQueueName } from '../index.js';
 import { DEFAULT_DATA_DIR } from '../deploy/data-folder.js';
-import { REDIS_SECRETS, REDIS_SETTINGS, resolveRedisSettings, type RedisSettingName, type RedisSettings, type RedisTarget } from '../deploy/redis-target.js';
+import {
+  REDIS_SECRETS,
+  REDIS_SETTINGS,
+  resolveRedisSettings,
+  type RedisSettingName,
+  type RedisSettings,
+  type RedisTarget,
+} from '../deploy/redis-target.js';
 import { parseWebhookBindings, type WebhookBinding } from './webhooks.js';
 
 /** The settled configuration. */
@@ -35,7 +42,19 @@ export interface ServeConfig {
 /** Credentials the Redis settings read from the environment only (listed in help). */
 type RedisSecretName = 'redisUsername' | 'redisPassword' | 'redisSentinelPassword';
 
-export type ServeOptionName = RedisSettingName | RedisSecretName | 'port' | 'host' | 'token' | 'tokenFile' | 'prefix' | 'dataDir' | 'bodyLimit' | 'webhooks' | 'webhooksFile' | 'logLevel';
+export type ServeOptionName =
+  | RedisSettingName
+  | RedisSecretName
+  | 'port'
+  | 'host'
+  | 'token'
+  | 'tokenFile'
+  | 'prefix'
+  | 'dataDir'
+  | 'bodyLimit'
+  | 'webhooks'
+  | 'webhooksFile'
+  | 'logLevel';
 
 /** One setting: its flag (none for secrets), environment variable, default and meaning. */
 export interface ServeOption {
@@ -48,7 +67,11 @@ export interface ServeOption {
   description: string;
 }
 
-const SECRET_NAMES: Record<string, RedisSecretName> = { REDIS_USERNAME: 'redisUsername', REDIS_PASSWORD: 'redisPassword', REDIS_SENTINEL_PASSWORD: 'redisSentinelPassword' };
+const SECRET_NAMES: Record<string, RedisSecretName> = {
+  REDIS_USERNAME: 'redisUsername',
+  REDIS_PASSWORD: 'redisPassword',
+  REDIS_SENTINEL_PASSWORD: 'redisSentinelPassword',
+};
 
 export const SERVE_OPTIONS: readonly ServeOption[] = [
   // Where Redis is: the settings the CLI has too, declared once in redis-target.ts.
@@ -63,17 +86,89 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
         ? `Redis to use: redis://[user:password@]host:port[/db], or rediss:// for TLS. Without it (or --cluster or --sentinels), a private redis-server (AOF on) is started in the data folder and stopped on exit`
         : setting.description.charAt(0).toUpperCase() + setting.description.slice(1),
   })),
-  ...REDIS_SECRETS.map(secret => ({ name: SECRET_NAMES[secret.env] as RedisSecretName, flag: undefined, value: '<secret>', env: secret.env, default: undefined, description: `${secret.description.charAt(0).toUpperCase()}${secret.description.slice(1)} (not a flag: ps would show it)` })),
+  ...REDIS_SECRETS.map(secret => ({
+    name: SECRET_NAMES[secret.env] as RedisSecretName,
+    flag: undefined,
+    value: '<secret>',
+    env: secret.env,
+    default: undefined,
+    description: `${secret.description.charAt(0).toUpperCase()}${secret.description.slice(1)} (not a flag: ps would show it)`,
+  })),
   { name: 'port', flag: '--port', value: '<port>', env: 'PORT', default: '8080', description: 'TCP port to listen on (0: any free port)' },
-  { name: 'host', flag: '--host', value: '<address>', env: 'HOST', default: '127.0.0.1', description: 'Address to listen on. Other than loopback only with a token' },
-  { name: 'token', flag: undefined, value: '<token>', env: 'SANDGLASS_TOKEN', default: undefined, description: 'Bearer token required by the API (not a flag: ps would show it). Without one the service is open and listens on loopback only' },
-  { name: 'tokenFile', flag: '--token-file', value: '<path>', env: 'SANDGLASS_TOKEN_FILE', default: undefined, description: 'Read the token from this file instead' },
-  { name: 'prefix', flag: '--prefix', value: '<prefix>', env: 'SANDGLASS_PREFIX', default: 'sg', description: 'Prefix of the Redis keys (the same as your producers and workers)' },
-  { name: 'dataDir', flag: '--data-dir', value: '<path>', env: 'SANDGLASS_DATA_DIR', default: DEFAULT_DATA_DIR, description: 'Data folder of the private redis-server (created when missing); one sandglass serve at a time' },
-  { name: 'bodyLimit', flag: '--body-limit', value: '<bytes>', env: 'SANDGLASS_BODY_LIMIT', default: '1048576', description: "Largest request body, refused before parsing: bytes, or '512kb', '2mb'" },
-  { name: 'webhooks', flag: undefined, value: '<json>', env: 'SANDGLASS_WEBHOOKS', default: undefined, description: 'Webhook bindings: a JSON array of { queue, url, secret, concurrency?, rate?: { max, per }, timeoutMs?, maxAttempts? } (not a flag: it holds secrets)' },
-  { name: 'webhooksFile', flag: '--webhooks-file', value: '<path>', env: 'SANDGLASS_WEBHOOKS_FILE', default: undefined, description: 'Read the webhook bindings (JSON array) from this file instead' },
-  { name: 'logLevel', flag: '--log-level', value: '<level>', env: 'LOG_LEVEL', default: 'info', description: 'fatal, error, warn, info, debug, trace or silent' },
+  {
+    name: 'host',
+    flag: '--host',
+    value: '<address>',
+    env: 'HOST',
+    default: '127.0.0.1',
+    description: 'Address to listen on. Other than loopback only with a token',
+  },
+  {
+    name: 'token',
+    flag: undefined,
+    value: '<token>',
+    env: 'SANDGLASS_TOKEN',
+    default: undefined,
+    description:
+      'Bearer token required by the API (not a flag: ps would show it). Without one the service is open and listens on loopback only',
+  },
+  {
+    name: 'tokenFile',
+    flag: '--token-file',
+    value: '<path>',
+    env: 'SANDGLASS_TOKEN_FILE',
+    default: undefined,
+    description: 'Read the token from this file instead',
+  },
+  {
+    name: 'prefix',
+    flag: '--prefix',
+    value: '<prefix>',
+    env: 'SANDGLASS_PREFIX',
+    default: 'sg',
+    description: 'Prefix of the Redis keys (the same as your producers and workers)',
+  },
+  {
+    name: 'dataDir',
+    flag: '--data-dir',
+    value: '<path>',
+    env: 'SANDGLASS_DATA_DIR',
+    default: DEFAULT_DATA_DIR,
+    description: 'Data folder of the private redis-server (created when missing); one sandglass serve at a time',
+  },
+  {
+    name: 'bodyLimit',
+    flag: '--body-limit',
+    value: '<bytes>',
+    env: 'SANDGLASS_BODY_LIMIT',
+    default: '1048576',
+    description: "Largest request body, refused before parsing: bytes, or '512kb', '2mb'",
+  },
+  {
+    name: 'webhooks',
+    flag: undefined,
+    value: '<json>',
+    env: 'SANDGLASS_WEBHOOKS',
+    default: undefined,
+    description:
+      'Webhook bindings: a JSON array of { queue, url, secret, concurrency?, rate?: { max, per }, timeoutMs?, maxAttempts? } (not a flag: it holds secrets)',
+  },
+  {
+    name: 'webhooksFile',
+    flag: '--webhooks-file',
+    value: '<path>',
+    env: 'SANDGLASS_WEBHOOKS_FILE',
+    default: undefined,
+    description: 'Read the webhook bindings (JSON array) from this file instead',
+  },
+  {
+    name: 'logLevel',
+    flag: '--log-level',
+    value: '<level>',
+    env: 'LOG_LEVEL',
+    default: 'info',
+    description: 'fatal, error, warn, info, debug, trace or silent',
+  },
 ];
 
 /** A setting is wrong: the message says which and how to fix it. */
@@ -124,24 +219,37 @@ export function resolveServeConfig(flags: Partial<Record<ServeOptionName, string
   const warnings: string[] = [];
 
   const port = Number(read('port'));
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError(`Expected PORT / --port to be a port number 0-65535, got '${read('port')}'`);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535)
+    throw new ConfigError(`Expected PORT / --port to be a port number 0-65535, got '${read('port')}'`);
 
   const token = readSecret(read('token'), read('tokenFile'), 'SANDGLASS_TOKEN', 'SANDGLASS_TOKEN_FILE / --token-file');
   if (token !== undefined && !TOKEN.test(token)) throw new ConfigError('Expected SANDGLASS_TOKEN to be printable ASCII without spaces');
-  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) warnings.push(`SANDGLASS_TOKEN has fewer than ${MIN_TOKEN_LENGTH} characters: use a long random one (openssl rand -hex 32)`);
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH)
+    warnings.push(`SANDGLASS_TOKEN has fewer than ${MIN_TOKEN_LENGTH} characters: use a long random one (openssl rand -hex 32)`);
 
   const host = read('host') as string;
   if (token === undefined && !isLoopback(host)) {
-    throw new ConfigError(`Refusing to listen on ${host} without a token: anyone who can reach it could read and change every queue. Set SANDGLASS_TOKEN (or --token-file), or listen on 127.0.0.1`);
+    throw new ConfigError(
+      `Refusing to listen on ${host} without a token: anyone who can reach it could read and change every queue. Set SANDGLASS_TOKEN (or --token-file), or listen on 127.0.0.1`,
+    );
   }
 
   const prefix = read('prefix') as string;
-  if (!isQueueName(prefix)) throw new ConfigError(`Expected SANDGLASS_PREFIX / --prefix to be ${QUEUE_NAME_RULE.description}, got '${String(prefix).slice(0, 100)}'`);
+  if (!isQueueName(prefix))
+    throw new ConfigError(
+      `Expected SANDGLASS_PREFIX / --prefix to be ${QUEUE_NAME_RULE.description}, got '${String(prefix).slice(0, 100)}'`,
+    );
 
   const logLevel = read('logLevel') as ServeConfig['logLevel'];
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`Expected LOG_LEVEL / --log-level to be one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`);
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError(`Expected LOG_LEVEL / --log-level to be one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`);
 
-  const webhooksJson = readSecret(read('webhooks'), read('webhooksFile'), 'SANDGLASS_WEBHOOKS', 'SANDGLASS_WEBHOOKS_FILE / --webhooks-file');
+  const webhooksJson = readSecret(
+    read('webhooks'),
+    read('webhooksFile'),
+    'SANDGLASS_WEBHOOKS',
+    'SANDGLASS_WEBHOOKS_FILE / --webhooks-file',
+  );
   let webhooks: WebhookBinding[];
   try {
     webhooks = parseWebhookBindings(webhooksJson);

@@ -52,7 +52,10 @@ export async function readDashboardFile(dir: string, name: string): Promise<Dash
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && code !== 'EISDIR' && code !== 'ENOTDIR') throw error;
     if (name === 'index.html') {
-      throw new HttpError('DASHBOARD_NOT_FOUND', 'The dashboard is not installed: its folder (dashboard/ next to src/ and dist/) has no index.html. The HTTP API under /v1 works without it.');
+      throw new HttpError(
+        'DASHBOARD_NOT_FOUND',
+        'The dashboard is not installed: its folder (dashboard/ next to src/ and dist/) has no index.html. The HTTP API under /v1 works without it.',
+      );
     }
     throw new HttpError('DASHBOARD_NOT_FOUND', `No dashboard file '${name}'`);
   }

@@ -7,16 +7,28 @@ import { DEFAULT_MAX_PAYLOAD_BYTES, SandglassError, type SandglassErrorCode } fr
 
 /** The stable error codes, their status and when they are answered (docs/http-api.md lists them too). */
 export const ERROR_CODES = {
-  VALIDATION: { status: 400, when: 'a parameter, query or body field is missing, of the wrong type or out of range, or a body holds a number JSON would change (an integer beyond ±(2^53 - 1), a number beyond the double range)' },
+  VALIDATION: {
+    status: 400,
+    when: 'a parameter, query or body field is missing, of the wrong type or out of range, or a body holds a number JSON would change (an integer beyond ±(2^53 - 1), a number beyond the double range)',
+  },
   INVALID_JSON: { status: 400, when: 'the body is not valid JSON' },
   JSON_TOO_DEEP: { status: 400, when: 'the body nests objects or arrays deeper than 64 levels' },
   FORBIDDEN_KEY: { status: 400, when: 'the body has a `__proto__` key, or a `constructor` key holding `prototype`' },
-  BAD_REQUEST: { status: 400, when: 'the request is malformed otherwise (bad URL encoding, bad Content-Length, a malformed request line or header, a body cut short by the end of the connection)' },
+  BAD_REQUEST: {
+    status: 400,
+    when: 'the request is malformed otherwise (bad URL encoding, bad Content-Length, a malformed request line or header, a body cut short by the end of the connection)',
+  },
   UNAUTHORIZED: { status: 401, when: 'a token is configured and the request has no `Authorization: Bearer <token>` with it' },
   FORBIDDEN_HOST: { status: 403, when: 'no token is configured and the Host header is not a loopback name (DNS rebinding)' },
   CROSS_ORIGIN: { status: 403, when: 'a POST/PUT/DELETE carries an Origin header of another origin' },
-  REQUEST_TIMEOUT: { status: 408, when: 'the request was not received completely in time (a body shorter than its Content-Length); the connection is closed' },
-  NOT_FOUND: { status: 404, when: 'no job with this id in this queue; no schedule with this key; or pause/resume of a queue that does not exist' },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    when: 'the request was not received completely in time (a body shorter than its Content-Length); the connection is closed',
+  },
+  NOT_FOUND: {
+    status: 404,
+    when: 'no job with this id in this queue; no schedule with this key; or pause/resume of a queue that does not exist',
+  },
   ROUTE_NOT_FOUND: { status: 404, when: 'no route for this method and path' },
   DASHBOARD_NOT_FOUND: { status: 404, when: 'the dashboard file (or the whole dashboard folder) does not exist' },
   JOB_RUNNING: { status: 409, when: 'cancel or reschedule of a job that a consumer holds (it is not interrupted)' },
@@ -30,7 +42,10 @@ export const ERROR_CODES = {
   REDIS_UNAVAILABLE: { status: 503, when: 'Redis cannot be reached, is loading or busy; retry later' },
   SHUTTING_DOWN: { status: 503, when: 'the service is closing' },
   NOT_READY: { status: 503, when: '/readyz: Redis did not answer in time' },
-  INCOMPATIBLE_STORAGE: { status: 503, when: 'the queue is stored in a format newer than this service knows (a newer sandglass wrote it); nothing was written; upgrade the service' },
+  INCOMPATIBLE_STORAGE: {
+    status: 503,
+    when: 'the queue is stored in a format newer than this service knows (a newer sandglass wrote it); nothing was written; upgrade the service',
+  },
   REDIS_FULL: { status: 507, when: 'Redis reached maxmemory; nothing was written' },
 } as const satisfies Record<string, { status: number; when: string }>;
 
@@ -106,7 +121,8 @@ export function toHttpError(error: unknown): HttpError {
   const fastify = error as { code?: unknown; statusCode?: unknown; message?: unknown; validation?: unknown; validationContext?: unknown };
   const mapped = typeof fastify?.code === 'string' ? FASTIFY_CODES[fastify.code] : undefined;
   if (fastify?.validation !== undefined || mapped === 'VALIDATION') return new HttpError('VALIDATION', String(fastify.message));
-  if (mapped === 'BODY_TOO_LARGE') return new HttpError(mapped, 'The request body is over the body limit of the service (SANDGLASS_BODY_LIMIT)');
+  if (mapped === 'BODY_TOO_LARGE')
+    return new HttpError(mapped, 'The request body is over the body limit of the service (SANDGLASS_BODY_LIMIT)');
   if (mapped === 'UNSUPPORTED_MEDIA_TYPE') return new HttpError(mapped, 'Send the body as JSON, with `Content-Type: application/json`');
   if (mapped) return new HttpError(mapped, String(fastify.message));
   const status = typeof fastify?.statusCode === 'number' ? fastify.statusCode : 500;
@@ -129,7 +145,8 @@ interface SchemaViolation {
 export function formatSchemaErrors(errors: readonly SchemaViolation[], part: string): Error {
   const messages = errors.slice(0, 3).map(error => {
     const where = `${part}${error.instancePath.replaceAll('/', '.')}`;
-    if (error.keyword === 'additionalProperties') return `${where} has an unknown field \`${String(error.params.additionalProperty).slice(0, 60)}\``;
+    if (error.keyword === 'additionalProperties')
+      return `${where} has an unknown field \`${String(error.params.additionalProperty).slice(0, 60)}\``;
     return `${where} ${error.message ?? 'is not valid'}`;
   });
   return new Error(messages.join('; '));

@@ -26,7 +26,12 @@ export function createLogger(options: { level?: LevelWithSilent; destination?: D
 }
 
 /** The library's logger interface (queues, consumers, webhook workers) over a pino or fastify logger. */
-export function toLibraryLogger(log: { debug(message: string): void; info(message: string): void; warn(message: string): void; error(message: string): void }): LibraryLogger {
+export function toLibraryLogger(log: {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}): LibraryLogger {
   return {
     debug: message => log.debug(message),
     info: message => log.info(message),

@@ -127,7 +127,10 @@ export class ManagedRedis {
         return;
       }
       const delayMs = Math.min(this.#restartDelayMs * 2 ** (deaths.length - 1), MAX_RESTART_DELAY_MS);
-      this.#log.error({ redisPid: pid, code: exit.code, signal: exit.signal, dataDir: this.dir, restartInMs: delayMs }, `The private redis-server (pid ${pid}) ${how}: restarting it on the same data folder and port in ${delayMs} ms`);
+      this.#log.error(
+        { redisPid: pid, code: exit.code, signal: exit.signal, dataDir: this.dir, restartInMs: delayMs },
+        `The private redis-server (pid ${pid}) ${how}: restarting it on the same data folder and port in ${delayMs} ms`,
+      );
       await new Promise<void>(resolve => {
         const timer = setTimeout(resolve, delayMs);
         this.#wake = () => {
@@ -143,7 +146,10 @@ export class ManagedRedis {
         pid = this.#redis.pid;
         this.#claim.setRedis({ pid, port: this.#redis.port, url: this.#redis.url });
         this.#down = undefined;
-        this.#log.info({ redisPid: pid, redis: this.url, dataDir: this.dir }, `The private redis-server is running again (pid ${pid}), with its data from the AOF`);
+        this.#log.info(
+          { redisPid: pid, redis: this.url, dataDir: this.dir },
+          `The private redis-server is running again (pid ${pid}), with its data from the AOF`,
+        );
         exit = await this.#redis.exited();
       } catch (error) {
         // Counted as another death; the same exit is reported with the reason the start failed.
@@ -164,13 +170,17 @@ function describeExit(exit: LocalRedisExit): string {
 async function stopOrphan(dataDir: string, log: PinoLogger): Promise<void> {
   const pid = findRedisOnFolder(dataDir);
   if (pid === undefined) return;
-  log.warn({ redisPid: pid, dataDir }, `A redis-server (pid ${pid}) still runs on ${dataDir}, left by a sandglass serve that did not stop it: stopping it (SIGTERM, AOF flushed) before starting a new one`);
+  log.warn(
+    { redisPid: pid, dataDir },
+    `A redis-server (pid ${pid}) still runs on ${dataDir}, left by a sandglass serve that did not stop it: stopping it (SIGTERM, AOF flushed) before starting a new one`,
+  );
   process.kill(pid, 'SIGTERM');
   if (await exitedWithin(pid, ORPHAN_STOP_MS)) return;
   // Frozen (SIGSTOP) or stuck: with appendfsync always, SIGKILL loses nothing that was acknowledged.
   log.warn({ redisPid: pid }, `redis-server (pid ${pid}) did not exit within ${ORPHAN_STOP_MS / 1000} s of SIGTERM: killing it`);
   process.kill(pid, 'SIGKILL');
-  if (!(await exitedWithin(pid, ORPHAN_STOP_MS))) throw new ConnectionError(`Could not stop the redis-server (pid ${pid}) left running on ${dataDir}: stop it, then start again`);
+  if (!(await exitedWithin(pid, ORPHAN_STOP_MS)))
+    throw new ConnectionError(`Could not stop the redis-server (pid ${pid}) left running on ${dataDir}: stop it, then start again`);
 }
 
 async function exitedWithin(pid: number, ms: number): Promise<boolean> {

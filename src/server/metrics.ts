@@ -37,9 +37,17 @@ export function scheduleTotals(schedules: readonly Pick<ScheduleInfo, 'paused' |
 /** Totals of `queue.counters()` (running totals kept in Redis by the scripts) exported as Prometheus counters: metric name, field, help. */
 const TOTALS: [string, keyof QueueCounters, string][] = [
   ['sandglass_jobs_added_total', 'added', 'Jobs added (an add of an existing id does not count)'],
-  ['sandglass_jobs_delivered_total', 'claimed', 'Deliveries started: jobs claimed by workers, pull consumers and webhooks (redeliveries count again)'],
+  [
+    'sandglass_jobs_delivered_total',
+    'claimed',
+    'Deliveries started: jobs claimed by workers, pull consumers and webhooks (redeliveries count again)',
+  ],
   ['sandglass_jobs_completed_total', 'completed', 'Jobs acked'],
-  ['sandglass_jobs_failed_total', 'retried', 'Failed attempts scheduled for a retry (failures that dead-letter count in sandglass_jobs_dead_total)'],
+  [
+    'sandglass_jobs_failed_total',
+    'retried',
+    'Failed attempts scheduled for a retry (failures that dead-letter count in sandglass_jobs_dead_total)',
+  ],
   ['sandglass_jobs_dead_total', 'dead', 'Jobs dead-lettered'],
   ['sandglass_jobs_reaped_total', 'reaped', 'Leases that ran out and were taken back (a consumer died or froze)'],
   ['sandglass_jobs_stale_total', 'stale', 'Acks or fails refused because the sender had lost the lease'],
@@ -94,7 +102,7 @@ export class ServiceMetrics {
     });
     new Gauge({
       name: 'sandglass_queue_jobs_limited',
-      help: "Jobs due now but held back by the queue's rate or concurrency limit (part of sandglass_queue_jobs{state=\"ready\"})",
+      help: 'Jobs due now but held back by the queue\'s rate or concurrency limit (part of sandglass_queue_jobs{state="ready"})',
       labelNames: ['queue'],
       registers,
       async collect() {
@@ -122,7 +130,8 @@ export class ServiceMetrics {
       async collect() {
         const queues = await snapshot();
         this.reset();
-        for (const queue of queues ?? []) for (const state of SCHEDULE_STATES) this.set({ queue: queue.name, state }, queue.schedules[state]);
+        for (const queue of queues ?? [])
+          for (const state of SCHEDULE_STATES) this.set({ queue: queue.name, state }, queue.schedules[state]);
       },
     });
     new Gauge({
@@ -135,7 +144,7 @@ export class ServiceMetrics {
     });
     this.#lateness = new Histogram({
       name: 'sandglass_lateness_seconds',
-      help: "Start minus due time of jobs delivered by this process: pull claims (Redis server clock) and webhook deliveries; those a limit held back are in sandglass_limited_lateness_seconds",
+      help: 'Start minus due time of jobs delivered by this process: pull claims (Redis server clock) and webhook deliveries; those a limit held back are in sandglass_limited_lateness_seconds',
       labelNames: ['queue', 'source'],
       buckets: LATENESS_BUCKETS,
       registers,
@@ -145,7 +154,7 @@ export class ServiceMetrics {
     // due time is not, so neither a sum over both nor the meaning of the old series changes.
     this.#tickLateness = new Histogram({
       name: 'sandglass_schedule_tick_lateness_seconds',
-      help: "Start minus tick time of schedule ticks first delivered by this process: source webhook (a delivery that succeeded) or pull (a claim over HTTP); retries are left out (their wait is backoff, not lateness)",
+      help: 'Start minus tick time of schedule ticks first delivered by this process: source webhook (a delivery that succeeded) or pull (a claim over HTTP); retries are left out (their wait is backoff, not lateness)',
       labelNames: ['queue', 'source'],
       buckets: LATENESS_BUCKETS,
       registers,

@@ -8,12 +8,40 @@ import * as s from './schemas.js';
 import type { JsonSchema } from './schemas.js';
 
 export type OperationId =
-  | 'addJob' | 'addJobs' | 'getJob' | 'cancelJob' | 'rescheduleJob'
-  | 'upsertSchedule' | 'listSchedules' | 'getSchedule' | 'pauseSchedule' | 'resumeSchedule' | 'deleteSchedule'
-  | 'claimJobs' | 'ackJob' | 'failJob' | 'extendLease'
-  | 'listQueues' | 'getQueue' | 'listJobs' | 'getTimeline' | 'getActivity' | 'retryDead' | 'purgeDead' | 'pauseQueue' | 'resumeQueue'
-  | 'getLimits' | 'setLimits' | 'getRetention' | 'setRetention'
-  | 'metrics' | 'healthz' | 'readyz' | 'openapi' | 'dashboardIndex' | 'dashboardFile'
+  | 'addJob'
+  | 'addJobs'
+  | 'getJob'
+  | 'cancelJob'
+  | 'rescheduleJob'
+  | 'upsertSchedule'
+  | 'listSchedules'
+  | 'getSchedule'
+  | 'pauseSchedule'
+  | 'resumeSchedule'
+  | 'deleteSchedule'
+  | 'claimJobs'
+  | 'ackJob'
+  | 'failJob'
+  | 'extendLease'
+  | 'listQueues'
+  | 'getQueue'
+  | 'listJobs'
+  | 'getTimeline'
+  | 'getActivity'
+  | 'retryDead'
+  | 'purgeDead'
+  | 'pauseQueue'
+  | 'resumeQueue'
+  | 'getLimits'
+  | 'setLimits'
+  | 'getRetention'
+  | 'setRetention'
+  | 'metrics'
+  | 'healthz'
+  | 'readyz'
+  | 'openapi'
+  | 'dashboardIndex'
+  | 'dashboardFile'
   | 'getInfo';
 
 export interface RouteSpec {
@@ -49,46 +77,356 @@ const NO_BODY: JsonSchema = { type: 'object', additionalProperties: false, prope
 
 export const ROUTES: readonly RouteSpec[] = [
   // producers
-  { operationId: 'addJob', method: 'POST', path: `${Q}/jobs`, tag: 'producers', summary: 'Add a job (idempotent by id)', headers: { traceparent: s.traceparentHeader }, body: s.addBody, ok: { status: 201, description: 'The job id (an existing id is returned unchanged).', schema: s.answers.id }, errors: ['PAYLOAD_TOO_LARGE', 'CONFLICT', 'REDIS_FULL'] },
-  { operationId: 'addJobs', method: 'POST', path: `${Q}/jobs:bulk`, tag: 'producers', summary: 'Add up to 1,000 jobs; every entry is validated before any is written', headers: { traceparent: s.traceparentHeader }, body: s.bulkBody, ok: { status: 201, description: 'The ids, in the order of `jobs`.', schema: s.answers.ids }, errors: ['PAYLOAD_TOO_LARGE', 'CONFLICT', 'REDIS_FULL'] },
-  { operationId: 'getJob', method: 'GET', path: J, tag: 'producers', summary: 'Look a job up', ok: { status: 200, description: 'The job.', schema: s.answers.job }, errors: ['NOT_FOUND'] },
-  { operationId: 'cancelJob', method: 'DELETE', path: J, tag: 'producers', summary: 'Cancel a waiting or dead job', ok: { status: 200, description: 'Cancelled (deleted).', schema: s.answers.result('cancelled') }, errors: ['NOT_FOUND', 'JOB_RUNNING'] },
-  { operationId: 'rescheduleJob', method: 'POST', path: `${J}/reschedule`, tag: 'producers', summary: 'Move a waiting job (or revive a dead one) to a new due time, atomically', body: s.rescheduleBody, ok: { status: 200, description: 'Rescheduled.', schema: s.answers.result('rescheduled') }, errors: ['NOT_FOUND', 'JOB_RUNNING'] },
+  {
+    operationId: 'addJob',
+    method: 'POST',
+    path: `${Q}/jobs`,
+    tag: 'producers',
+    summary: 'Add a job (idempotent by id)',
+    headers: { traceparent: s.traceparentHeader },
+    body: s.addBody,
+    ok: { status: 201, description: 'The job id (an existing id is returned unchanged).', schema: s.answers.id },
+    errors: ['PAYLOAD_TOO_LARGE', 'CONFLICT', 'REDIS_FULL'],
+  },
+  {
+    operationId: 'addJobs',
+    method: 'POST',
+    path: `${Q}/jobs:bulk`,
+    tag: 'producers',
+    summary: 'Add up to 1,000 jobs; every entry is validated before any is written',
+    headers: { traceparent: s.traceparentHeader },
+    body: s.bulkBody,
+    ok: { status: 201, description: 'The ids, in the order of `jobs`.', schema: s.answers.ids },
+    errors: ['PAYLOAD_TOO_LARGE', 'CONFLICT', 'REDIS_FULL'],
+  },
+  {
+    operationId: 'getJob',
+    method: 'GET',
+    path: J,
+    tag: 'producers',
+    summary: 'Look a job up',
+    ok: { status: 200, description: 'The job.', schema: s.answers.job },
+    errors: ['NOT_FOUND'],
+  },
+  {
+    operationId: 'cancelJob',
+    method: 'DELETE',
+    path: J,
+    tag: 'producers',
+    summary: 'Cancel a waiting or dead job',
+    ok: { status: 200, description: 'Cancelled (deleted).', schema: s.answers.result('cancelled') },
+    errors: ['NOT_FOUND', 'JOB_RUNNING'],
+  },
+  {
+    operationId: 'rescheduleJob',
+    method: 'POST',
+    path: `${J}/reschedule`,
+    tag: 'producers',
+    summary: 'Move a waiting job (or revive a dead one) to a new due time, atomically',
+    body: s.rescheduleBody,
+    ok: { status: 200, description: 'Rescheduled.', schema: s.answers.result('rescheduled') },
+    errors: ['NOT_FOUND', 'JOB_RUNNING'],
+  },
   // schedules
-  { operationId: 'upsertSchedule', method: 'PUT', path: S, tag: 'schedules', summary: 'Create or change a recurring schedule (idempotent: the same definition again changes nothing)', body: s.scheduleBody, ok: { status: 200, description: 'The schedule as stored, with its next ticks.', schema: s.answers.schedule }, errors: ['PAYLOAD_TOO_LARGE'] },
-  { operationId: 'listSchedules', method: 'GET', path: `${Q}/schedules`, tag: 'schedules', summary: "The queue's schedules", ok: { status: 200, description: 'Every schedule of the queue, sorted by key (paused and ended ones included).', schema: s.answers.schedules } },
-  { operationId: 'getSchedule', method: 'GET', path: S, tag: 'schedules', summary: 'Look a schedule up', ok: { status: 200, description: 'The schedule, with its next 5 ticks and its last run.', schema: s.answers.schedule }, errors: ['NOT_FOUND'] },
-  { operationId: 'pauseSchedule', method: 'POST', path: `${S}/pause`, tag: 'schedules', summary: 'Stop a schedule from creating ticks (its pending tick is removed; a running one finishes)', body: NO_BODY, bodyOptional: true, ok: { status: 200, description: 'The paused schedule.', schema: s.answers.schedule }, errors: ['NOT_FOUND'] },
-  { operationId: 'resumeSchedule', method: 'POST', path: `${S}/resume`, tag: 'schedules', summary: 'Let a paused schedule go on at its next future tick (missed ticks are not caught up)', body: NO_BODY, bodyOptional: true, ok: { status: 200, description: 'The resumed schedule.', schema: s.answers.schedule }, errors: ['NOT_FOUND'] },
-  { operationId: 'deleteSchedule', method: 'DELETE', path: S, tag: 'schedules', summary: 'Remove a schedule and its pending tick (a running tick finishes)', ok: { status: 200, description: 'Removed.', schema: s.answers.result('removed') }, errors: ['NOT_FOUND'] },
+  {
+    operationId: 'upsertSchedule',
+    method: 'PUT',
+    path: S,
+    tag: 'schedules',
+    summary: 'Create or change a recurring schedule (idempotent: the same definition again changes nothing)',
+    body: s.scheduleBody,
+    ok: { status: 200, description: 'The schedule as stored, with its next ticks.', schema: s.answers.schedule },
+    errors: ['PAYLOAD_TOO_LARGE'],
+  },
+  {
+    operationId: 'listSchedules',
+    method: 'GET',
+    path: `${Q}/schedules`,
+    tag: 'schedules',
+    summary: "The queue's schedules",
+    ok: {
+      status: 200,
+      description: 'Every schedule of the queue, sorted by key (paused and ended ones included).',
+      schema: s.answers.schedules,
+    },
+  },
+  {
+    operationId: 'getSchedule',
+    method: 'GET',
+    path: S,
+    tag: 'schedules',
+    summary: 'Look a schedule up',
+    ok: { status: 200, description: 'The schedule, with its next 5 ticks and its last run.', schema: s.answers.schedule },
+    errors: ['NOT_FOUND'],
+  },
+  {
+    operationId: 'pauseSchedule',
+    method: 'POST',
+    path: `${S}/pause`,
+    tag: 'schedules',
+    summary: 'Stop a schedule from creating ticks (its pending tick is removed; a running one finishes)',
+    body: NO_BODY,
+    bodyOptional: true,
+    ok: { status: 200, description: 'The paused schedule.', schema: s.answers.schedule },
+    errors: ['NOT_FOUND'],
+  },
+  {
+    operationId: 'resumeSchedule',
+    method: 'POST',
+    path: `${S}/resume`,
+    tag: 'schedules',
+    summary: 'Let a paused schedule go on at its next future tick (missed ticks are not caught up)',
+    body: NO_BODY,
+    bodyOptional: true,
+    ok: { status: 200, description: 'The resumed schedule.', schema: s.answers.schedule },
+    errors: ['NOT_FOUND'],
+  },
+  {
+    operationId: 'deleteSchedule',
+    method: 'DELETE',
+    path: S,
+    tag: 'schedules',
+    summary: 'Remove a schedule and its pending tick (a running tick finishes)',
+    ok: { status: 200, description: 'Removed.', schema: s.answers.result('removed') },
+    errors: ['NOT_FOUND'],
+  },
   // pull consumers
-  { operationId: 'claimJobs', method: 'POST', path: `${Q}/claim`, tag: 'pull consumers', summary: 'Claim up to `max` due jobs under a lease, waiting up to `waitMs` for one to fall due', body: s.claimBody, bodyOptional: true, ok: { status: 200, description: 'The claimed jobs (empty when none fell due in time).', schema: s.answers.claimed } },
-  { operationId: 'ackJob', method: 'POST', path: `${J}/ack`, tag: 'pull consumers', summary: 'Complete a claimed job', body: s.ackBody, ok: { status: 200, description: 'Acked: completed now, or already by this token (an ack resent after a lost reply, within a minute).', schema: s.answers.result('acked') }, errors: ['NOT_FOUND', 'STALE_TOKEN'] },
-  { operationId: 'failJob', method: 'POST', path: `${J}/fail`, tag: 'pull consumers', summary: 'Fail a claimed job: retried with backoff, or dead-lettered when out of attempts', body: s.failBody, ok: { status: 200, description: 'Retried (with `retryAt`) or dead.', schema: s.answers.failed }, errors: ['STALE_TOKEN'] },
-  { operationId: 'extendLease', method: 'POST', path: `${J}/extend`, tag: 'pull consumers', summary: "Renew a claimed job's lease", body: s.extendBody, ok: { status: 200, description: 'Extended.', schema: s.answers.extended }, errors: ['STALE_TOKEN'] },
+  {
+    operationId: 'claimJobs',
+    method: 'POST',
+    path: `${Q}/claim`,
+    tag: 'pull consumers',
+    summary: 'Claim up to `max` due jobs under a lease, waiting up to `waitMs` for one to fall due',
+    body: s.claimBody,
+    bodyOptional: true,
+    ok: { status: 200, description: 'The claimed jobs (empty when none fell due in time).', schema: s.answers.claimed },
+  },
+  {
+    operationId: 'ackJob',
+    method: 'POST',
+    path: `${J}/ack`,
+    tag: 'pull consumers',
+    summary: 'Complete a claimed job',
+    body: s.ackBody,
+    ok: {
+      status: 200,
+      description: 'Acked: completed now, or already by this token (an ack resent after a lost reply, within a minute).',
+      schema: s.answers.result('acked'),
+    },
+    errors: ['NOT_FOUND', 'STALE_TOKEN'],
+  },
+  {
+    operationId: 'failJob',
+    method: 'POST',
+    path: `${J}/fail`,
+    tag: 'pull consumers',
+    summary: 'Fail a claimed job: retried with backoff, or dead-lettered when out of attempts',
+    body: s.failBody,
+    ok: { status: 200, description: 'Retried (with `retryAt`) or dead.', schema: s.answers.failed },
+    errors: ['STALE_TOKEN'],
+  },
+  {
+    operationId: 'extendLease',
+    method: 'POST',
+    path: `${J}/extend`,
+    tag: 'pull consumers',
+    summary: "Renew a claimed job's lease",
+    body: s.extendBody,
+    ok: { status: 200, description: 'Extended.', schema: s.answers.extended },
+    errors: ['STALE_TOKEN'],
+  },
   // admin
-  { operationId: 'listQueues', method: 'GET', path: '/v1/queues', tag: 'admin', summary: 'Queues with their counts', ok: { status: 200, description: 'Every queue ever added to under the prefix, sorted by name.', schema: s.answers.queues } },
-  { operationId: 'getQueue', method: 'GET', path: Q, tag: 'admin', summary: 'Counts and running totals of a queue', ok: { status: 200, description: 'Counts by state and totals (zeros for a queue never used).', schema: s.answers.queue } },
-  { operationId: 'listJobs', method: 'GET', path: `${Q}/jobs`, tag: 'admin', summary: 'A page of jobs in one state', query: s.listQuery, ok: { status: 200, description: 'delayed/ready: soonest due first; active: soonest lease end first; dead: most recent first.', schema: s.answers.jobs } },
-  { operationId: 'getTimeline', method: 'GET', path: `${Q}/timeline`, tag: 'admin', summary: 'When waiting jobs fall due: a count per window', query: s.timelineQuery, ok: { status: 200, description: 'Ready now, a count per window, and later.', schema: s.answers.timeline } },
-  { operationId: 'getActivity', method: 'GET', path: `${Q}/activity`, tag: 'admin', summary: 'Deliveries, failures and lateness per second over the last 5 minutes, seen by this process', local: true, ok: { status: 200, description: 'One point per second, oldest first.', schema: s.answers.activity } },
-  { operationId: 'retryDead', method: 'POST', path: `${Q}/dead/retry`, tag: 'admin', summary: 'Send dead letters back to run now with fresh attempts', body: s.retryDeadBody, bodyOptional: true, ok: { status: 200, description: 'How many were moved.', schema: s.answers.moved } },
-  { operationId: 'purgeDead', method: 'DELETE', path: `${Q}/dead`, tag: 'admin', summary: 'Delete all dead letters', ok: { status: 200, description: 'How many were deleted.', schema: s.answers.deleted } },
-  { operationId: 'pauseQueue', method: 'POST', path: `${Q}/pause`, tag: 'admin', summary: 'Stop consumers from claiming (running jobs carry on); an unknown queue is 404 unless `create` is true', body: s.pauseBody, bodyOptional: true, ok: { status: 200, description: 'Paused.', schema: s.answers.paused }, errors: ['NOT_FOUND'] },
-  { operationId: 'resumeQueue', method: 'POST', path: `${Q}/resume`, tag: 'admin', summary: 'Let consumers claim again (an unknown queue is 404)', bodyOptional: true, body: NO_BODY, ok: { status: 200, description: 'Resumed.', schema: s.answers.paused }, errors: ['NOT_FOUND'] },
+  {
+    operationId: 'listQueues',
+    method: 'GET',
+    path: '/v1/queues',
+    tag: 'admin',
+    summary: 'Queues with their counts',
+    ok: { status: 200, description: 'Every queue ever added to under the prefix, sorted by name.', schema: s.answers.queues },
+  },
+  {
+    operationId: 'getQueue',
+    method: 'GET',
+    path: Q,
+    tag: 'admin',
+    summary: 'Counts and running totals of a queue',
+    ok: { status: 200, description: 'Counts by state and totals (zeros for a queue never used).', schema: s.answers.queue },
+  },
+  {
+    operationId: 'listJobs',
+    method: 'GET',
+    path: `${Q}/jobs`,
+    tag: 'admin',
+    summary: 'A page of jobs in one state',
+    query: s.listQuery,
+    ok: {
+      status: 200,
+      description: 'delayed/ready: soonest due first; active: soonest lease end first; dead: most recent first.',
+      schema: s.answers.jobs,
+    },
+  },
+  {
+    operationId: 'getTimeline',
+    method: 'GET',
+    path: `${Q}/timeline`,
+    tag: 'admin',
+    summary: 'When waiting jobs fall due: a count per window',
+    query: s.timelineQuery,
+    ok: { status: 200, description: 'Ready now, a count per window, and later.', schema: s.answers.timeline },
+  },
+  {
+    operationId: 'getActivity',
+    method: 'GET',
+    path: `${Q}/activity`,
+    tag: 'admin',
+    summary: 'Deliveries, failures and lateness per second over the last 5 minutes, seen by this process',
+    local: true,
+    ok: { status: 200, description: 'One point per second, oldest first.', schema: s.answers.activity },
+  },
+  {
+    operationId: 'retryDead',
+    method: 'POST',
+    path: `${Q}/dead/retry`,
+    tag: 'admin',
+    summary: 'Send dead letters back to run now with fresh attempts',
+    body: s.retryDeadBody,
+    bodyOptional: true,
+    ok: { status: 200, description: 'How many were moved.', schema: s.answers.moved },
+  },
+  {
+    operationId: 'purgeDead',
+    method: 'DELETE',
+    path: `${Q}/dead`,
+    tag: 'admin',
+    summary: 'Delete all dead letters',
+    ok: { status: 200, description: 'How many were deleted.', schema: s.answers.deleted },
+  },
+  {
+    operationId: 'pauseQueue',
+    method: 'POST',
+    path: `${Q}/pause`,
+    tag: 'admin',
+    summary: 'Stop consumers from claiming (running jobs carry on); an unknown queue is 404 unless `create` is true',
+    body: s.pauseBody,
+    bodyOptional: true,
+    ok: { status: 200, description: 'Paused.', schema: s.answers.paused },
+    errors: ['NOT_FOUND'],
+  },
+  {
+    operationId: 'resumeQueue',
+    method: 'POST',
+    path: `${Q}/resume`,
+    tag: 'admin',
+    summary: 'Let consumers claim again (an unknown queue is 404)',
+    bodyOptional: true,
+    body: NO_BODY,
+    ok: { status: 200, description: 'Resumed.', schema: s.answers.paused },
+    errors: ['NOT_FOUND'],
+  },
   // flow control (issue 10)
-  { operationId: 'getLimits', method: 'GET', path: `${Q}/limits`, tag: 'admin', summary: "The queue's limits: rate, concurrency and the default deadline of its jobs", ok: { status: 200, description: 'The limits set (none set: `{}`).', schema: s.answers.limits } },
-  { operationId: 'setLimits', method: 'PUT', path: `${Q}/limits`, tag: 'admin', summary: 'Change the queue\'s limits: a limit left out is kept, `null` clears it; running consumers obey at once', body: s.limitsBody, ok: { status: 200, description: 'The limits as stored.', schema: s.answers.limits } },
-  { operationId: 'getRetention', method: 'GET', path: `${Q}/retention`, tag: 'admin', summary: 'Which completed jobs the queue keeps, with their results', ok: { status: 200, description: 'The retention (none set: no `completed`, nothing kept).', schema: s.answers.retention } },
-  { operationId: 'setRetention', method: 'PUT', path: `${Q}/retention`, tag: 'admin', summary: 'Keep completed jobs by count and/or age (`completed: null` keeps none again)', body: s.retentionBody, ok: { status: 200, description: 'The retention as stored.', schema: s.answers.retention } },
+  {
+    operationId: 'getLimits',
+    method: 'GET',
+    path: `${Q}/limits`,
+    tag: 'admin',
+    summary: "The queue's limits: rate, concurrency and the default deadline of its jobs",
+    ok: { status: 200, description: 'The limits set (none set: `{}`).', schema: s.answers.limits },
+  },
+  {
+    operationId: 'setLimits',
+    method: 'PUT',
+    path: `${Q}/limits`,
+    tag: 'admin',
+    summary: "Change the queue's limits: a limit left out is kept, `null` clears it; running consumers obey at once",
+    body: s.limitsBody,
+    ok: { status: 200, description: 'The limits as stored.', schema: s.answers.limits },
+  },
+  {
+    operationId: 'getRetention',
+    method: 'GET',
+    path: `${Q}/retention`,
+    tag: 'admin',
+    summary: 'Which completed jobs the queue keeps, with their results',
+    ok: { status: 200, description: 'The retention (none set: no `completed`, nothing kept).', schema: s.answers.retention },
+  },
+  {
+    operationId: 'setRetention',
+    method: 'PUT',
+    path: `${Q}/retention`,
+    tag: 'admin',
+    summary: 'Keep completed jobs by count and/or age (`completed: null` keeps none again)',
+    body: s.retentionBody,
+    ok: { status: 200, description: 'The retention as stored.', schema: s.answers.retention },
+  },
   // operations
-  { operationId: 'getInfo', method: 'GET', path: '/v1/info', tag: 'operations', summary: 'Which Redis (mode and addresses, never credentials) and key prefix this service shows, and its version', local: true, ok: { status: 200, description: 'The service\'s Redis, prefix and version.', schema: s.answers.info } },
-  { operationId: 'metrics', method: 'GET', path: '/metrics', tag: 'operations', summary: 'Prometheus metrics', ok: { status: 200, description: 'Prometheus text format 0.0.4.', contentType: 'text/plain' } },
-  { operationId: 'healthz', method: 'GET', path: '/healthz', tag: 'operations', summary: 'The process is alive', public: true, local: true, ok: { status: 200, description: 'Alive.', schema: s.answers.status } },
-  { operationId: 'readyz', method: 'GET', path: '/readyz', tag: 'operations', summary: 'Redis answers a script call within 1 s', public: true, errors: ['NOT_READY'], ok: { status: 200, description: 'Ready.', schema: s.answers.status } },
-  { operationId: 'openapi', method: 'GET', path: '/openapi.json', tag: 'operations', summary: 'This document', local: true, ok: { status: 200, description: 'OpenAPI 3.1.', contentType: 'application/json' } },
-  { operationId: 'dashboardIndex', method: 'GET', path: '/', tag: 'dashboard', summary: 'The dashboard', public: true, local: true, errors: ['DASHBOARD_NOT_FOUND'], ok: { status: 200, description: 'index.html', contentType: 'text/html' } },
-  { operationId: 'dashboardFile', method: 'GET', path: '/{file}', tag: 'dashboard', summary: "The dashboard's scripts and styles", public: true, local: true, errors: ['DASHBOARD_NOT_FOUND'], ok: { status: 200, description: 'The file.', contentType: 'application/octet-stream' } },
+  {
+    operationId: 'getInfo',
+    method: 'GET',
+    path: '/v1/info',
+    tag: 'operations',
+    summary: 'Which Redis (mode and addresses, never credentials) and key prefix this service shows, and its version',
+    local: true,
+    ok: { status: 200, description: "The service's Redis, prefix and version.", schema: s.answers.info },
+  },
+  {
+    operationId: 'metrics',
+    method: 'GET',
+    path: '/metrics',
+    tag: 'operations',
+    summary: 'Prometheus metrics',
+    ok: { status: 200, description: 'Prometheus text format 0.0.4.', contentType: 'text/plain' },
+  },
+  {
+    operationId: 'healthz',
+    method: 'GET',
+    path: '/healthz',
+    tag: 'operations',
+    summary: 'The process is alive',
+    public: true,
+    local: true,
+    ok: { status: 200, description: 'Alive.', schema: s.answers.status },
+  },
+  {
+    operationId: 'readyz',
+    method: 'GET',
+    path: '/readyz',
+    tag: 'operations',
+    summary: 'Redis answers a script call within 1 s',
+    public: true,
+    errors: ['NOT_READY'],
+    ok: { status: 200, description: 'Ready.', schema: s.answers.status },
+  },
+  {
+    operationId: 'openapi',
+    method: 'GET',
+    path: '/openapi.json',
+    tag: 'operations',
+    summary: 'This document',
+    local: true,
+    ok: { status: 200, description: 'OpenAPI 3.1.', contentType: 'application/json' },
+  },
+  {
+    operationId: 'dashboardIndex',
+    method: 'GET',
+    path: '/',
+    tag: 'dashboard',
+    summary: 'The dashboard',
+    public: true,
+    local: true,
+    errors: ['DASHBOARD_NOT_FOUND'],
+    ok: { status: 200, description: 'index.html', contentType: 'text/html' },
+  },
+  {
+    operationId: 'dashboardFile',
+    method: 'GET',
+    path: '/{file}',
+    tag: 'dashboard',
+    summary: "The dashboard's scripts and styles",
+    public: true,
+    local: true,
+    errors: ['DASHBOARD_NOT_FOUND'],
+    ok: { status: 200, description: 'The file.', contentType: 'application/octet-stream' },
+  },
 ];
 
 const PATH_PARAMS: Record<string, JsonSchema> = { queue: s.queueName, id: s.jobId, key: s.scheduleKey, file: s.dashboardFile };
@@ -111,7 +449,13 @@ export function routeSchema(spec: RouteSpec): Record<string, JsonSchema> {
     schema.params = { type: 'object', required: params, properties: Object.fromEntries(params.map(name => [name, PATH_PARAMS[name]])) };
   }
   // Unknown query parameters are refused like unknown body fields: a misspelled one must not be ignored.
-  if (spec.query) schema.querystring = { type: 'object', additionalProperties: false, properties: spec.query.properties, ...(spec.query.required ? { required: spec.query.required } : {}) };
+  if (spec.query)
+    schema.querystring = {
+      type: 'object',
+      additionalProperties: false,
+      properties: spec.query.properties,
+      ...(spec.query.required ? { required: spec.query.required } : {}),
+    };
   if (spec.body) schema.body = spec.body;
   return schema;
 }
@@ -119,13 +463,17 @@ export function routeSchema(spec: RouteSpec): Record<string, JsonSchema> {
 /** Every error a route can answer: its own, and those that follow from its shape. */
 export function routeErrors(spec: RouteSpec): ErrorCode[] {
   const codes = new Set<ErrorCode>();
-  if (spec.body) ['INVALID_JSON', 'JSON_TOO_DEEP', 'FORBIDDEN_KEY', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'].forEach(code => codes.add(code as ErrorCode));
+  if (spec.body)
+    ['INVALID_JSON', 'JSON_TOO_DEEP', 'FORBIDDEN_KEY', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'].forEach(code =>
+      codes.add(code as ErrorCode),
+    );
   if (spec.body || spec.query || pathParams(spec.path).length > 0) codes.add('VALIDATION');
   if (spec.method !== 'GET') codes.add('CROSS_ORIGIN');
   if (!spec.public) codes.add('UNAUTHORIZED');
   codes.add('FORBIDDEN_HOST');
   for (const code of spec.errors ?? []) codes.add(code);
-  if (!spec.local && spec.operationId !== 'readyz') ['REDIS_UNAVAILABLE', 'REDIS_FULL', 'SHUTTING_DOWN'].forEach(code => codes.add(code as ErrorCode));
+  if (!spec.local && spec.operationId !== 'readyz')
+    ['REDIS_UNAVAILABLE', 'REDIS_FULL', 'SHUTTING_DOWN'].forEach(code => codes.add(code as ErrorCode));
   // A queue written by a newer sandglass is refused by every route that opens a queue.
   if (spec.path.includes('{queue}')) codes.add('INCOMPATIBLE_STORAGE');
   return [...codes];
@@ -137,11 +485,19 @@ export function buildOpenApiDocument(): Record<string, unknown> {
   for (const spec of ROUTES) {
     const parameters = [
       ...pathParams(spec.path).map(name => ({ name, in: 'path', required: true, schema: PATH_PARAMS[name] })),
-      ...Object.entries(spec.query?.properties ?? {}).map(([name, schema]) => ({ name, in: 'query', required: spec.query?.required?.includes(name) ?? false, schema })),
+      ...Object.entries(spec.query?.properties ?? {}).map(([name, schema]) => ({
+        name,
+        in: 'query',
+        required: spec.query?.required?.includes(name) ?? false,
+        schema,
+      })),
       ...Object.entries(spec.headers ?? {}).map(([name, schema]) => ({ name, in: 'header', required: false, schema })),
     ];
     const responses: Record<string, unknown> = {
-      [spec.ok.status]: { description: spec.ok.description, content: { [spec.ok.contentType ?? 'application/json']: { schema: spec.ok.schema ?? {} } } },
+      [spec.ok.status]: {
+        description: spec.ok.description,
+        content: { [spec.ok.contentType ?? 'application/json']: { schema: spec.ok.schema ?? {} } },
+      },
     };
     const byStatus = new Map<number, ErrorCode[]>();
     for (const code of routeErrors(spec)) byStatus.set(ERROR_CODES[code].status, [...(byStatus.get(ERROR_CODES[code].status) ?? []), code]);
@@ -167,7 +523,8 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     info: {
       title: 'sandglass HTTP API',
       version: API_VERSION,
-      description: 'A delay queue on Redis as a service. Every error is `{ "error": { "code", "message" } }`; docs/http-api.md explains each code.',
+      description:
+        'A delay queue on Redis as a service. Every error is `{ "error": { "code", "message" } }`; docs/http-api.md explains each code.',
     },
     security: [{ bearer: [] }],
     tags: ['producers', 'schedules', 'pull consumers', 'admin', 'operations', 'dashboard'].map(name => ({ name })),

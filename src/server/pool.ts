@@ -62,7 +62,9 @@ class Lru<T extends { close(): Promise<void> }> {
     this.#closed = true;
     const items = [...this.#entries.values()].map(entry => entry.item);
     this.#entries.clear();
-    await Promise.all(items.map(item => item.then(created => created.close()).catch(error => this.logger.warn(`closing: ${(error as Error).message}`))));
+    await Promise.all(
+      items.map(item => item.then(created => created.close()).catch(error => this.logger.warn(`closing: ${(error as Error).message}`))),
+    );
   }
 
   #evict(): void {
@@ -90,7 +92,11 @@ export class QueuePool {
       return partitions === undefined ? {} : { partitions };
     };
     this.#queues = new Lru(async name => new Queue(name, { connection, prefix, logger, ...(await partitionsOf(name)) }), max, logger);
-    this.#consumers = new Lru(async name => new PullConsumer(name, { connection, prefix, logger, ...(await partitionsOf(name)) }), max, logger);
+    this.#consumers = new Lru(
+      async name => new PullConsumer(name, { connection, prefix, logger, ...(await partitionsOf(name)) }),
+      max,
+      logger,
+    );
   }
 
   /** Runs `run` with the Queue of `name`. */

@@ -3,7 +3,31 @@
  * the answers (documented in the OpenAPI document). Only keywords that mean the same in JSON Schema
  * draft-07 (ajv) and 2020-12 (OpenAPI 3.1) are used, so one schema serves both.
  */
-import { CLAIM_TOKEN_PATTERN, DEFAULT_MAX_PAYLOAD_BYTES, DURATION_UNITS, JOB_ID_RULE, JOB_STATES, MAX_ATTEMPTS, MAX_CLAIM, MAX_CLAIM_WAIT_MS, MAX_DELAY_MS, MAX_ERROR_LENGTH, MAX_LEASE_MS, MAX_LIST_LIMIT, MAX_SCHEDULE_KEY_LENGTH, MIN_EVERY_MS, IF_EXISTS_VALUES, ON_EXPIRE_VALUES, MIN_LEASE_MS, QUEUE_NAME_RULE, SCHEDULE_CATCH_UPS, SCHEDULE_OVERLAPS, SCHEDULE_RUN_STATES, type QueueCounters, type QueueStats } from '../index.js';
+import {
+  CLAIM_TOKEN_PATTERN,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  DURATION_UNITS,
+  JOB_ID_RULE,
+  JOB_STATES,
+  MAX_ATTEMPTS,
+  MAX_CLAIM,
+  MAX_CLAIM_WAIT_MS,
+  MAX_DELAY_MS,
+  MAX_ERROR_LENGTH,
+  MAX_LEASE_MS,
+  MAX_LIST_LIMIT,
+  MAX_SCHEDULE_KEY_LENGTH,
+  MIN_EVERY_MS,
+  IF_EXISTS_VALUES,
+  ON_EXPIRE_VALUES,
+  MIN_LEASE_MS,
+  QUEUE_NAME_RULE,
+  SCHEDULE_CATCH_UPS,
+  SCHEDULE_OVERLAPS,
+  SCHEDULE_RUN_STATES,
+  type QueueCounters,
+  type QueueStats,
+} from '../index.js';
 import { ERROR_CODES } from './errors.js';
 
 export type JsonSchema = { readonly [keyword: string]: unknown };
@@ -13,7 +37,12 @@ const UNITS = `(units ${DURATION_UNITS.join(' ')})`;
 /** `256 KiB`: the library's payload limit, which the service keeps. */
 const PAYLOAD_LIMIT = `${DEFAULT_MAX_PAYLOAD_BYTES / 1024} KiB`;
 
-const integer = (minimum: number, maximum: number, description?: string): JsonSchema => ({ type: 'integer', minimum, maximum, ...(description ? { description } : {}) });
+const integer = (minimum: number, maximum: number, description?: string): JsonSchema => ({
+  type: 'integer',
+  minimum,
+  maximum,
+  ...(description ? { description } : {}),
+});
 
 export const queueName: JsonSchema = {
   type: 'string',
@@ -30,7 +59,11 @@ export const jobId: JsonSchema = {
   description: `Job id: ${JOB_ID_RULE.description} (URL-encoded in paths).`,
 };
 
-export const dashboardFile: JsonSchema = { type: 'string', maxLength: 200, description: 'A file of the dashboard folder (anything else is 404).' };
+export const dashboardFile: JsonSchema = {
+  type: 'string',
+  maxLength: 200,
+  description: 'A file of the dashboard folder (anything else is 404).',
+};
 
 const token: JsonSchema = { type: 'string', pattern: CLAIM_TOKEN_PATTERN, description: 'The fencing token of the claim.' };
 
@@ -71,26 +104,39 @@ const backoff: JsonSchema = {
       },
     },
   ],
-  description: 'Backoff between attempts; default: the consumer\'s (exponential from 1 s).',
+  description: "Backoff between attempts; default: the consumer's (exponential from 1 s).",
 };
 
 /** A duration field of flow control: ms or duration text; the library judges the value (its ValidationError is the 400). */
-const duration = (description: string): JsonSchema => ({ type: ['integer', 'string'], maxLength: 64, description: `${description}: ms, or a duration such as '30s', '1h' ${UNITS}.` });
+const duration = (description: string): JsonSchema => ({
+  type: ['integer', 'string'],
+  maxLength: 64,
+  description: `${description}: ms, or a duration such as '30s', '1h' ${UNITS}.`,
+});
 
 const jobFields = {
-  payload: { description: `Any JSON value; at most ${PAYLOAD_LIMIT} of JSON. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.` },
+  payload: {
+    description: `Any JSON value; at most ${PAYLOAD_LIMIT} of JSON. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.`,
+  },
   delay,
   at,
   id: jobId,
   maxAttempts: integer(1, MAX_ATTEMPTS, "Deliveries before the job is dead-lettered; default: the consumer's."),
   backoff,
-  expireAfter: duration("A deadline: a job not started by its due time plus this is not run (see `onExpire`). Default: the queue's `expireAfter` limit, if set"),
-  onExpire: { enum: ON_EXPIRE_VALUES, description: "An expired job: 'dead' dead-letters it with reason 'expired', 'drop' deletes it; both count in `expired`. Default 'dead'." },
+  expireAfter: duration(
+    "A deadline: a job not started by its due time plus this is not run (see `onExpire`). Default: the queue's `expireAfter` limit, if set",
+  ),
+  onExpire: {
+    enum: ON_EXPIRE_VALUES,
+    description:
+      "An expired job: 'dead' dead-letters it with reason 'expired', 'drop' deletes it; both count in `expired`. Default 'dead'.",
+  },
 };
 
 const ifExists: JsonSchema = {
   enum: IF_EXISTS_VALUES,
-  description: "Adding an id that exists: 'keep' changes nothing (idempotent producers), 'replace' overwrites a waiting or dead job. Default 'keep'.",
+  description:
+    "Adding an id that exists: 'keep' changes nothing (idempotent producers), 'replace' overwrites a waiting or dead job. Default 'keep'.",
 };
 
 export const addBody: JsonSchema = {
@@ -105,7 +151,11 @@ export const bulkBody: JsonSchema = {
   required: ['jobs'],
   additionalProperties: false,
   properties: {
-    jobs: { type: 'array', maxItems: 1_000, items: { type: 'object', required: ['payload'], additionalProperties: false, properties: jobFields } },
+    jobs: {
+      type: 'array',
+      maxItems: 1_000,
+      items: { type: 'object', required: ['payload'], additionalProperties: false, properties: jobFields },
+    },
     ifExists,
   },
 };
@@ -135,7 +185,10 @@ export const ackBody: JsonSchema = {
   additionalProperties: false,
   properties: {
     token,
-    result: { description: "The job's result, any JSON value: kept with the completed job while the queue keeps completed jobs (retention), as `{ resultTooLarge: true, bytes }` when over its `maxResultBytes`; ignored otherwise. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings." },
+    result: {
+      description:
+        "The job's result, any JSON value: kept with the completed job while the queue keeps completed jobs (retention), as `{ resultTooLarge: true, bytes }` when over its `maxResultBytes`; ignored otherwise. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.",
+    },
   },
 };
 
@@ -145,7 +198,7 @@ export const failBody: JsonSchema = {
   additionalProperties: false,
   properties: {
     token,
-    error: { type: 'string', maxLength: MAX_ERROR_LENGTH, description: 'Why it failed; kept as the job\'s lastError.' },
+    error: { type: 'string', maxLength: MAX_ERROR_LENGTH, description: "Why it failed; kept as the job's lastError." },
     retryDelayMs: integer(0, MAX_DELAY_MS, 'Retry after this long instead of the backoff.'),
     dead: { type: 'boolean', description: 'Dead-letter now, skipping the remaining attempts.' },
   },
@@ -168,7 +221,11 @@ export const pauseBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    create: { type: 'boolean', description: 'Pause a queue that does not exist yet (no job added): it is created, paused, and listed. Without it, an unknown queue is 404 NOT_FOUND (most likely a misspelled name).' },
+    create: {
+      type: 'boolean',
+      description:
+        'Pause a queue that does not exist yet (no job added): it is created, paused, and listed. Without it, an unknown queue is 404 NOT_FOUND (most likely a misspelled name).',
+    },
   },
 };
 
@@ -183,25 +240,50 @@ export const scheduleKey: JsonSchema = {
   description: `Schedule key: 1-${MAX_SCHEDULE_KEY_LENGTH} characters without control characters, URL-encoded in paths (\`refund-poll:42\` -> \`refund-poll%3A42\`, \`a/b\` -> \`a%2Fb\`). Its ticks' job ids are \`<key>@<tick epoch ms>\`.`,
 };
 
-const scheduleInstant = (description: string): JsonSchema => ({ ...at, description: `${description}: epoch ms, or an RFC 3339 date-time with a time zone.` });
+const scheduleInstant = (description: string): JsonSchema => ({
+  ...at,
+  description: `${description}: epoch ms, or an RFC 3339 date-time with a time zone.`,
+});
 
 export const scheduleBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    cron: { type: 'string', maxLength: 1_000, description: "A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first), read in `tz`: '0 9 * * *'." },
-    every: { type: ['integer', 'string'], maxLength: 64, description: `An interval: ms, or a duration such as '5m', '1h30m' ${UNITS}; at least ${MIN_EVERY_MS / 1_000} s. Pure elapsed time (DST does not move it).` },
-    tz: { type: 'string', maxLength: 100, description: "The IANA time zone `cron` is read in ('Europe/Berlin'). Default 'UTC', never the server's zone." },
-    payload: { description: `Every tick's job payload; any JSON value, at most ${PAYLOAD_LIMIT} of JSON. Default null. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.` },
+    cron: {
+      type: 'string',
+      maxLength: 1_000,
+      description: "A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first), read in `tz`: '0 9 * * *'.",
+    },
+    every: {
+      type: ['integer', 'string'],
+      maxLength: 64,
+      description: `An interval: ms, or a duration such as '5m', '1h30m' ${UNITS}; at least ${MIN_EVERY_MS / 1_000} s. Pure elapsed time (DST does not move it).`,
+    },
+    tz: {
+      type: 'string',
+      maxLength: 100,
+      description: "The IANA time zone `cron` is read in ('Europe/Berlin'). Default 'UTC', never the server's zone.",
+    },
+    payload: {
+      description: `Every tick's job payload; any JSON value, at most ${PAYLOAD_LIMIT} of JSON. Default null. Integers beyond ±9007199254740991 (2^53 - 1) are refused with 400 VALIDATION naming their path: send them as strings.`,
+    },
     startAt: scheduleInstant('No tick before this instant (a tick exactly at it counts); anchors an `every` grid'),
     endAt: scheduleInstant('No tick at or after this instant'),
     limit: { type: 'integer', description: 'The number of runs (ticks created) after which the schedule ends.' },
-    overlap: { enum: SCHEDULE_OVERLAPS, description: "'skip': a tick whose previous run is still active is skipped (and counted). Default 'allow'." },
-    catchUp: { enum: SCHEDULE_CATCH_UPS, description: "Ticks missed while no process ran: 'none' goes on at the next tick, 'latest' runs the most recent missed one at once, 'all' runs each (the most recent 100), oldest first. Default 'latest'." },
+    overlap: {
+      enum: SCHEDULE_OVERLAPS,
+      description: "'skip': a tick whose previous run is still active is skipped (and counted). Default 'allow'.",
+    },
+    catchUp: {
+      enum: SCHEDULE_CATCH_UPS,
+      description:
+        "Ticks missed while no process ran: 'none' goes on at the next tick, 'latest' runs the most recent missed one at once, 'all' runs each (the most recent 100), oldest first. Default 'latest'.",
+    },
     maxAttempts: jobFields.maxAttempts,
     backoff,
   },
-  description: 'Exactly one of `cron` and `every`. An idempotent upsert: the same definition again changes nothing; a changed one replaces the pending tick with its first tick after now.',
+  description:
+    'Exactly one of `cron` and `every`. An idempotent upsert: the same definition again changes nothing; a changed one replaces the pending tick with its first tick after now.',
 };
 
 // --- flow control (issue 10) -------------------------------------------------------------------
@@ -219,7 +301,11 @@ export const limitsBody: JsonSchema = {
       description: 'At most `max` job starts in any sliding window of `per`, over every consumer of the queue. `null` clears it.',
     },
     concurrency: { type: ['integer', 'null'], description: 'Jobs active at once at most, over every consumer. `null` clears it.' },
-    expireAfter: { type: ['integer', 'string', 'null'], maxLength: 64, description: "The default deadline of jobs added without their own `expireAfter`: ms, or a duration such as '1h'. `null` clears it." },
+    expireAfter: {
+      type: ['integer', 'string', 'null'],
+      maxLength: 64,
+      description: "The default deadline of jobs added without their own `expireAfter`: ms, or a duration such as '1h'. `null` clears it.",
+    },
   },
   description: 'A limit left out is kept as it is; `null` clears it.',
 };
@@ -231,18 +317,32 @@ export const retentionBody: JsonSchema = {
     completed: {
       type: ['object', 'null'],
       additionalProperties: false,
-      properties: { count: { type: 'integer', description: 'The newest this many completed jobs are kept.' }, age: duration('None older than this is kept') },
+      properties: {
+        count: { type: 'integer', description: 'The newest this many completed jobs are kept.' },
+        age: duration('None older than this is kept'),
+      },
       description: 'Keep completed jobs (with their results) by count and/or age; `null` keeps none again.',
     },
-    maxResultBytes: { type: 'integer', description: 'The largest result JSON kept; a larger one is kept as a `{ resultTooLarge: true, bytes }` marker. Default 65536.' },
+    maxResultBytes: {
+      type: 'integer',
+      description: 'The largest result JSON kept; a larger one is kept as a `{ resultTooLarge: true, bytes }` marker. Default 65536.',
+    },
   },
 };
 
 export const listQuery = {
   properties: {
     state: { enum: JOB_STATES, description: "'completed': kept by the queue's retention, most recent first." },
-    limit: { type: 'string', pattern: `^[0-9]{1,${String(MAX_LIST_LIMIT).length}}$`, description: `Page size, 1-${MAX_LIST_LIMIT}. Default 100.` },
-    cursor: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,400}$', description: 'The `nextCursor` of the previous page; the first page without it.' },
+    limit: {
+      type: 'string',
+      pattern: `^[0-9]{1,${String(MAX_LIST_LIMIT).length}}$`,
+      description: `Page size, 1-${MAX_LIST_LIMIT}. Default 100.`,
+    },
+    cursor: {
+      type: 'string',
+      pattern: '^[A-Za-z0-9_-]{1,400}$',
+      description: 'The `nextCursor` of the previous page; the first page without it.',
+    },
   },
   required: ['state'],
 };
@@ -264,20 +364,25 @@ const epochMs = { type: 'integer', description: 'Epoch milliseconds (Redis serve
 /** The request header of the add routes that carries the caller's trace context into the jobs. */
 export const traceparentHeader: JsonSchema = {
   type: 'string',
-  description: "The caller's W3C trace context: stored with the jobs added, so that their handlers' spans join the caller's trace (README, \"OpenTelemetry\"). A malformed one is ignored.",
+  description:
+    "The caller's W3C trace context: stored with the jobs added, so that their handlers' spans join the caller's trace (README, \"OpenTelemetry\"). A malformed one is ignored.",
 };
 
 /** Set on a job that was added in a trace (README, "OpenTelemetry"). */
 const traceparent: JsonSchema = {
   type: 'string',
-  description: "The W3C traceparent stored with the job: the context of the producer's span (or of the add request's `traceparent` header). Absent for a job added outside any trace. A pull consumer continues the trace from it.",
+  description:
+    "The W3C traceparent stored with the job: the context of the producer's span (or of the add request's `traceparent` header). Absent for a job added outside any trace. A pull consumer continues the trace from it.",
 };
 
 /** Set on a job that is a tick of a recurring schedule. */
 const jobSchedule: JsonSchema = {
   type: 'object',
   required: ['key', 'tickAt'],
-  properties: { key: { type: 'string' }, tickAt: { ...epochMs, description: 'The tick time the job runs for (it fell due then; a missed tick run by `catchUp` starts later).' } },
+  properties: {
+    key: { type: 'string' },
+    tickAt: { ...epochMs, description: 'The tick time the job runs for (it fell due then; a missed tick run by `catchUp` starts later).' },
+  },
   description: "Set when the job is a tick of a recurring schedule: the schedule's key and the tick's time.",
 };
 
@@ -332,7 +437,10 @@ export const components: Record<string, JsonSchema> = {
       deadAt: epochMs,
       lastError: { type: 'string' },
       schedule: jobSchedule,
-      reason: { enum: ['failed', 'expired'], description: "While dead: 'failed' (out of attempts) or 'expired' (not started by its deadline)." },
+      reason: {
+        enum: ['failed', 'expired'],
+        description: "While dead: 'failed' (out of attempts) or 'expired' (not started by its deadline).",
+      },
       expiresAt: { ...epochMs, description: 'While waiting: the deadline by which it must start (`expireAfter`).' },
       finishedAt: { ...epochMs, description: 'While completed: when it completed.' },
       result: { description: "While completed: the handler's return value (JSON), or `{ resultTooLarge: true, bytes }`." },
@@ -352,7 +460,11 @@ export const components: Record<string, JsonSchema> = {
       token,
       leaseUntilAt: epochMs,
       schedule: jobSchedule,
-      heldByLimit: { const: true, description: "Present (true) when the job fell due while the queue's rate or concurrency limit held claims back: its lateness is the limit's doing." },
+      heldByLimit: {
+        const: true,
+        description:
+          "Present (true) when the job fell due while the queue's rate or concurrency limit held claims back: its lateness is the limit's doing.",
+      },
       traceparent,
     },
   },
@@ -366,9 +478,20 @@ export const components: Record<string, JsonSchema> = {
       tz: { type: 'string', description: 'The canonical IANA name.' },
       payload: {},
       paused: { type: 'boolean' },
-      nextAt: { type: ['integer', 'null'], description: 'The next tick (epoch ms); null while paused and once the schedule ended (`limit` or `endAt` reached).' },
-      upcoming: { type: 'array', maxItems: 5, items: { type: 'integer' }, description: 'The next (up to) 5 tick times, epoch ms, from `nextAt` on; empty when `nextAt` is null.' },
-      lastTickAt: { type: ['integer', 'null'], description: 'The time of the last tick that started (its job was claimed); null before the first.' },
+      nextAt: {
+        type: ['integer', 'null'],
+        description: 'The next tick (epoch ms); null while paused and once the schedule ended (`limit` or `endAt` reached).',
+      },
+      upcoming: {
+        type: 'array',
+        maxItems: 5,
+        items: { type: 'integer' },
+        description: 'The next (up to) 5 tick times, epoch ms, from `nextAt` on; empty when `nextAt` is null.',
+      },
+      lastTickAt: {
+        type: ['integer', 'null'],
+        description: 'The time of the last tick that started (its job was claimed); null before the first.',
+      },
       runs: { type: 'integer', description: 'Ticks created so far (each one job).' },
       skipped: { type: 'integer', description: "Ticks skipped by `overlap: 'skip'`." },
       startAt: epochMs,
@@ -384,7 +507,10 @@ export const components: Record<string, JsonSchema> = {
         properties: {
           id: jobId,
           tickAt: epochMs,
-          state: { enum: SCHEDULE_RUN_STATES, description: "'waiting': failed, to be retried; 'done': completed, or gone (a completed job is remembered 60 to 90 s)." },
+          state: {
+            enum: SCHEDULE_RUN_STATES,
+            description: "'waiting': failed, to be retried; 'done': completed, or gone (a completed job is remembered 60 to 90 s).",
+          },
         },
         description: 'The job of the last tick that started, and where it is now; null before the first start.',
       },
@@ -395,7 +521,11 @@ export const components: Record<string, JsonSchema> = {
   QueueLimits: {
     type: 'object',
     properties: {
-      rate: { type: 'object', required: ['max', 'per'], properties: { max: { type: 'integer' }, per: { type: 'integer', description: 'The window, ms.' } } },
+      rate: {
+        type: 'object',
+        required: ['max', 'per'],
+        properties: { max: { type: 'integer' }, per: { type: 'integer', description: 'The window, ms.' } },
+      },
       concurrency: { type: 'integer' },
       expireAfter: { type: 'integer', description: 'The default deadline, ms.' },
     },
@@ -405,7 +535,11 @@ export const components: Record<string, JsonSchema> = {
     type: 'object',
     required: ['maxResultBytes'],
     properties: {
-      completed: { type: 'object', properties: { count: { type: 'integer' }, age: { type: 'integer', description: 'ms' } }, description: 'Absent: no completed job is kept.' },
+      completed: {
+        type: 'object',
+        properties: { count: { type: 'integer' }, age: { type: 'integer', description: 'ms' } },
+        description: 'Absent: no completed job is kept.',
+      },
       maxResultBytes: { type: 'integer' },
     },
   },
@@ -430,22 +564,40 @@ export const answers = {
   failed: {
     type: 'object',
     required: ['result'],
-    properties: { result: { enum: ['retried', 'dead'] }, retryAt: { ...epochMs, description: 'When the next attempt falls due (when retried; absent on a resent fail whose retry another claim has taken).' } },
+    properties: {
+      result: { enum: ['retried', 'dead'] },
+      retryAt: {
+        ...epochMs,
+        description: 'When the next attempt falls due (when retried; absent on a resent fail whose retry another claim has taken).',
+      },
+    },
   },
   extended: { type: 'object', required: ['result', 'leaseUntilAt'], properties: { result: { const: 'extended' }, leaseUntilAt: epochMs } },
   queues: {
     type: 'object',
     required: ['queues'],
-    properties: { queues: { type: 'array', items: { type: 'object', required: ['name', 'stats'], properties: { name: queueName, stats: ref('QueueStats') } } } },
+    properties: {
+      queues: {
+        type: 'array',
+        items: { type: 'object', required: ['name', 'stats'], properties: { name: queueName, stats: ref('QueueStats') } },
+      },
+    },
   },
-  queue: { type: 'object', required: ['name', 'stats', 'counters'], properties: { name: queueName, stats: ref('QueueStats'), counters: ref('QueueCounters') } },
+  queue: {
+    type: 'object',
+    required: ['name', 'stats', 'counters'],
+    properties: { name: queueName, stats: ref('QueueStats'), counters: ref('QueueCounters') },
+  },
   timeline: {
     type: 'object',
     required: ['now', 'ready', 'buckets', 'later'],
     properties: {
       now: epochMs,
       ready: { type: 'integer', description: 'Due now, not yet claimed.' },
-      buckets: { type: 'array', items: { type: 'object', required: ['untilMs', 'count'], properties: { untilMs: { type: 'integer' }, count: { type: 'integer' } } } },
+      buckets: {
+        type: 'array',
+        items: { type: 'object', required: ['untilMs', 'count'], properties: { untilMs: { type: 'integer' }, count: { type: 'integer' } } },
+      },
       later: { type: 'integer', description: 'Due after the last bound.' },
     },
   },
@@ -461,7 +613,7 @@ export const answers = {
           type: 'object',
           required: ['at', 'delivered', 'failed', 'latenessP50Ms', 'latenessP99Ms'],
           properties: {
-            at: { type: 'integer', description: 'Start of the second, epoch ms (this process\'s clock).' },
+            at: { type: 'integer', description: "Start of the second, epoch ms (this process's clock)." },
             delivered: { type: 'integer', description: 'Jobs claimed by pull consumers or delivered by webhooks.' },
             failed: { type: 'integer', description: 'Attempts failed (pull fail, webhook failure).' },
             latenessP50Ms: { type: ['number', 'null'] },
@@ -490,7 +642,11 @@ export const answers = {
         description: 'Which Redis: never a password or user name.',
         properties: {
           mode: { enum: ['single', 'cluster', 'sentinel'] },
-          nodes: { type: 'array', items: { type: 'string' }, description: '`host:port` or a socket path: the server (single), the startup nodes (cluster), the sentinels (sentinel).' },
+          nodes: {
+            type: 'array',
+            items: { type: 'string' },
+            description: '`host:port` or a socket path: the server (single), the startup nodes (cluster), the sentinels (sentinel).',
+          },
           tls: { type: 'boolean' },
           db: { type: 'integer', description: 'The database number (single, sentinel).' },
           name: { type: 'string', description: "The master's name (sentinel)." },
@@ -498,5 +654,9 @@ export const answers = {
       },
     },
   },
-  schedules: { type: 'object', required: ['schedules'], properties: { schedules: { type: 'array', items: ref('ScheduleInfo'), description: 'Sorted by key.' } } },
+  schedules: {
+    type: 'object',
+    required: ['schedules'],
+    properties: { schedules: { type: 'array', items: ref('ScheduleInfo'), description: 'Sorted by key.' } },
+  },
 } satisfies Record<string, JsonSchema | ((...values: string[]) => JsonSchema)>;

@@ -73,7 +73,10 @@ export function installSecurity(app: FastifyInstance, options: { token: string |
     const presented = bearerToken(request);
     if (presented === undefined || !tokenMatches(token, presented)) {
       reply.header('www-authenticate', 'Bearer');
-      throw new HttpError('UNAUTHORIZED', presented === undefined ? 'Send the token as `Authorization: Bearer <token>`' : 'The token is not valid');
+      throw new HttpError(
+        'UNAUTHORIZED',
+        presented === undefined ? 'Send the token as `Authorization: Bearer <token>`' : 'The token is not valid',
+      );
     }
   });
 

@@ -36,7 +36,8 @@ export interface VerifyOptions {
  */
 export function signPayload(secret: string, timestamp: number, body: string): string {
   assertSecret(secret);
-  if (!Number.isSafeInteger(timestamp) || timestamp < 0) throw new TypeError(`Expected \`timestamp\` to be unix seconds (an integer >= 0), got ${String(timestamp)}`);
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0)
+    throw new TypeError(`Expected \`timestamp\` to be unix seconds (an integer >= 0), got ${String(timestamp)}`);
   return `${SIGNATURE_SCHEME}=${hmacHex(secret, String(timestamp), body)}`;
 }
 

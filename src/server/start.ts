@@ -49,7 +49,9 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   const log = options.logger ?? createLogger({ level: config.logLevel });
   for (const warning of config.warnings) log.warn(warning);
   if (config.token === undefined) {
-    log.warn(`No SANDGLASS_TOKEN: the API is open without authentication, so it listens on ${config.host} (loopback) only and answers only loopback host names`);
+    log.warn(
+      `No SANDGLASS_TOKEN: the API is open without authentication, so it listens on ${config.host} (loopback) only and answers only loopback host names`,
+    );
   }
 
   let redis: ManagedRedis | undefined;
@@ -68,7 +70,10 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     let connection: ConnectionOption;
     if (config.redis === undefined) {
       redis = await ManagedRedis.start({ dataDir: config.dataDir, log, restartDelayMs: options.redisRestartDelayMs });
-      log.info({ dataDir: config.dataDir, redisPid: redis.pid, redis: redis.url }, `No REDIS_URL: started a private redis-server (AOF on) with its data in ${config.dataDir}; it stops when the service does`);
+      log.info(
+        { dataDir: config.dataDir, redisPid: redis.pid, redis: redis.url },
+        `No REDIS_URL: started a private redis-server (AOF on) with its data in ${config.dataDir}; it stops when the service does`,
+      );
       connection = redis.url;
     } else {
       client = config.redis.open();
@@ -78,14 +83,33 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     if (config.webhooks.length > 0) {
       // The bindings' workers would create a new queue with one partition: create it with the setting's count first.
       if (config.partitions !== undefined) {
-        await new NewQueues({ connection, prefix: config.prefix, logger: libraryLog, partitions: config.partitions }).create(config.webhooks.map(binding => binding.queue));
+        await new NewQueues({ connection, prefix: config.prefix, logger: libraryLog, partitions: config.partitions }).create(
+          config.webhooks.map(binding => binding.queue),
+        );
       }
-      webhooks = new WebhookDelivery({ connection, prefix: config.prefix, bindings: config.webhooks, logger: libraryLog, closeTimeoutMs: options.webhookCloseTimeoutMs });
-      webhooks.on('dead', (queue, job, error) => log.warn({ queue, id: job.id, error: error.message }, 'webhook delivery gave up: the job is a dead letter'));
+      webhooks = new WebhookDelivery({
+        connection,
+        prefix: config.prefix,
+        bindings: config.webhooks,
+        logger: libraryLog,
+        closeTimeoutMs: options.webhookCloseTimeoutMs,
+      });
+      webhooks.on('dead', (queue, job, error) =>
+        log.warn({ queue, id: job.id, error: error.message }, 'webhook delivery gave up: the job is a dead letter'),
+      );
       webhooks.on('error', error => log.error({ error: error.message }, 'webhook delivery: Redis call failed (retrying)'));
     }
     const managed = redis;
-    app = await buildApp({ connection, prefix: config.prefix, partitions: config.partitions, token: config.token, bodyLimit: config.bodyLimit, logger: log, webhooks, redisDown: managed && (() => managed.downReason()) });
+    app = await buildApp({
+      connection,
+      prefix: config.prefix,
+      partitions: config.partitions,
+      token: config.token,
+      bodyLimit: config.bodyLimit,
+      logger: log,
+      webhooks,
+      redisDown: managed && (() => managed.downReason()),
+    });
     await webhooks?.start();
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -106,7 +130,10 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
       ...(config.partitions === undefined ? {} : { partitions: config.partitions }),
       prefix: config.prefix,
       auth: config.token === undefined ? 'none (loopback only)' : 'bearer token',
-      webhooks: config.webhooks.map(binding => `${binding.queue} -> ${new URL(binding.url).origin}${binding.rate ? ` (rate ${binding.rate.max}/${binding.rate.per})` : ''}`),
+      webhooks: config.webhooks.map(
+        binding =>
+          `${binding.queue} -> ${new URL(binding.url).origin}${binding.rate ? ` (rate ${binding.rate.max}/${binding.rate.per})` : ''}`,
+      ),
     },
     `sandglass serve listening on ${url}`,
   );

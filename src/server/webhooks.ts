@@ -91,7 +91,11 @@ export class WebhookError extends SandglassError {
 }
 
 /** A binding with its defaults, and the origin that error messages name (paths and queries may hold tokens). */
-type ResolvedBinding = Required<Omit<WebhookBinding, 'rate'>> & { readonly rate: Rate | undefined; readonly origin: string; readonly https: boolean };
+type ResolvedBinding = Required<Omit<WebhookBinding, 'rate'>> & {
+  readonly rate: Rate | undefined;
+  readonly origin: string;
+  readonly https: boolean;
+};
 
 const DEFAULTS = { concurrency: 10, timeoutMs: 10_000, maxAttempts: 5 };
 const FIELDS = ['queue', 'url', 'secret', 'concurrency', 'rate', 'timeoutMs', 'maxAttempts'];
@@ -130,7 +134,8 @@ export class WebhookDelivery extends EventEmitter<WebhookDeliveryEvents> {
     super();
     if (!options?.connection) throw new ValidationError('Expected `connection`: a Redis URL, ioredis options or an ioredis instance');
     this.#prefix = options.prefix ?? 'sg';
-    if (!isQueueName(this.#prefix)) throw new ValidationError(`Expected \`prefix\` to be ${QUEUE_NAME_RULE.description}, got '${String(this.#prefix).slice(0, 100)}'`);
+    if (!isQueueName(this.#prefix))
+      throw new ValidationError(`Expected \`prefix\` to be ${QUEUE_NAME_RULE.description}, got '${String(this.#prefix).slice(0, 100)}'`);
     this.#closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
     assertInteger('closeTimeoutMs', this.#closeTimeoutMs, 0, 3_600_000);
     this.#bindings = resolveBindings(options.bindings);
@@ -171,18 +176,26 @@ export class WebhookDelivery extends EventEmitter<WebhookDeliveryEvents> {
     const agent = new (binding.https ? HttpsAgent : HttpAgent)({ keepAlive: true, maxSockets: binding.concurrency });
     this.#agents.push(agent);
     const limiter = binding.rate && new SlidingWindow(binding.rate);
-    const worker = new Worker<unknown>(queue, job => deliver(binding, agent, job, limiter).catch(error => this.#failure(queue, job, error)), {
-      connection: this.#connection,
-      prefix: this.#prefix,
-      concurrency: binding.concurrency,
-      maxAttempts: binding.maxAttempts,
-      closeTimeoutMs: this.#closeTimeoutMs,
-      logger: this.#logger,
-    });
-    worker.on('completed', (job, result) => this.emit('delivered', queue, job, (result as Delivered).latenessMs, (result as Delivered).heldMs));
+    const worker = new Worker<unknown>(
+      queue,
+      job => deliver(binding, agent, job, limiter).catch(error => this.#failure(queue, job, error)),
+      {
+        connection: this.#connection,
+        prefix: this.#prefix,
+        concurrency: binding.concurrency,
+        maxAttempts: binding.maxAttempts,
+        closeTimeoutMs: this.#closeTimeoutMs,
+        logger: this.#logger,
+      },
+    );
+    worker.on('completed', (job, result) =>
+      this.emit('delivered', queue, job, (result as Delivered).latenessMs, (result as Delivered).heldMs),
+    );
     worker.on('failed', (job, error, retryAt) => this.emit('failed', queue, job, asError(error), retryAt));
     worker.on('dead', (job, error) => this.emit('dead', queue, job, asError(error)));
-    worker.on('stale', job => this.#logger.warn(`sandglass webhooks: the ack of job ${job.id} of ${queue} came after its lease ran out; it may be delivered twice`));
+    worker.on('stale', job =>
+      this.#logger.warn(`sandglass webhooks: the ack of job ${job.id} of ${queue} came after its lease ran out; it may be delivered twice`),
+    );
     worker.on('error', error => this.#reportError(error));
     return worker;
   }
@@ -197,7 +210,10 @@ export class WebhookDelivery extends EventEmitter<WebhookDeliveryEvents> {
    */
   #failure(queue: string, job: Job<unknown>, error: unknown): never {
     const failure = asError(error);
-    if (!(failure instanceof SandglassError)) this.#logger.error(`sandglass webhooks: delivery of job ${job.id} of ${queue} failed unexpectedly: ${failure.stack ?? failure.message}`);
+    if (!(failure instanceof SandglassError))
+      this.#logger.error(
+        `sandglass webhooks: delivery of job ${job.id} of ${queue} failed unexpectedly: ${failure.stack ?? failure.message}`,
+      );
     Object.defineProperty(failure, 'stack', { value: failure.message, writable: true, configurable: true });
     throw failure;
   }
@@ -257,7 +273,10 @@ async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>
   const timestamp = Math.floor(sentAt / 1000);
   const target = binding.origin;
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new WebhookError(`Webhook ${target} did not answer within ${binding.timeoutMs} ms`)), binding.timeoutMs);
+  const timer = setTimeout(
+    () => controller.abort(new WebhookError(`Webhook ${target} did not answer within ${binding.timeoutMs} ms`)),
+    binding.timeoutMs,
+  );
   // close() and a lost lease abort job.signal: stop waiting for the receiver then.
   const onJobAbort = () => controller.abort(job.signal.reason);
   if (job.signal.aborted) onJobAbort();
@@ -295,7 +314,14 @@ async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>
  * node:http never follows a redirect (a followed 301/302 turns the POST into a bodiless GET, whose
  * 200 would ack a job that was never delivered).
  */
-function post(binding: ResolvedBinding, agent: Agent, headers: Record<string, string>, body: string, signal: AbortSignal, onSent?: () => void): Promise<Answer> {
+function post(
+  binding: ResolvedBinding,
+  agent: Agent,
+  headers: Record<string, string>,
+  body: string,
+  signal: AbortSignal,
+  onSent?: () => void,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const request = (binding.https ? httpsRequest : httpRequest)(binding.url, { method: 'POST', agent, headers, signal }, response => {
       const chunks: Buffer[] = [];
@@ -329,8 +355,11 @@ function post(binding: ResolvedBinding, agent: Agent, headers: Record<string, st
 
 function statusError(target: string, answer: Answer): Error {
   const status = `${answer.status}${answer.statusText ? ` ${answer.statusText}` : ''}`;
-  // eslint-disable-next-line no-control-regex
-  const excerpt = answer.text.slice(0, ERROR_BODY_CHARS).replace(/[\u0000-\u001f\u007f]+/g, ' ').trim();
+  const excerpt = answer.text
+    .slice(0, ERROR_BODY_CHARS)
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+    .trim();
   const redirect = answer.status >= 300 && answer.status < 400 ? ' (redirects are not followed: bind the URL it points to)' : '';
   const message = `Webhook ${target} answered ${status}${redirect}${excerpt ? `: ${excerpt}` : ''}`;
   const error = new WebhookError(message, answer.status);
@@ -362,10 +391,12 @@ function resolveBindings(bindings: unknown): ResolvedBinding[] {
 }
 
 function resolveBinding(value: unknown, where: string): ResolvedBinding {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ValidationError(`Expected ${where} to be an object { queue, url, secret, ... }`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ValidationError(`Expected ${where} to be an object { queue, url, secret, ... }`);
   const binding = value as Record<string, unknown>;
   const unknown = Object.keys(binding).find(key => !FIELDS.includes(key));
-  if (unknown !== undefined) throw new ValidationError(`${where} has an unknown field \`${unknown.slice(0, 40)}\` (known: ${FIELDS.join(', ')})`);
+  if (unknown !== undefined)
+    throw new ValidationError(`${where} has an unknown field \`${unknown.slice(0, 40)}\` (known: ${FIELDS.join(', ')})`);
   const { queue, url, secret } = binding;
   // The library's rule, checked here so that a bad binding fails before anything connects.
   if (!isQueueName(queue)) throw new ValidationError(`Expected ${where}.queue to be a queue name of ${QUEUE_NAME_RULE.description}`);
@@ -382,7 +413,17 @@ function resolveBinding(value: unknown, where: string): ResolvedBinding {
   const maxAttempts = binding.maxAttempts ?? DEFAULTS.maxAttempts;
   assertInteger(`${where}.maxAttempts`, maxAttempts, 1, 1_000);
   const rate = binding.rate === undefined ? undefined : toRate(binding.rate, `${where}.rate`);
-  return { queue, url: target.href, secret, concurrency, rate, timeoutMs, maxAttempts, origin: target.origin, https: target.protocol === 'https:' };
+  return {
+    queue,
+    url: target.href,
+    secret,
+    concurrency,
+    rate,
+    timeoutMs,
+    maxAttempts,
+    origin: target.origin,
+    https: target.protocol === 'https:',
+  };
 }
 
 /** The binding's `rate`, by the same rule as a queue's `rate` limit (limits.ts). */
@@ -400,7 +441,11 @@ function checkUrl(value: unknown, name: string): URL {
     url = undefined;
   }
   // The URL itself is not quoted: its credentials, path or query may carry a token.
-  if (!url) throw new ValidationError(`Expected ${name} to be an absolute http(s) URL, got ${typeof value === 'string' ? 'a string that is not one' : typeof value}`);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ValidationError(`Expected ${name} to be an http(s) URL, got protocol '${url.protocol}'`);
+  if (!url)
+    throw new ValidationError(
+      `Expected ${name} to be an absolute http(s) URL, got ${typeof value === 'string' ? 'a string that is not one' : typeof value}`,
+    );
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ValidationError(`Expected ${name} to be an http(s) URL, got protocol '${url.protocol}'`);
   return url;
 }

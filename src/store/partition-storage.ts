@@ -184,7 +184,14 @@ export type ScheduleWrite =
       /** No tick follows: the schedule ended. */
       readonly ended: boolean;
     }
-  | { readonly op: 'resume'; readonly key: string; readonly gen: number; readonly first: string | null; readonly ticks: readonly string[]; readonly complete: boolean }
+  | {
+      readonly op: 'resume';
+      readonly key: string;
+      readonly gen: number;
+      readonly first: string | null;
+      readonly ticks: readonly string[];
+      readonly complete: boolean;
+    }
   | { readonly op: 'pause' | 'remove'; readonly key: string };
 
 export interface ScheduleWriteResult {

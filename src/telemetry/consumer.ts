@@ -7,7 +7,16 @@
  */
 import type { Attributes, Context, Histogram, Link, MeterProvider, Span } from '@opentelemetry/api';
 import { openTelemetry } from './otel-api.js';
-import { ATTR, errorType, INSTRUMENTATION_NAME, loadedApi, recordFailure, registeredTracer, remoteSpanContext, SYSTEM } from './telemetry.js';
+import {
+  ATTR,
+  errorType,
+  INSTRUMENTATION_NAME,
+  loadedApi,
+  recordFailure,
+  registeredTracer,
+  remoteSpanContext,
+  SYSTEM,
+} from './telemetry.js';
 
 /**
  * How a Worker's `process` span relates to the context stored with the job: `'child'` continues
@@ -81,7 +90,11 @@ function processInstruments(): Instruments | undefined {
  * The parent context and links of a `process` span: of one job, by the Worker's `tracing.parent`;
  * of a batch (`batch`, whatever its size), links to its jobs' contexts.
  */
-function consumerParent(jobs: readonly ProcessedJob[], mode: TracingParent, batch: boolean): { parent: Context; links: Link[] | undefined } {
+function consumerParent(
+  jobs: readonly ProcessedJob[],
+  mode: TracingParent,
+  batch: boolean,
+): { parent: Context; links: Link[] | undefined } {
   const { ROOT_CONTEXT, trace } = loadedApi();
   const first = jobs[0];
   if (!batch && first?.traceparent !== undefined) {

@@ -152,10 +152,19 @@ export function startSend(queue: string, jobs: readonly TracedWrite[], bulk: boo
   const active = context.active();
   for (const [parent, group] of groups) {
     const remote = parent === '' ? undefined : remoteSpanContext(parent);
-    const attributes: Attributes = { [ATTR.system]: SYSTEM, [ATTR.operationName]: 'send', [ATTR.operationType]: 'send', [ATTR.destination]: queue };
+    const attributes: Attributes = {
+      [ATTR.system]: SYSTEM,
+      [ATTR.operationName]: 'send',
+      [ATTR.operationType]: 'send',
+      [ATTR.destination]: queue,
+    };
     if (bulk) attributes[ATTR.batchCount] = group.length;
     else attributes[ATTR.messageId] = (group[0] as TracedWrite).id;
-    const span = tracer.startSpan(`send ${queue}`, { kind: SpanKind.PRODUCER, attributes }, remote ? trace.setSpanContext(active, remote) : active);
+    const span = tracer.startSpan(
+      `send ${queue}`,
+      { kind: SpanKind.PRODUCER, attributes },
+      remote ? trace.setSpanContext(active, remote) : active,
+    );
     const spanContext = span.spanContext();
     const stored = isSpanContextValid(spanContext) ? formatTraceparent(spanContext) : remote ? parent : undefined;
     for (const job of group) job.traceparent = stored;
@@ -184,7 +193,13 @@ export function startSettle(queue: string, operation: 'ack' | 'fail', id: string
   if (tracer === undefined) return undefined;
   return tracer.startSpan(`${operation} ${queue}`, {
     kind: loadedApi().SpanKind.CLIENT,
-    attributes: { [ATTR.system]: SYSTEM, [ATTR.operationName]: operation, [ATTR.operationType]: 'settle', [ATTR.destination]: queue, [ATTR.messageId]: id },
+    attributes: {
+      [ATTR.system]: SYSTEM,
+      [ATTR.operationName]: operation,
+      [ATTR.operationType]: 'settle',
+      [ATTR.destination]: queue,
+      [ATTR.messageId]: id,
+    },
   });
 }
 

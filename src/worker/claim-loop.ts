@@ -356,7 +356,8 @@ export class ClaimLoop {
     // The server's clock, seen from here: its `now` was read about halfway through the round trip.
     this.#offsetMs = result.now - (sentAt + receivedAt) / 2;
     const later = result.now + this.#options.safetyIntervalMs;
-    const reported = result.nextAt === -1 ? later : Math.min(later, Math.max(result.nextAt, result.jobs.length > 0 ? result.nextAt : result.now + 1));
+    const reported =
+      result.nextAt === -1 ? later : Math.min(later, Math.max(result.nextAt, result.jobs.length > 0 ? result.nextAt : result.now + 1));
     source.nextAt = Math.min(reported, source.heardAt);
     // Refused by the limit: due again when a token is (a freed slot wakes it sooner); a job added
     // meanwhile cannot be claimed before that either.
@@ -387,7 +388,8 @@ export class ClaimLoop {
     let next = now + this.#options.safetyIntervalMs;
     // Without room worth a claim, the next finished job looks again: a timer for a partition already
     // due would fire every millisecond and find nothing to do until then.
-    if (this.#capacity.claimable(this.#capacity.freeJobs())) next = nextClaimAt(this.sources, now, next, this.#options.priority !== undefined, this.#host);
+    if (this.#capacity.claimable(this.#capacity.freeJobs()))
+      next = nextClaimAt(this.sources, now, next, this.#options.priority !== undefined, this.#host);
     this.#timer.arm(Math.max(0, Math.ceil(next - now)));
   }
 }

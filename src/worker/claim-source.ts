@@ -61,7 +61,24 @@ export interface UnansweredClaim {
 
 /** A fresh partition's state: due at once, nothing in flight, asking about schedules until a claim says it has none. */
 export function newSource(queue: string, store: PartitionStorage, count: number, limiter: QueueLimiter): ClaimSource {
-  return { queue, store, count, nextAt: 0, heardAt: Number.POSITIVE_INFINITY, inFlight: 0, waitedOut: 0, lastFull: false, answeredClaimId: undefined, unanswered: [], errorDelayMs: 0, askSchedules: true, limiter, limitBlocked: false, lastEmpty: false, maxResultBytes: 0 };
+  return {
+    queue,
+    store,
+    count,
+    nextAt: 0,
+    heardAt: Number.POSITIVE_INFINITY,
+    inFlight: 0,
+    waitedOut: 0,
+    lastFull: false,
+    answeredClaimId: undefined,
+    unanswered: [],
+    errorDelayMs: 0,
+    askSchedules: true,
+    limiter,
+    limitBlocked: false,
+    lastEmpty: false,
+    maxResultBytes: 0,
+  };
 }
 
 /**
@@ -70,6 +87,7 @@ export function newSource(queue: string, store: PartitionStorage, count: number,
  */
 export function takeResend(source: ClaimSource, sentAt: number, leaseMs: number): UnansweredClaim | undefined {
   // One sent a lease ago or more took nothing that is still held (nor holds tokens still): let it go.
-  while (source.unanswered.length > 0 && sentAt - (source.unanswered[0] as UnansweredClaim).firstSentAt >= leaseMs) source.unanswered.shift();
+  while (source.unanswered.length > 0 && sentAt - (source.unanswered[0] as UnansweredClaim).firstSentAt >= leaseMs)
+    source.unanswered.shift();
   return source.unanswered.shift();
 }

@@ -63,7 +63,13 @@ function anyInFlight(sources: readonly ClaimSource[]): boolean {
  * and `latest` if none is earlier. `underPriority`: the worker shares claims between queues (weights
  * or strictPriority).
  */
-export function nextClaimAt(sources: readonly ClaimSource[], now: number, latest: number, underPriority: boolean, host: IdleHandlers): number {
+export function nextClaimAt(
+  sources: readonly ClaimSource[],
+  now: number,
+  latest: number,
+  underPriority: boolean,
+  host: IdleHandlers,
+): number {
   let next = latest;
   // A partition with a claim in flight is looked at again when the reply arrives.
   // Under priorities, a due partition may be held back for another queue's claim in flight

@@ -22,7 +22,17 @@ export class ClaimedJob<T> implements Job<T> {
   #abortReason: unknown;
 
   /** `limitedAt`: the last time the queue's limit held claims back (server ms), -1 never. */
-  constructor(id: string, queue: string, payload: T, dueAt: number, attempt: number, maxAttempts: number, tickAt: number | undefined, traceparent: string | undefined, limitedAt = -1) {
+  constructor(
+    id: string,
+    queue: string,
+    payload: T,
+    dueAt: number,
+    attempt: number,
+    maxAttempts: number,
+    tickAt: number | undefined,
+    traceparent: string | undefined,
+    limitedAt = -1,
+  ) {
     this.id = id;
     this.queue = queue;
     this.payload = payload;

@@ -31,12 +31,29 @@ export class HeldJob<T> implements HeldLease, KeptSettlement {
   keptResult = '';
   readonly #listener: AckListener<T>;
 
-  constructor(source: ClaimSource, stored: StoredJob, defaultMaxAttempts: number, leaseUntilLocal: number, listener: AckListener<T>, limitedAt = -1) {
+  constructor(
+    source: ClaimSource,
+    stored: StoredJob,
+    defaultMaxAttempts: number,
+    leaseUntilLocal: number,
+    listener: AckListener<T>,
+    limitedAt = -1,
+  ) {
     this.source = source;
     this.stored = stored;
     // As claimedJobFields (claimed-job.ts) builds them, without the object in between. A claim always
     // answers with the due score it took the job at.
-    this.job = new ClaimedJob<T>(stored.id, source.queue, JSON.parse(stored.payloadJson) as T, stored.dueAt as number, stored.attempts, stored.maxAttempts ?? defaultMaxAttempts, stored.tickAt, stored.traceparent, limitedAt);
+    this.job = new ClaimedJob<T>(
+      stored.id,
+      source.queue,
+      JSON.parse(stored.payloadJson) as T,
+      stored.dueAt as number,
+      stored.attempts,
+      stored.maxAttempts ?? defaultMaxAttempts,
+      stored.tickAt,
+      stored.traceparent,
+      limitedAt,
+    );
     this.leaseUntilLocal = leaseUntilLocal;
     this.#listener = listener;
   }

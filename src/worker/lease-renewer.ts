@@ -25,7 +25,13 @@ export class LeaseRenewer<E extends HeldLease> {
   readonly #timer: NodeJS.Timeout;
 
   /** `onRenewed`: the entries of one partition whose leases were renewed (a queue's concurrency slots follow them). */
-  constructor(leaseMs: number, clock: () => number, onLost: (entry: E) => void, onError: (error: unknown) => void, onRenewed?: (store: PartitionStorage, renewed: E[]) => void) {
+  constructor(
+    leaseMs: number,
+    clock: () => number,
+    onLost: (entry: E) => void,
+    onError: (error: unknown) => void,
+    onRenewed?: (store: PartitionStorage, renewed: E[]) => void,
+  ) {
     this.#leaseMs = leaseMs;
     this.#clock = clock;
     this.#onLost = onLost;
@@ -75,7 +81,12 @@ export class LeaseRenewer<E extends HeldLease> {
     this.#renewing.add(store);
     const sentAt = this.#clock();
     try {
-      const lost = new Set(await store.extend(this.#leaseMs, entries.map(entry => entry.stored)));
+      const lost = new Set(
+        await store.extend(
+          this.#leaseMs,
+          entries.map(entry => entry.stored),
+        ),
+      );
       for (let index = 0; index < entries.length; index++) {
         const entry = entries[index] as E;
         if (lost.has(index)) this.#onLost(entry);

@@ -94,7 +94,7 @@ export function splitRound(groups: readonly QueueGroup[], units: number): boolea
   // The level L with sum(weight * (L - pass)) = units over the groups below it. L is above the
   // weighted average pass of those groups, so the lowest one always stays: at most one pass per group.
   let level = 0;
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     let weights = 0;
     let weighted = 0;

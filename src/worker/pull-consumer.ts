@@ -95,12 +95,18 @@ export class PullConsumer<T = unknown> {
     const deadline = Date.now() + waitMs;
     const stores = await this.#storage.partitions(CLAIM);
     const limiterStorage = await this.#storage.limiter(CLAIM);
-    const limiter = (this.#limiter ??= new QueueLimiter(limiterStorage, error => this.#logger.error(`sandglass: the limiter of ${this.queue}: ${(error as Error).message}`)));
+    const limiter = (this.#limiter ??= new QueueLimiter(limiterStorage, error =>
+      this.#logger.error(`sandglass: the limiter of ${this.queue}: ${(error as Error).message}`),
+    ));
     for (;;) {
       const result = await this.#claimAny(stores, limiter, max, leaseMs);
       if (result.jobs.length > 0) {
         return result.jobs.map(job => {
-          const pulled = { ...claimedJobFields<T>(this.queue, job, this.#maxAttempts), token: job.token, leaseUntilAt: result.now + leaseMs };
+          const pulled = {
+            ...claimedJobFields<T>(this.queue, job, this.#maxAttempts),
+            token: job.token,
+            leaseUntilAt: result.now + leaseMs,
+          };
           // Set only when true: most jobs never wait on a limit.
           return (job.dueAt as number) <= result.limitedAt ? { ...pulled, heldByLimit: true } : pulled;
         });
@@ -142,10 +148,16 @@ export class PullConsumer<T = unknown> {
     const store = await this.#storage.partitionFor(id, SETTLE);
     // Sent unless a claim said the queue keeps nothing; the script applies the cap the consumer may not know.
     const maxResultBytes = this.#maxResultBytes.get(store);
-    const results = resultJson === undefined || maxResultBytes === 0 ? undefined : [cappedResultJson(resultJson, maxResultBytes ?? MAX_RESULT_BYTES).json];
+    const results =
+      resultJson === undefined || maxResultBytes === 0
+        ? undefined
+        : [cappedResultJson(resultJson, maxResultBytes ?? MAX_RESULT_BYTES).json];
     const { stale, notFound } = await store.ack([{ id, token }], results);
     this.#limiter?.release(store, token);
-    if (notFound.length > 0) throw new NotFoundError(`No job ${id} in queue ${this.queue} to ack: it does not exist, and none with this id completed in the last minute`);
+    if (notFound.length > 0)
+      throw new NotFoundError(
+        `No job ${id} in queue ${this.queue} to ack: it does not exist, and none with this id completed in the last minute`,
+      );
     return stale.length > 0 ? 'stale' : 'acked';
   }
 
@@ -156,18 +168,29 @@ export class PullConsumer<T = unknown> {
    * within 90 s (its reply was lost) answers as the first send did, and changes nothing: its
    * `retryAt` is the retry's due time while the job still waits for it, absent once a claim took it.
    */
-  async fail(id: string, token: string, options: { error?: string; retryDelayMs?: number; dead?: boolean } = {}): Promise<{ result: 'retried' | 'dead' | 'stale'; retryAt?: number }> {
+  async fail(
+    id: string,
+    token: string,
+    options: { error?: string; retryDelayMs?: number; dead?: boolean } = {},
+  ): Promise<{ result: 'retried' | 'dead' | 'stale'; retryAt?: number }> {
     this.#assertOpen();
     assertLease(id, token);
     assertOptions('consumer.fail', options, ['error', 'retryDelayMs', 'dead']);
     if (options.retryDelayMs !== undefined) assertInteger('retryDelayMs', options.retryDelayMs, 0, MAX_DELAY_MS);
-    if (options.error !== undefined && typeof options.error !== 'string') throw new ValidationError(`Expected \`error\` to be a string, got ${typeof options.error}`);
-    if (options.dead !== undefined && typeof options.dead !== 'boolean') throw new ValidationError(`Expected \`dead\` to be a boolean, got ${typeof options.dead}`);
+    if (options.error !== undefined && typeof options.error !== 'string')
+      throw new ValidationError(`Expected \`error\` to be a string, got ${typeof options.error}`);
+    if (options.dead !== undefined && typeof options.dead !== 'boolean')
+      throw new ValidationError(`Expected \`dead\` to be a boolean, got ${typeof options.dead}`);
     const span = startSettle(this.queue, 'fail', id);
     return withSpan(span, () => this.#fail(id, token, options, span));
   }
 
-  async #fail(id: string, token: string, options: { error?: string; retryDelayMs?: number; dead?: boolean }, span: Span | undefined): Promise<{ result: 'retried' | 'dead' | 'stale'; retryAt?: number }> {
+  async #fail(
+    id: string,
+    token: string,
+    options: { error?: string; retryDelayMs?: number; dead?: boolean },
+    span: Span | undefined,
+  ): Promise<{ result: 'retried' | 'dead' | 'stale'; retryAt?: number }> {
     const store = await this.#storage.partitionFor(id, SETTLE);
     // Read to decide retry or dead; the script checks the token again, and refuses (and counts) a
     // token that does not hold the job, also when this read already saw it so.
@@ -175,7 +198,10 @@ export class PullConsumer<T = unknown> {
     const job = current?.job;
     linkJob(span, job?.traceparent);
     const retryDelayMs = job
-      ? retryDelayAfter(job.attempts, job.maxAttempts ?? this.#maxAttempts, job.backoff ?? this.#backoff, options.error, { dead: options.dead, retryDelayMs: options.retryDelayMs })
+      ? retryDelayAfter(job.attempts, job.maxAttempts ?? this.#maxAttempts, job.backoff ?? this.#backoff, options.error, {
+          dead: options.dead,
+          retryDelayMs: options.retryDelayMs,
+        })
       : -1;
     const message = (options.error ?? 'failed by the consumer').slice(0, MAX_ERROR_LENGTH);
     const { now, stale, resent } = await store.fail([{ id, token, retryDelayMs, message }]);
@@ -183,7 +209,10 @@ export class PullConsumer<T = unknown> {
     if (stale.length > 0) return { result: 'stale' };
     // A resend after a lost reply: the first send decided, from the attempt count it read then.
     const first = resent[0];
-    if (first !== undefined) return first.result === 'dead' || first.retryAt === undefined ? { result: first.result } : { result: 'retried', retryAt: first.retryAt };
+    if (first !== undefined)
+      return first.result === 'dead' || first.retryAt === undefined
+        ? { result: first.result }
+        : { result: 'retried', retryAt: first.retryAt };
     return retryDelayMs === -1 ? { result: 'dead' } : { result: 'retried', retryAt: now + retryDelayMs };
   }
 
@@ -224,11 +253,18 @@ export class PullConsumer<T = unknown> {
       const answeredClaimId = this.#answered.get(store);
       this.#answered.delete(store);
       const askSchedules = !this.#withoutSchedules.has(store);
-      const result = await limiter.claim(store, max, leaseMs, (n, granted) => store.claim(n, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId }, askSchedules, granted));
+      const result = await limiter.claim(store, max, leaseMs, (n, granted) =>
+        store.claim(n, leaseMs, REAP_LIMIT, this.#maxAttempts, { claimId, answeredClaimId }, askSchedules, granted),
+      );
       if (result.maxResultBytes !== undefined) this.#maxResultBytes.set(store, result.maxResultBytes);
       if (result.scheduled === false) this.#withoutSchedules.add(store);
       else if (result.scheduled === true) this.#withoutSchedules.delete(store);
-      if (result.tend.length > 0) tendInBackground({ store, count: stores.length }, result.tend, error => this.#logger.error(`sandglass: creating the next tick of a schedule of ${this.queue} failed (a later claim or upsert retries): ${(error as Error).message}`));
+      if (result.tend.length > 0)
+        tendInBackground({ store, count: stores.length }, result.tend, error =>
+          this.#logger.error(
+            `sandglass: creating the next tick of a schedule of ${this.queue} failed (a later claim or upsert retries): ${(error as Error).message}`,
+          ),
+        );
       if (result.jobs.length > 0) this.#answered.set(store, claimId);
       if (result.jobs.length > 0) return result;
       // Refused by the queue's limit: so would the other partitions be, until `nextAt`.
@@ -276,5 +312,6 @@ export class PullConsumer<T = unknown> {
 
 function assertLease(id: string, token: string): void {
   assertJobId(id);
-  if (typeof token !== 'string' || !CLAIM_TOKEN.test(token)) throw new ValidationError(`Expected \`token\` to be the claim's token (digits), got ${String(token)}`);
+  if (typeof token !== 'string' || !CLAIM_TOKEN.test(token))
+    throw new ValidationError(`Expected \`token\` to be the claim's token (digits), got ${String(token)}`);
 }

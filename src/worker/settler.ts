@@ -140,7 +140,12 @@ export class Settler {
   #flush(): void {
     for (const [store, queue] of this.#queues) {
       this.#flushKind(queue, 'acks', acks => store.ack(acks.map(p => p.settleEntry)));
-      this.#flushKind(queue, 'keeps', keeps => store.ack(keeps.map(p => p.settleEntry), keeps.map(p => p.keptResult)));
+      this.#flushKind(queue, 'keeps', keeps =>
+        store.ack(
+          keeps.map(p => p.settleEntry),
+          keeps.map(p => p.keptResult),
+        ),
+      );
       this.#flushKind(queue, 'fails', async fails => ({ stale: (await store.fail(fails.map(p => p.settleEntry))).stale, notFound: [] }));
     }
   }
@@ -150,10 +155,13 @@ export class Settler {
     while (queue[kind].length > 0 && queue.calls[kind] < MAX_CALLS_IN_FLIGHT) {
       const batch = take(queue, kind);
       queue.calls[kind] += 1;
-      this.#track(this.#send(batch, () => call(batch), queue, kind), () => {
-        queue.calls[kind] -= 1;
-        if (queue[kind].length > 0) this.#schedule(); // what piled up while it travelled
-      });
+      this.#track(
+        this.#send(batch, () => call(batch), queue, kind),
+        () => {
+          queue.calls[kind] -= 1;
+          if (queue[kind].length > 0) this.#schedule(); // what piled up while it travelled
+        },
+      );
     }
   }
 
@@ -167,7 +175,12 @@ export class Settler {
   }
 
   /** Sends one call; a failed one goes back to `queue[kind]` (read then: take() may have replaced the array meanwhile). */
-  async #send<K extends Kind>(batch: StoreQueue[K], call: () => Promise<{ stale: number[]; notFound: number[] }>, queue: StoreQueue, kind: K): Promise<void> {
+  async #send<K extends Kind>(
+    batch: StoreQueue[K],
+    call: () => Promise<{ stale: number[]; notFound: number[] }>,
+    queue: StoreQueue,
+    kind: K,
+  ): Promise<void> {
     let result;
     try {
       result = await call();

@@ -97,7 +97,24 @@ export interface WorkerOptions {
   clock?: () => number;
 }
 
-const KNOWN = ['connection', 'prefix', 'concurrency', 'leaseMs', 'maxAttempts', 'backoff', 'partitions', 'batch', 'prefetch', 'weights', 'strictPriority', 'closeTimeoutMs', 'safetyIntervalMs', 'logger', 'tracing', 'clock'];
+const KNOWN = [
+  'connection',
+  'prefix',
+  'concurrency',
+  'leaseMs',
+  'maxAttempts',
+  'backoff',
+  'partitions',
+  'batch',
+  'prefetch',
+  'weights',
+  'strictPriority',
+  'closeTimeoutMs',
+  'safetyIntervalMs',
+  'logger',
+  'tracing',
+  'clock',
+];
 /** The heaviest queue weight: beyond 1000:1 a share is too small to matter, and strict order says it better. */
 const MAX_WEIGHT = 1_000;
 /** The longest timer Node keeps: a longer one fires at once. */
@@ -174,7 +191,8 @@ function resolveTracing(tracing: unknown): TracingParent {
   if (tracing === undefined) return 'child';
   assertOptions('`tracing`', tracing, ['parent']);
   const parent = (tracing as { parent?: unknown }).parent ?? 'child';
-  if (parent !== 'child' && parent !== 'link') throw new ValidationError(`Expected \`tracing.parent\` to be 'child' or 'link', got ${describe(parent)}`);
+  if (parent !== 'child' && parent !== 'link')
+    throw new ValidationError(`Expected \`tracing.parent\` to be 'child' or 'link', got ${describe(parent)}`);
   return parent;
 }
 
@@ -190,15 +208,19 @@ function resolvePriority(names: readonly string[], weights: unknown, strictPrior
   }
   // Several queues without either: equal shares per queue (otherwise their partitions would take
   // turns, and a queue of 3 partitions would get 3 times the claims of a queue of 1).
-  if (weights === undefined) return names.length < 2 ? undefined : strictPriority === true ? { strict: true } : { weights: names.map(() => 1) };
+  if (weights === undefined)
+    return names.length < 2 ? undefined : strictPriority === true ? { strict: true } : { weights: names.map(() => 1) };
   if (strictPriority === true) {
-    throw new ValidationError('Give either `weights` or `strictPriority: true`, not both: weights share the claims between the queues, strict priority serves a queue only when those before it have nothing due');
+    throw new ValidationError(
+      'Give either `weights` or `strictPriority: true`, not both: weights share the claims between the queues, strict priority serves a queue only when those before it have nothing due',
+    );
   }
   if (typeof weights !== 'object' || weights === null || Array.isArray(weights)) {
     throw new ValidationError(`Expected \`weights\` to be an object of queue name -> integer weight, got ${describe(weights)}`);
   }
   for (const name of Object.keys(weights)) {
-    if (!names.includes(name)) throw new ValidationError(`\`weights\` names ${describe(name)}, which is not one of this worker's queues (${names.join(', ')})`);
+    if (!names.includes(name))
+      throw new ValidationError(`\`weights\` names ${describe(name)}, which is not one of this worker's queues (${names.join(', ')})`);
   }
   const list = names.map(name => {
     const weight: unknown = Object.hasOwn(weights, name) ? ((weights as Record<string, unknown>)[name] ?? 1) : 1;

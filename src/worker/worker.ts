@@ -111,10 +111,21 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
 
     this.#connection = acquireConnection(resolved.connection, this.#logger);
     this.#settler = new Settler(reportError, this.#clock);
-    this.#renewer = new LeaseRenewer<HeldJob<T>>(this.#leaseMs, this.#clock, held => this.#leaseLost(held), reportError, (store, renewed) => {
-      const limiter = renewed[0]?.source.limiter;
-      if (limiter?.slots) limiter.renew(store, renewed.map(held => held.stored.token), this.#leaseMs);
-    });
+    this.#renewer = new LeaseRenewer<HeldJob<T>>(
+      this.#leaseMs,
+      this.#clock,
+      held => this.#leaseLost(held),
+      reportError,
+      (store, renewed) => {
+        const limiter = renewed[0]?.source.limiter;
+        if (limiter?.slots)
+          limiter.renew(
+            store,
+            renewed.map(held => held.stored.token),
+            this.#leaseMs,
+          );
+      },
+    );
     const host: ClaimHost = {
       room: () => this.#capacity - this.#renewer.size,
       hungry: () => this.#waiting.length === 0 && this.#busySlots < this.#concurrency,
@@ -294,7 +305,11 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const { json, tooLargeBytes, notJson } = keptResultJson(kept, maxResultBytes);
     held.keptResult = json;
     if (tooLargeBytes !== undefined) {
-      this.#warnResult(held, 'too large', `its result is ${tooLargeBytes} bytes of JSON, over the queue's maxResultBytes (${maxResultBytes}): kept as { resultTooLarge: true, bytes }`);
+      this.#warnResult(
+        held,
+        'too large',
+        `its result is ${tooLargeBytes} bytes of JSON, over the queue's maxResultBytes (${maxResultBytes}): kept as { resultTooLarge: true, bytes }`,
+      );
     } else if (notJson !== undefined) {
       this.#warnResult(held, 'not JSON', `its result cannot be written as JSON (${notJson}): kept without a result`);
     }
@@ -306,7 +321,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     const key = `${held.source.queue}\n${problem}`;
     if (this.#resultWarnings.has(key)) return;
     this.#resultWarnings.add(key);
-    this.#logger.warn(`sandglass worker: job ${held.stored.id} of queue ${held.source.queue} completed, but ${what} (said once per worker and queue)`);
+    this.#logger.warn(
+      `sandglass worker: job ${held.stored.id} of queue ${held.source.queue} completed, but ${what} (said once per worker and queue)`,
+    );
   }
 
   /**
@@ -322,7 +339,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #fail(held: HeldJob<T>, error: unknown): void {
     if (held.released) return;
     const { job, stored } = held;
-    const retryDelayMs = retryDelayAfter(job.attempt, job.maxAttempts, stored.backoff ?? this.#backoff, error, { dead: error instanceof UnrecoverableError });
+    const retryDelayMs = retryDelayAfter(job.attempt, job.maxAttempts, stored.backoff ?? this.#backoff, error, {
+      dead: error instanceof UnrecoverableError,
+    });
     const dead = retryDelayMs === -1;
     const message = describeError(error);
     this.#settler.fail(held.store, {

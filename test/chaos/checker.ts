@@ -121,9 +121,40 @@ return { redis.call('HKEYS', KEYS[1]), redis.call('ZRANGE', KEYS[2], 0, -1), red
 
 export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promise<RedisSnapshot> {
   const keys = partitionKeys(prefix, queue, 0);
-  const replies = (await raw.eval(SNAPSHOT_SCRIPT, 12, keys.jobs, keys.due, keys.active, keys.dead, keys.errors, keys.wheel, keys.meta, keys.counters, keys.leases, keys.completed, keys.results, keys.expiry)) as string[][];
-  const [jobs, due, active, dead, errors] = replies.slice(0, 5).map(list => new Set(list)) as [Set<string>, Set<string>, Set<string>, Set<string>, Set<string>];
-  const [listed, bucketKeys, entries, index, state, leased, completed, results, expiring] = replies.slice(5) as [string[], string[], string[], string[], [string, string, string], string[], string[], string[], string[]];
+  const replies = (await raw.eval(
+    SNAPSHOT_SCRIPT,
+    12,
+    keys.jobs,
+    keys.due,
+    keys.active,
+    keys.dead,
+    keys.errors,
+    keys.wheel,
+    keys.meta,
+    keys.counters,
+    keys.leases,
+    keys.completed,
+    keys.results,
+    keys.expiry,
+  )) as string[][];
+  const [jobs, due, active, dead, errors] = replies.slice(0, 5).map(list => new Set(list)) as [
+    Set<string>,
+    Set<string>,
+    Set<string>,
+    Set<string>,
+    Set<string>,
+  ];
+  const [listed, bucketKeys, entries, index, state, leased, completed, results, expiring] = replies.slice(5) as [
+    string[],
+    string[],
+    string[],
+    string[],
+    [string, string, string],
+    string[],
+    string[],
+    string[],
+    string[],
+  ];
   const buckets = new Map<string, string[]>();
   for (let i = 0; i < entries.length; i += 2) {
     const id = entries[i + 1] as string;
@@ -190,7 +221,8 @@ export function checkInvariant(snap: RedisSnapshot): InvariantReport {
   const strayErrors = [...snap.errors].filter(id => !snap.jobs.has(id) && !buckets.has(id));
   for (const [id, held] of buckets) {
     const entries = index.get(id) ?? [];
-    if (entries.length !== 1 || entries[0]?.n !== held[0]) wheel.push(`${id}: in bucket(s) ${held.join(', ')}, index says ${entries.map(e => e.n).join(', ') || 'nothing'}`);
+    if (entries.length !== 1 || entries[0]?.n !== held[0])
+      wheel.push(`${id}: in bucket(s) ${held.join(', ')}, index says ${entries.map(e => e.n).join(', ') || 'nothing'}`);
   }
   for (const [id, entries] of index) {
     if (!buckets.has(id)) wheel.push(`${id}: index entry (bucket ${entries.map(e => e.n).join(', ')}) but no bucket holds it`);
@@ -199,7 +231,8 @@ export function checkInvariant(snap: RedisSnapshot): InvariantReport {
   }
   for (const n of snap.wheel.emptyBuckets) wheel.push(`bucket ${n}: listed in wheel but empty`);
   for (const n of snap.wheel.unlistedBuckets) wheel.push(`bucket ${n}: holds entries but wheel does not list it`);
-  if (snap.wheel.wheeledCounter !== snap.wheel.entries) wheel.push(`counter wheeled ${snap.wheel.wheeledCounter}, buckets hold ${snap.wheel.entries}`);
+  if (snap.wheel.wheeledCounter !== snap.wheel.entries)
+    wheel.push(`counter wheeled ${snap.wheel.wheeledCounter}, buckets hold ${snap.wheel.entries}`);
   const leases = [
     ...[...snap.active].filter(id => !snap.leases.has(id)).map(id => `${id}: active without a lease`),
     ...[...snap.leases].filter(id => !snap.active.has(id)).map(id => `${id}: a lease but not active`),
@@ -211,7 +244,16 @@ export function checkInvariant(snap: RedisSnapshot): InvariantReport {
   ];
   const expiry = [...snap.expiry].filter(id => !snap.due.has(id) && !buckets.has(id)).map(id => `${id}: a deadline but not waiting`);
   return {
-    ok: stateless.length + overlapping.length + orphans.length + strayErrors.length + wheel.length + leases.length + completed.length + expiry.length === 0,
+    ok:
+      stateless.length +
+        overlapping.length +
+        orphans.length +
+        strayErrors.length +
+        wheel.length +
+        leases.length +
+        completed.length +
+        expiry.length ===
+      0,
     jobs: new Set([...snap.jobs, ...buckets.keys()]).size,
     stateless,
     orphans,
@@ -364,9 +406,13 @@ function explain(
     return { cause: 'unexplained', why: `started again after the earlier run's ack applied: ${describe}` };
   }
   const killedAt = killsBySource.get(earlier.source);
-  if (killedAt !== undefined && killedAt >= earlier.at - 1 && killedAt <= later.at) return { cause: 'kill', why: `earlier worker SIGKILLed at ${killedAt}: ${describe}` };
+  if (killedAt !== undefined && killedAt >= earlier.at - 1 && killedAt <= later.at)
+    return { cause: 'kill', why: `earlier worker SIGKILLed at ${killedAt}: ${describe}` };
   const freeze = input.freezes.find(f => f.source === earlier.source && f.from <= later.at && f.to - f.from >= input.leaseMs);
   if (freeze) return { cause: 'freeze', why: `earlier worker frozen ${freeze.from}-${freeze.to}: ${describe}` };
   if (later.at >= earlier.at + input.leaseMs - CLAIM_TO_START_SLACK_MS) return { cause: 'lease', why: `lease ran out: ${describe}` };
-  return { cause: 'unexplained', why: `started again ${later.at - earlier.at} ms later, before the lease (${input.leaseMs} ms) could run out: ${describe}` };
+  return {
+    cause: 'unexplained',
+    why: `started again ${later.at - earlier.at} ms later, before the lease (${input.leaseMs} ms) could run out: ${describe}`,
+  };
 }

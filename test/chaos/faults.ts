@@ -65,7 +65,14 @@ export function sigkillScenario(): Scenario {
         {
           name: 'duplicates explained',
           ok: notByKill.length === 0,
-          detail: `${report.duplicates.length} duplicate starts, every one a job of a worker SIGKILLed while it held it: ${notByKill.length === 0 ? 'yes' : `no, ${notByKill.length} are not (${notByKill.slice(0, 3).map(d => `${d.id}: ${d.why}`).join(' | ')})`}`,
+          detail: `${report.duplicates.length} duplicate starts, every one a job of a worker SIGKILLed while it held it: ${
+            notByKill.length === 0
+              ? 'yes'
+              : `no, ${notByKill.length} are not (${notByKill
+                  .slice(0, 3)
+                  .map(d => `${d.id}: ${d.why}`)
+                  .join(' | ')})`
+          }`,
         },
       ];
     },
@@ -119,21 +126,52 @@ export function sigstopScenario(): Scenario {
       for (const e of entries) if (e.kind === 'done' || e.kind === 'stale') outcome.set(`${e.source}\n${e.id}\n${e.attempt}`, e.kind);
       const notRefused = takenOver.filter(d => outcome.get(`${d.earlier.source}\n${d.id}\n${d.earlier.attempt}`) !== 'stale');
       // Taken over while its worker was stopped inside the ack call: the job's handler had ended.
-      const inAck = takenOver.filter(d => context.pool.ackFreezes.some(f => f.source === d.earlier.source && f.from <= d.later.at && f.to >= d.later.at));
+      const inAck = takenOver.filter(d =>
+        context.pool.ackFreezes.some(f => f.source === d.earlier.source && f.from <= d.later.at && f.to >= d.later.at),
+      );
       const others = report.duplicates.filter(d => d.cause !== 'freeze');
       return [
-        { name: 'freezes', ok: context.pool.freezes.length >= 1, detail: `${context.pool.freezes.length} freezes past the lease, ${context.pool.ackFreezes.length} inside an ack call` },
-        { name: 'jobs taken over', ok: takenOver.length >= 1, detail: `${takenOver.length} jobs of a frozen worker were delivered again after its lease ran out` },
-        { name: 'acks frozen in flight', ok: inAck.length >= 1, detail: `${inAck.length} jobs taken over while their worker was stopped inside its ack call (their late acks must be refused)` },
+        {
+          name: 'freezes',
+          ok: context.pool.freezes.length >= 1,
+          detail: `${context.pool.freezes.length} freezes past the lease, ${context.pool.ackFreezes.length} inside an ack call`,
+        },
+        {
+          name: 'jobs taken over',
+          ok: takenOver.length >= 1,
+          detail: `${takenOver.length} jobs of a frozen worker were delivered again after its lease ran out`,
+        },
+        {
+          name: 'acks frozen in flight',
+          ok: inAck.length >= 1,
+          detail: `${inAck.length} jobs taken over while their worker was stopped inside its ack call (their late acks must be refused)`,
+        },
         {
           name: 'frozen acks refused',
           ok: notRefused.length === 0 && takenOver.length >= 1,
-          detail: `${takenOver.length - notRefused.length} of ${takenOver.length} taken-over runs ended \`stale\` in the frozen worker's ledger${notRefused.length ? `; not: ${notRefused.slice(0, 3).map(d => `${d.id} attempt ${d.earlier.attempt} -> ${outcome.get(`${d.earlier.source}\n${d.id}\n${d.earlier.attempt}`) ?? 'no outcome'}`).join(', ')}` : ''}`,
+          detail: `${takenOver.length - notRefused.length} of ${takenOver.length} taken-over runs ended \`stale\` in the frozen worker's ledger${
+            notRefused.length
+              ? `; not: ${notRefused
+                  .slice(0, 3)
+                  .map(
+                    d =>
+                      `${d.id} attempt ${d.earlier.attempt} -> ${outcome.get(`${d.earlier.source}\n${d.id}\n${d.earlier.attempt}`) ?? 'no outcome'}`,
+                  )
+                  .join(', ')}`
+              : ''
+          }`,
         },
         {
           name: 'duplicates explained',
           ok: others.length === 0,
-          detail: `${report.duplicates.length} duplicate starts, all of a frozen worker's jobs after its lease: ${others.length === 0 ? 'yes' : `no (${others.slice(0, 3).map(d => `${d.id}: ${d.cause} ${d.why}`).join(' | ')})`}`,
+          detail: `${report.duplicates.length} duplicate starts, all of a frozen worker's jobs after its lease: ${
+            others.length === 0
+              ? 'yes'
+              : `no (${others
+                  .slice(0, 3)
+                  .map(d => `${d.id}: ${d.cause} ${d.why}`)
+                  .join(' | ')})`
+          }`,
         },
       ];
     },
@@ -161,10 +199,15 @@ export function redisCrashScenario(intervalMs: number): Scenario {
       context.note(`${restarts.length} crashes; restarted after ${restarts.map(r => r.restartedAt - r.killedAt).join('/')} ms`);
     },
     criteria(_report: CheckReport, context: FaultContext, entries: readonly ChaosEntry[]): Criterion[] {
-      const dones = entries.filter(e => e.kind === 'done').map(e => e.at).sort((a, b) => a - b);
+      const dones = entries
+        .filter(e => e.kind === 'done')
+        .map(e => e.at)
+        .sort((a, b) => a - b);
       const resume = restarts.map(r => (dones.find(at => at > r.restartedAt) ?? Number.POSITIVE_INFINITY) - r.restartedAt);
       const last = restarts.at(-1);
-      const idle = context.pool.slots.filter(slot => !entries.some(e => e.source === slot.handle.ledger && e.kind === 'done' && last && e.at > last.restartedAt));
+      const idle = context.pool.slots.filter(
+        slot => !entries.some(e => e.source === slot.handle.ledger && e.kind === 'done' && last && e.at > last.restartedAt),
+      );
       const first = firstStarts(entries);
       const survived = [...context.producer.acknowledged].filter(([id, ackAt]) => {
         const start = first.get(id)?.at;
@@ -178,7 +221,11 @@ export function redisCrashScenario(intervalMs: number): Scenario {
           ok: resume.every(ms => ms <= 5_000),
           detail: `first completed job ${Math.min(...resume)}-${Math.max(...resume)} ms after each restart (<= 5000)`,
         },
-        { name: 'every worker resumed', ok: idle.length === 0, detail: `${context.pool.slots.length - idle.length} of ${context.pool.slots.length} workers completed jobs after the last restart, untouched` },
+        {
+          name: 'every worker resumed',
+          ok: idle.length === 0,
+          detail: `${context.pool.slots.length - idle.length} of ${context.pool.slots.length} workers completed jobs after the last restart, untouched`,
+        },
         { name: 'survived in AOF', ok: survived > 0, detail: `${survived} jobs acknowledged before a crash first ran after the restart` },
       ];
     },
@@ -187,8 +234,8 @@ export function redisCrashScenario(intervalMs: number): Scenario {
 
 // --- 4. Redis commands: SCRIPT FLUSH, CLIENT KILL, CLIENT PAUSE, BUSY script -----------------------
 
-const BUSY_SCRIPT = "local t=redis.call('TIME'); while true do local n=redis.call('TIME'); if (n[1]-t[1])*1000000+(n[2]-t[2]) > 3000000 then break end end";
-
+const BUSY_SCRIPT =
+  "local t=redis.call('TIME'); while true do local n=redis.call('TIME'); if (n[1]-t[1])*1000000+(n[2]-t[2]) > 3000000 then break end end";
 
 interface Window {
   readonly kind: string;
@@ -258,7 +305,9 @@ export function redisCommandsScenario(phaseMs: number): Scenario {
       } while (Date.now() + cycleMs < context.loadEndsAt);
       noscript = (await errorCount(raw, 'NOSCRIPT')) - noscriptBefore;
       busyReplies = (await errorCount(raw, 'BUSY')) - busyBefore;
-      context.note(`${counts.flushes} SCRIPT FLUSHes (${noscript} NOSCRIPT replies), ${counts.killed} connections killed, ${counts.pauses} CLIENT PAUSEs, ${counts.busy} BUSY scripts (${busyReplies} BUSY replies)`);
+      context.note(
+        `${counts.flushes} SCRIPT FLUSHes (${noscript} NOSCRIPT replies), ${counts.killed} connections killed, ${counts.pauses} CLIENT PAUSEs, ${counts.busy} BUSY scripts (${busyReplies} BUSY replies)`,
+      );
     },
     criteria(report: CheckReport, _context: FaultContext, entries: readonly ChaosEntry[]): Criterion[] {
       const first = firstStarts(entries);
@@ -293,7 +342,9 @@ export function redisCommandsScenario(phaseMs: number): Scenario {
           detail:
             `${late.length + afterLostClaim.length} jobs fell due during it; ${late.length} first claimed by a worker that ran them started at most ${max} ms ` +
             `(p99 ${percentile(late, 99)} ms) after the fault ended (<= 1000)` +
-            (afterLostClaim.length ? `; ${afterLostClaim.length} whose first claim's reply was lost started after its lease, at most ${Math.max(...afterLostClaim.map(x => x.late))} ms after the end (not asserted; ${overBound.length} over lease x ${LEASE_MS} + 1000, their lease ran out during the next faults)` : ''),
+            (afterLostClaim.length
+              ? `; ${afterLostClaim.length} whose first claim's reply was lost started after its lease, at most ${Math.max(...afterLostClaim.map(x => x.late))} ms after the end (not asserted; ${overBound.length} over lease x ${LEASE_MS} + 1000, their lease ran out during the next faults)`
+              : ''),
         });
       }
       void report;
@@ -338,7 +389,9 @@ export function oomScenario(): Scenario {
       }
       await raw.config('SET', 'maxmemory', '0');
       window = { kind: 'OOM', from, to: Date.now() };
-      context.note(`maxmemory ${limit} bytes (used_memory was ${used}) for ${window.to - window.from} ms; ${invariants.length} invariant checks while it was in force (up to ${Math.max(0, ...invariants.map(i => i.jobs))} jobs)`);
+      context.note(
+        `maxmemory ${limit} bytes (used_memory was ${used}) for ${window.to - window.from} ms; ${invariants.length} invariant checks while it was in force (up to ${Math.max(0, ...invariants.map(i => i.jobs))} jobs)`,
+      );
     },
     criteria(_report: CheckReport, context: FaultContext, entries: readonly ChaosEntry[]): Criterion[] {
       const failures = context.producer.failures;
@@ -346,10 +399,16 @@ export function oomScenario(): Scenario {
       const otherKinds = [...failures.keys()].filter(kind => kind !== 'RedisOutOfMemoryError');
       const failedIds = new Set(context.producer.failedIds.get('RedisOutOfMemoryError') ?? []);
       const ranFailed = entries.filter(e => e.kind === 'start' && failedIds.has(e.id)).length;
-      const drainedDuring = window ? entries.filter(e => e.kind === 'done' && e.at >= (window as Window).from && e.at <= (window as Window).to).length : 0;
+      const drainedDuring = window
+        ? entries.filter(e => e.kind === 'done' && e.at >= (window as Window).from && e.at <= (window as Window).to).length
+        : 0;
       const badInvariants = invariants.filter(i => !i.ok).length;
       return [
-        { name: 'add refused with a typed error', ok: oom > 0 && otherKinds.length === 0, detail: `${oom} add calls failed with RedisOutOfMemoryError (${failedIds.size} jobs); other errors: ${otherKinds.length ? otherKinds.join(', ') : 'none'}` },
+        {
+          name: 'add refused with a typed error',
+          ok: oom > 0 && otherKinds.length === 0,
+          detail: `${oom} add calls failed with RedisOutOfMemoryError (${failedIds.size} jobs); other errors: ${otherKinds.length ? otherKinds.join(', ') : 'none'}`,
+        },
         {
           name: 'nothing half-written',
           ok: badInvariants === 0 && invariants.length > 0 && halfWritten.length === 0 && ranFailed === 0,
@@ -375,8 +434,16 @@ export function clockSkewScenario(): Scenario {
     },
     criteria(report: CheckReport): Criterion[] {
       return [
-        { name: 'early', ok: report.early.length === 0, detail: `${report.early.length} starts before their due time (Redis dueAt and the producer's own bound)` },
-        { name: 'on time', ok: report.lateness.p99 <= 1_000, detail: `lateness p50 ${report.lateness.p50} ms, p99 ${report.lateness.p99} ms, max ${report.lateness.max} ms (p99 <= 1000)` },
+        {
+          name: 'early',
+          ok: report.early.length === 0,
+          detail: `${report.early.length} starts before their due time (Redis dueAt and the producer's own bound)`,
+        },
+        {
+          name: 'on time',
+          ok: report.lateness.p99 <= 1_000,
+          detail: `lateness p50 ${report.lateness.p50} ms, p99 ${report.lateness.p99} ms, max ${report.lateness.max} ms (p99 <= 1000)`,
+        },
       ];
     },
   };

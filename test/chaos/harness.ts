@@ -90,14 +90,17 @@ export class WorkerPool {
       const from = Number(match[1]);
       const armed = this.#armed.get(handle);
       this.#armed.delete(handle);
-      setTimeout(() => {
-        void handle.kill('SIGCONT').then(() => {
-          const event = { source: handle.ledger, from, to: Date.now() };
-          this.freezes.push(event);
-          this.ackFreezes.push(event);
-          armed?.resolve(event);
-        });
-      }, Math.max(0, from + (armed?.ms ?? 0) - Date.now()));
+      setTimeout(
+        () => {
+          void handle.kill('SIGCONT').then(() => {
+            const event = { source: handle.ledger, from, to: Date.now() };
+            this.freezes.push(event);
+            this.ackFreezes.push(event);
+            armed?.resolve(event);
+          });
+        },
+        Math.max(0, from + (armed?.ms ?? 0) - Date.now()),
+      );
     });
   }
 
@@ -284,7 +287,11 @@ export interface ScenarioResult {
 const WHEEL_SLOT_MS = 1_000;
 
 /** Runs one scenario at one size, start to finish, and always cleans up its processes. */
-export async function runScenario(scenario: Scenario, size: ChaosSize, log: (line: string) => void = () => undefined): Promise<ScenarioResult> {
+export async function runScenario(
+  scenario: Scenario,
+  size: ChaosSize,
+  log: (line: string) => void = () => undefined,
+): Promise<ScenarioResult> {
   const startedAt = Date.now();
   const dir = mkdtempSync(join(tmpdir(), `sandglass-chaos-${scenario.name}-`));
   mkdirSync(join(dir, 'redis'));
@@ -316,8 +323,14 @@ export async function runScenario(scenario: Scenario, size: ChaosSize, log: (lin
     }, 250);
     await pool.start(scenario.workers);
     queue = new Queue<ChaosPayload>(queueName, { connection: server.url });
-    log(`${scenario.name}: ${scenario.workers.length} workers ready after ${Date.now() - startedAt} ms; ${size.jobs} jobs over ${size.loadMs} ms`);
-    producer = new Producer(queue, size, { maxDelayMs: scenario.maxDelayMs, prefix: scenario.name, ...(scenario.padBytes ? { padBytes: scenario.padBytes } : {}) });
+    log(
+      `${scenario.name}: ${scenario.workers.length} workers ready after ${Date.now() - startedAt} ms; ${size.jobs} jobs over ${size.loadMs} ms`,
+    );
+    producer = new Producer(queue, size, {
+      maxDelayMs: scenario.maxDelayMs,
+      prefix: scenario.name,
+      ...(scenario.padBytes ? { padBytes: scenario.padBytes } : {}),
+    });
     const context: FaultContext = {
       server,
       queueName,
@@ -366,14 +379,41 @@ export async function runScenario(scenario: Scenario, size: ChaosSize, log: (lin
     });
     const common: Criterion[] = [
       { name: 'drained', ok: drained, detail: drained ? 'queue empty' : `not drained: ${report.stuck.length} stuck` },
-      { name: 'lost', ok: report.lost.length === 0, detail: `${report.lost.length} lost of ${report.acknowledged} acknowledged${report.lost.length ? ` (e.g. ${report.lost.slice(0, 5).join(', ')}; ${report.stuck.length} stuck in Redis)` : ''}` },
-      { name: 'done twice', ok: report.doneTwice.length === 0, detail: `${report.doneTwice.length} jobs acked twice${report.doneTwice.length ? ` (e.g. ${report.doneTwice.slice(0, 5).join(', ')})` : ''}` },
+      {
+        name: 'lost',
+        ok: report.lost.length === 0,
+        detail: `${report.lost.length} lost of ${report.acknowledged} acknowledged${report.lost.length ? ` (e.g. ${report.lost.slice(0, 5).join(', ')}; ${report.stuck.length} stuck in Redis)` : ''}`,
+      },
+      {
+        name: 'done twice',
+        ok: report.doneTwice.length === 0,
+        detail: `${report.doneTwice.length} jobs acked twice${report.doneTwice.length ? ` (e.g. ${report.doneTwice.slice(0, 5).join(', ')})` : ''}`,
+      },
       {
         name: 'duplicates explained',
         ok: report.duplicatesByCause.unexplained === 0,
-        detail: `${report.duplicates.length} duplicate starts: ${describeCauses(report)}${report.duplicatesByCause.unexplained ? `; e.g. ${report.duplicates.filter(d => d.cause === 'unexplained').slice(0, 3).map(d => `${d.id}: ${d.why}`).join(' | ')}` : ''}`,
+        detail: `${report.duplicates.length} duplicate starts: ${describeCauses(report)}${
+          report.duplicatesByCause.unexplained
+            ? `; e.g. ${report.duplicates
+                .filter(d => d.cause === 'unexplained')
+                .slice(0, 3)
+                .map(d => `${d.id}: ${d.why}`)
+                .join(' | ')}`
+            : ''
+        }`,
       },
-      { name: 'early', ok: report.early.length === 0, detail: `${report.early.length} early starts${report.early.length ? ` (e.g. ${report.early.slice(0, 3).map(e => `${e.id} ${e.dueAt - e.at} ms before dueAt, ${e.minDue - e.at} ms before minDue`).join('; ')})` : ''}` },
+      {
+        name: 'early',
+        ok: report.early.length === 0,
+        detail: `${report.early.length} early starts${
+          report.early.length
+            ? ` (e.g. ${report.early
+                .slice(0, 3)
+                .map(e => `${e.id} ${e.dueAt - e.at} ms before dueAt, ${e.minDue - e.at} ms before minDue`)
+                .join('; ')})`
+            : ''
+        }`,
+      },
       { name: 'phantoms', ok: report.phantoms.length === 0, detail: `${report.phantoms.length} started jobs no producer sent` },
       {
         name: 'invariant',
@@ -414,7 +454,12 @@ export async function runScenario(scenario: Scenario, size: ChaosSize, log: (lin
 
 export function describeCauses(report: CheckReport): string {
   const { kill, freeze, lease, unexplained } = report.duplicatesByCause;
-  const parts = [kill && `${kill} after a SIGKILL`, freeze && `${freeze} after a freeze`, lease && `${lease} after a lease ran out`, unexplained && `${unexplained} UNEXPLAINED`].filter(Boolean);
+  const parts = [
+    kill && `${kill} after a SIGKILL`,
+    freeze && `${freeze} after a freeze`,
+    lease && `${lease} after a lease ran out`,
+    unexplained && `${unexplained} UNEXPLAINED`,
+  ].filter(Boolean);
   return parts.length ? parts.join(', ') : 'none';
 }
 

@@ -290,7 +290,8 @@ export async function startFaultProxy(options: { target: { host: string; port: n
       const previous = mode;
       mode = typeof next === 'string' ? ({ pass, dropReplies, blackhole } as const)[next] : next;
       if (mode.kind === 'latency' && !(Number.isFinite(mode.ms) && mode.ms >= 0)) throw new RangeError(`latency: bad ms ${mode.ms}`);
-      if (mode.kind === 'dropRepliesThenReset' && !(Number.isFinite(mode.afterMs) && mode.afterMs >= 0)) throw new RangeError(`dropRepliesThenReset: bad afterMs ${mode.afterMs}`);
+      if (mode.kind === 'dropRepliesThenReset' && !(Number.isFinite(mode.afterMs) && mode.afterMs >= 0))
+        throw new RangeError(`dropRepliesThenReset: bad afterMs ${mode.afterMs}`);
       if (!dropsReplies()) {
         clearTimeout(resetTimer);
         resetTimer = undefined;

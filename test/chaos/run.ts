@@ -13,14 +13,22 @@ const plan = chaosPlan(scale).filter(({ scenario }) => only.length === 0 || only
 const startedAt = Date.now();
 const stamp = () => `[${((Date.now() - startedAt) / 1000).toFixed(1)} s]`;
 console.log(`sandglass chaos suite, ${scale} size: ${plan.map(p => p.scenario.name).join(', ')}`);
-console.log(`${cpus().length} CPUs, load average ${loadavg().map(l => l.toFixed(2)).join(' ')} at the start`);
+console.log(
+  `${cpus().length} CPUs, load average ${loadavg()
+    .map(l => l.toFixed(2))
+    .join(' ')} at the start`,
+);
 const results: ScenarioResult[] = [];
 for (const { scenario, size } of plan) {
   try {
     const result = await runScenario(scenario, size, line => console.log(`${stamp()} ${line}`));
     results.push(result);
     console.log(formatResult(result));
-    console.log(`  load average now ${loadavg().map(l => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `  load average now ${loadavg()
+        .map(l => l.toFixed(2))
+        .join(' ')}`,
+    );
   } catch (error) {
     console.log(`FAIL ${scenario.name}: the harness threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exitCode = 1;
@@ -28,5 +36,9 @@ for (const { scenario, size } of plan) {
 }
 console.log('');
 console.log(formatTable(results));
-console.log(`\nwhole run ${((Date.now() - startedAt) / 1000).toFixed(0)} s; load average at the end ${loadavg().map(l => l.toFixed(2)).join(' ')}`);
+console.log(
+  `\nwhole run ${((Date.now() - startedAt) / 1000).toFixed(0)} s; load average at the end ${loadavg()
+    .map(l => l.toFixed(2))
+    .join(' ')}`,
+);
 if (results.some(r => !r.pass) || results.length < plan.length) process.exitCode = 1;

@@ -18,7 +18,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PartitionStore } from '../../src/store/redis/partition-store.js';
-import { runWorkerProcess, spawnWorkerProgram, type LedgerEntry, type WorkerProcess, type WorkerProcessOptions } from '../fixtures/worker-process.js';
+import {
+  runWorkerProcess,
+  spawnWorkerProgram,
+  type LedgerEntry,
+  type WorkerProcess,
+  type WorkerProcessOptions,
+} from '../fixtures/worker-process.js';
 
 /** The payload every chaos producer adds. */
 export interface ChaosPayload {
@@ -56,7 +62,15 @@ export function readChaosLedger(path: string): ChaosEntry[] {
       entries.push({ kind, id: '-', attempt: 0, at: Number(at), dueAt: 0, minDue: 0, source: path, message: [minDue, ...rest].join(' ') });
       continue;
     }
-    entries.push({ kind: kind as LedgerEntry['kind'], id: id as string, attempt: Number(attempt), at: Number(at), dueAt: Number(dueAt), minDue: Number(minDue), source: path });
+    entries.push({
+      kind: kind as LedgerEntry['kind'],
+      id: id as string,
+      attempt: Number(attempt),
+      at: Number(at),
+      dueAt: Number(dueAt),
+      minDue: Number(minDue),
+      source: path,
+    });
   }
   return entries;
 }

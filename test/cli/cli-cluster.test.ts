@@ -36,7 +36,9 @@ describe('the CLI on a Redis Cluster', { timeout: 300_000 }, () => {
 
     // The environment works the same; a queue that exists keeps its count whatever --partitions says.
     const env = { REDIS_CLUSTER_NODES: nodes(), SANDGLASS_PARTITIONS: '2' };
-    const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ payload: { n: i + 1 }, id: `line-${i + 1}`, delay: '1h' })).join('\n');
+    const lines = Array.from({ length: 40 }, (_, i) => JSON.stringify({ payload: { n: i + 1 }, id: `line-${i + 1}`, delay: '1h' })).join(
+      '\n',
+    );
     const imported = await sandglassJson(['import', name], env, `${lines}\n`);
     assert.equal(imported.code, 0, imported.stderr);
     assert.equal(imported.body.imported, 40);
@@ -47,7 +49,10 @@ describe('the CLI on a Redis Cluster', { timeout: 300_000 }, () => {
     assert.deepEqual(stats.body.stats, { delayed: 41, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
     const all = await sandglassJson(['stats'], env);
     assert.equal(all.code, 0, all.stderr);
-    assert.ok((all.body.queues as { name: string }[]).some(queue => queue.name === name), 'stats of every queue lists it');
+    assert.ok(
+      (all.body.queues as { name: string }[]).some(queue => queue.name === name),
+      'stats of every queue lists it',
+    );
     const page = await sandglassJson(['ls', name, '--state', 'delayed', '--limit', '100'], env);
     assert.equal(page.code, 0, page.stderr);
     assert.equal(page.body.jobs.length, 41, 'the list merges the four partitions');
@@ -68,7 +73,10 @@ describe('the CLI on a Redis Cluster', { timeout: 300_000 }, () => {
     const schedule = await sandglassJson(['schedule', 'add', name, 'nightly', '--every', '1h'], env);
     assert.equal(schedule.code, 0, schedule.stderr);
     const schedules = await sandglassJson(['schedule', 'ls', name], env);
-    assert.deepEqual((schedules.body.schedules as { key: string }[]).map(info => info.key), ['nightly']);
+    assert.deepEqual(
+      (schedules.body.schedules as { key: string }[]).map(info => info.key),
+      ['nightly'],
+    );
 
     // A queue created with the environment's count.
     const other = uniqueQueue('cli-env');
@@ -84,9 +92,13 @@ describe('the CLI on a Redis Cluster', { timeout: 300_000 }, () => {
       assert.equal(run.code, 0, run.stderr);
     }
     await partitionCount(name, 4);
-    const worker = new Worker(name, () => {
-      throw new UnrecoverableError('no such order');
-    }, { connection: cluster.client });
+    const worker = new Worker(
+      name,
+      () => {
+        throw new UnrecoverableError('no such order');
+      },
+      { connection: cluster.client },
+    );
     const queue = new Queue(name, { connection: cluster.client });
     try {
       await waitFor(async () => (await queue.stats()).dead === 3, 15_000, 'three dead letters');
@@ -148,10 +160,16 @@ describe('sandglass serve on a Redis Cluster', { timeout: 300_000 }, () => {
       // The binding's queue was created with the setting's count before its worker started.
       await partitionCount(hooked, 4);
 
-      const added = await request(`${serve.url}/v1/queues/${api}/jobs`, { method: 'POST', body: { payload: { n: 1 }, id: 'a1', delay: '1h' } });
+      const added = await request(`${serve.url}/v1/queues/${api}/jobs`, {
+        method: 'POST',
+        body: { payload: { n: 1 }, id: 'a1', delay: '1h' },
+      });
       assert.equal(added.status, 201, JSON.stringify(added.body));
       await partitionCount(api, 4);
-      const bulk = await request(`${serve.url}/v1/queues/${api}/jobs:bulk`, { method: 'POST', body: { jobs: Array.from({ length: 20 }, (_, i) => ({ payload: i, delay: '1h' })) } });
+      const bulk = await request(`${serve.url}/v1/queues/${api}/jobs:bulk`, {
+        method: 'POST',
+        body: { jobs: Array.from({ length: 20 }, (_, i) => ({ payload: i, delay: '1h' })) },
+      });
       assert.equal(bulk.status, 201, JSON.stringify(bulk.body));
 
       const stats = await request(`${serve.url}/v1/queues/${api}`);

@@ -124,7 +124,9 @@ describe('sandglass limits and retention', { concurrency: 3 }, () => {
     const q = queue(name);
     await q.setRetention({ completed: { count: 10 } });
     await q.add({ n: 1 }, { id: 'done' });
-    const worker = redis.track(new Worker<unknown>(name, async () => ({ mailed: true, text: 'line\u001b[31m' }), { connection: redis.url }));
+    const worker = redis.track(
+      new Worker<unknown>(name, async () => ({ mailed: true, text: 'line\u001b[31m' }), { connection: redis.url }),
+    );
     await waitFor(async () => (await q.get('done'))?.state === 'completed', 10_000, 'the job to complete');
     await worker.close();
     await q.setLimits({ rate: { max: 5, per: '1m' }, concurrency: 2 });
@@ -160,7 +162,11 @@ describe('flow flags', () => {
     assert.throws(() => parseRate('/1s'), /<max>\/<per>/);
     assert.throws(() => parseRate('100/'), /<max>\/<per>/);
     assert.equal(toLimitsInput({}), undefined);
-    assert.deepEqual(toLimitsInput({ rate: 'none', concurrency: '3', expireAfter: '1h' }), { rate: null, concurrency: 3, expireAfter: '1h' });
+    assert.deepEqual(toLimitsInput({ rate: 'none', concurrency: '3', expireAfter: '1h' }), {
+      rate: null,
+      concurrency: 3,
+      expireAfter: '1h',
+    });
     assert.deepEqual(toLimitsInput({ concurrency: 'lots' }), { concurrency: 'lots' }, 'not a number: passed on for the library to name');
     assert.equal(toRetentionInput({}), undefined);
     assert.deepEqual(toRetentionInput({ count: '10', age: '1d' }), { completed: { count: 10, age: '1d' } });

@@ -60,10 +60,19 @@ describe('sandglass import', { concurrency: 3 }, () => {
   it('reports the summary and every bad line in one JSON document with --json', async () => {
     const run = await cli(['--json', 'import', uniqueQueue(), file('mixed-json.jsonl', MIXED)]);
     assert.equal(run.code, 5, run.stderr);
-    const summary = JSON.parse(run.stdout) as { imported: number; skipped: number; durationMs: number; jobsPerSecond: number; errors: { line: number; message: string }[] };
+    const summary = JSON.parse(run.stdout) as {
+      imported: number;
+      skipped: number;
+      durationMs: number;
+      jobsPerSecond: number;
+      errors: { line: number; message: string }[];
+    };
     assert.equal(summary.imported, 4);
     assert.equal(summary.skipped, 5);
-    assert.deepEqual(summary.errors.map(error => error.line), [3, 5, 7, 8, 9]);
+    assert.deepEqual(
+      summary.errors.map(error => error.line),
+      [3, 5, 7, 8, 9],
+    );
     assert.equal(typeof summary.durationMs, 'number');
     assert.equal(typeof summary.jobsPerSecond, 'number');
   });
@@ -84,13 +93,18 @@ describe('sandglass import', { concurrency: 3 }, () => {
     const run = await cli(['import', name, '--bare', '--delay', '10m'], '{"orderId":1}\n2\n"three"\n');
     assert.equal(run.code, 0, run.stderr);
     const { jobs } = await openQueue(name).list('delayed');
-    assert.deepEqual(jobs.map(job => job.payload), [{ orderId: 1 }, 2, 'three']);
+    assert.deepEqual(
+      jobs.map(job => job.payload),
+      [{ orderId: 1 }, 2, 'three'],
+    );
     assert.ok(jobs.every(job => job.dueAt > Date.now() + 9 * 60_000));
   });
 
   it('sends thousands of lines in chunks and isolates a bad line the library refuses in the middle of a chunk', async () => {
     const name = uniqueQueue();
-    const lines = Array.from({ length: 2_000 }, (_, i) => JSON.stringify({ payload: { n: i }, delay: '1h', maxAttempts: i === 1_234 ? 0 : 5 }));
+    const lines = Array.from({ length: 2_000 }, (_, i) =>
+      JSON.stringify({ payload: { n: i }, delay: '1h', maxAttempts: i === 1_234 ? 0 : 5 }),
+    );
     const run = await cli(['--json', 'import', name, file('big.jsonl', lines)]);
     assert.equal(run.code, 5, run.stderr);
     const summary = JSON.parse(run.stdout) as { imported: number; skipped: number; errors: { line: number; message: string }[] };
@@ -102,7 +116,13 @@ describe('sandglass import', { concurrency: 3 }, () => {
 
   it('reports a number beyond the double range (1e400) as a bad line instead of importing it as null', async () => {
     const name = uniqueQueue();
-    const lines = ['{"payload":{"amount":1e400},"id":"big"}', '{"payload":{"n":[1,-2E+999]}}', '{"payload":1,"delay":1e400}', `{"payload":${'9'.repeat(400)}}`, '{"payload":1e300,"id":"fine"}'];
+    const lines = [
+      '{"payload":{"amount":1e400},"id":"big"}',
+      '{"payload":{"n":[1,-2E+999]}}',
+      '{"payload":1,"delay":1e400}',
+      `{"payload":${'9'.repeat(400)}}`,
+      '{"payload":1e300,"id":"fine"}',
+    ];
     const run = await cli(['import', name, file('overflow.jsonl', lines)]);
     assert.equal(run.code, 5, run.stderr);
     assert.match(run.stderr, /^line 1: payload\.amount is a number out of range \(beyond ±1\.7976931348623157e308\)$/m);

@@ -48,7 +48,18 @@ describe('sandglass schedule', { concurrency: 3 }, () => {
     assert.equal(again.code, 0, again.stderr);
     assert.deepEqual([again.body.nextAt, again.body.runs], [added.body.nextAt, added.body.runs]);
 
-    const human = await cli(['schedule', 'add', queue, 'refund-poll:42', '--every', '5m', '--payload', '{"refundId":42}', '--max-attempts', '3']);
+    const human = await cli([
+      'schedule',
+      'add',
+      queue,
+      'refund-poll:42',
+      '--every',
+      '5m',
+      '--payload',
+      '{"refundId":42}',
+      '--max-attempts',
+      '3',
+    ]);
     assert.equal(human.code, 0, human.stderr);
     assert.match(human.stdout, /^key +refund-poll:42$/m);
     assert.match(human.stdout, /^schedule +every 5m$/m);
@@ -62,10 +73,26 @@ describe('sandglass schedule', { concurrency: 3 }, () => {
     const startAt = Date.now() + 86_400_000;
     const endAt = startAt + 30 * 86_400_000;
     const added = await json([
-      'schedule', 'add', queue, 'daily-report',
-      '--cron', '0 9 * * *', '--tz', 'Europe/Berlin', '--payload', '"daily"',
-      '--start-at', new Date(startAt).toISOString(), '--end-at', String(endAt),
-      '--limit', '10', '--overlap', 'skip', '--catch-up', 'none',
+      'schedule',
+      'add',
+      queue,
+      'daily-report',
+      '--cron',
+      '0 9 * * *',
+      '--tz',
+      'Europe/Berlin',
+      '--payload',
+      '"daily"',
+      '--start-at',
+      new Date(startAt).toISOString(),
+      '--end-at',
+      String(endAt),
+      '--limit',
+      '10',
+      '--overlap',
+      'skip',
+      '--catch-up',
+      'none',
     ]);
     assert.equal(added.code, 0, added.stderr);
     const info = added.body;
@@ -112,7 +139,10 @@ describe('sandglass schedule', { concurrency: 3 }, () => {
     assert.match(first ?? '', new RegExp(`^a:cron +cron 0 9 \\* \\* 1-5 +America/New_York +${ISO.source} +\\d+ +0 +no +-$`));
     assert.match(second ?? '', /^b:every +every 1m 30s +UTC +- \(paused\) +\d+ +0 +yes +-$/);
     const listed = await json(['schedule', 'ls', queue]);
-    assert.deepEqual(listed.body.schedules.map((info: { key: string }) => info.key), ['a:cron', 'b:every']);
+    assert.deepEqual(
+      listed.body.schedules.map((info: { key: string }) => info.key),
+      ['a:cron', 'b:every'],
+    );
   });
 
   it('pause, resume and rm answer, and exit 3 for an unknown schedule', async () => {
@@ -187,7 +217,11 @@ describe('schedule formatting', () => {
     assert.equal(formatInZone(Date.UTC(2027, 9, 31, 0, 30), 'Europe/Berlin'), '2027-10-31 02:30:00 Europe/Berlin (+02:00)');
     assert.equal(formatInZone(Date.UTC(2027, 9, 31, 1, 30), 'Europe/Berlin'), '2027-10-31 02:30:00 Europe/Berlin (+01:00)');
     assert.equal(formatInZone(Date.UTC(2027, 0, 1, 0, 0), 'UTC'), '2027-01-01 00:00:00 UTC (+00:00)');
-    assert.equal(formatInZone(Date.UTC(2027, 0, 1, 5, 0, 0), 'America/New_York'), '2027-01-01 00:00:00 America/New_York (-05:00)', 'midnight is 00, not 24');
+    assert.equal(
+      formatInZone(Date.UTC(2027, 0, 1, 5, 0, 0), 'America/New_York'),
+      '2027-01-01 00:00:00 America/New_York (-05:00)',
+      'midnight is 00, not 24',
+    );
     assert.equal(formatInZone(Date.UTC(2027, 0, 1, 0, 0, 0), 'Asia/Kolkata'), '2027-01-01 05:30:00 Asia/Kolkata (+05:30)');
   });
 
@@ -205,7 +239,10 @@ describe('schedule formatting', () => {
     assert.match(ended, /^next run +none \(ended\)$/m);
     assert.doesNotMatch(ended, /^upcoming/m);
     assert.match(ended, /^last run +none yet$/m);
-    const table = formatScheduleList('reports', [base, { ...base, key: 'poll', cron: undefined, every: 300_000, tz: 'UTC', paused: true, nextAt: null, upcoming: [], lastRun: null }]);
+    const table = formatScheduleList('reports', [
+      base,
+      { ...base, key: 'poll', cron: undefined, every: 300_000, tz: 'UTC', paused: true, nextAt: null, upcoming: [], lastRun: null },
+    ]);
     assert.deepEqual(table.split('\n'), [
       'KEY    SCHEDULE         TZ             NEXT RUN                  RUNS  SKIPPED  PAUSED  LAST RUN',
       'daily  cron 30 2 * * *  Europe/Berlin  2027-03-28T01:00:00.000Z     2        1  no      done',
@@ -216,8 +253,24 @@ describe('schedule formatting', () => {
 
   it('turns flags into the spec types and judges nothing', () => {
     assert.deepEqual(toScheduleSpec({}), {}, 'unset flags stay absent: the library defaults apply');
-    const spec = toScheduleSpec({ every: '1500', limit: '3', maxAttempts: '2.5', overlap: 'whatever', startAt: '1800000000000', endAt: '2030-01-01T00:00:00Z', payload: '[1]' });
-    assert.deepEqual(spec, { every: '1500', limit: 3, maxAttempts: 2.5, overlap: 'whatever', startAt: 1_800_000_000_000, endAt: new Date('2030-01-01T00:00:00Z'), payload: [1] });
+    const spec = toScheduleSpec({
+      every: '1500',
+      limit: '3',
+      maxAttempts: '2.5',
+      overlap: 'whatever',
+      startAt: '1800000000000',
+      endAt: '2030-01-01T00:00:00Z',
+      payload: '[1]',
+    });
+    assert.deepEqual(spec, {
+      every: '1500',
+      limit: 3,
+      maxAttempts: 2.5,
+      overlap: 'whatever',
+      startAt: 1_800_000_000_000,
+      endAt: new Date('2030-01-01T00:00:00Z'),
+      payload: [1],
+    });
     assert.equal(toScheduleSpec({ limit: 'ten' }).limit, 'ten', 'the library names `limit` and the value');
   });
 });

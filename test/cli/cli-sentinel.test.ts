@@ -26,7 +26,13 @@ describe('the CLI and serve through Redis Sentinel', { timeout: 300_000 }, () =>
     const flags = ['--sentinels', sentinels, '--sentinel-name', MASTER_NAME];
     const added = await sandglass([...flags, 'add', name, '{"n":1}', '--delay', '1h', '--id', 'j1', '--partitions', '3']);
     assert.equal(added.code, 0, added.stderr);
-    assert.match(added.stderr, new RegExp(`^sandglass: Redis sentinel primary '${MASTER_NAME}' via 127\\.0\\.0\\.1:\\d+,127\\.0\\.0\\.1:\\d+,127\\.0\\.0\\.1:\\d+ \\(--sentinels\\)$`, 'm'));
+    assert.match(
+      added.stderr,
+      new RegExp(
+        `^sandglass: Redis sentinel primary '${MASTER_NAME}' via 127\\.0\\.0\\.1:\\d+,127\\.0\\.0\\.1:\\d+,127\\.0\\.0\\.1:\\d+ \\(--sentinels\\)$`,
+        'm',
+      ),
+    );
 
     // The queue is on the primary the sentinels name, with 3 partitions.
     const primary = new Redis(setup.primary.port, '127.0.0.1');
@@ -58,7 +64,10 @@ describe('the CLI and serve through Redis Sentinel', { timeout: 300_000 }, () =>
       const stats = await request(`${serve.url}/v1/queues/${name}`);
       assert.equal(stats.body.stats.delayed, 1);
       const list = await request(`${serve.url}/v1/queues/${name}/jobs?state=delayed`);
-      assert.deepEqual((list.body.jobs as { id: string }[]).map(job => job.id), ['a']);
+      assert.deepEqual(
+        (list.body.jobs as { id: string }[]).map(job => job.id),
+        ['a'],
+      );
       const queues = await request(`${serve.url}/v1/queues`);
       assert.ok((queues.body.queues as { name: string }[]).some(queue => queue.name === name));
       const info = await request(`${serve.url}/v1/info`);

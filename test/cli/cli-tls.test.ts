@@ -22,11 +22,43 @@ const file = (name: string) => join(dir, name);
 /** A CA, a server certificate for 127.0.0.1 signed by it, and a client certificate. */
 function makeCertificates(): void {
   const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=sandglass test CA', '-keyout', 'ca.key', '-out', 'ca.crt');
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=sandglass test CA',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+  );
   writeFileSync(file('server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  for (const [name, ext] of [['server', ['-extfile', 'server.ext']], ['client', []]] as const) {
+  for (const [name, ext] of [
+    ['server', ['-extfile', 'server.ext']],
+    ['client', []],
+  ] as const) {
     openssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=sandglass ${name}`, '-keyout', `${name}.key`, '-out', `${name}.csr`);
-    openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', ...ext, '-out', `${name}.crt`);
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '1',
+      ...ext,
+      '-out',
+      `${name}.crt`,
+    );
   }
 }
 
@@ -37,7 +69,18 @@ before(async () => {
     const port = await freePort();
     server = await startLocalRedis({
       appendOnly: false,
-      args: ['--tls-port', String(port), '--tls-cert-file', file('server.crt'), '--tls-key-file', file('server.key'), '--tls-ca-cert-file', file('ca.crt'), '--tls-auth-clients', 'optional'],
+      args: [
+        '--tls-port',
+        String(port),
+        '--tls-cert-file',
+        file('server.crt'),
+        '--tls-key-file',
+        file('server.key'),
+        '--tls-ca-cert-file',
+        file('ca.crt'),
+        '--tls-auth-clients',
+        'optional',
+      ],
     });
     tlsPort = port;
   } catch (error) {
@@ -69,7 +112,12 @@ describe('the CLI on a Redis with TLS', { timeout: 300_000 }, () => {
     assert.match(added.stderr, new RegExp(`sandglass: Redis rediss://app:\\*\\*\\*@127\\.0\\.0\\.1:${tlsPort} \\(--redis\\)`));
     assert.ok(!added.stderr.includes(PASSWORD), 'the password is not printed');
 
-    const env = { REDIS_URL: `rediss://127.0.0.1:${tlsPort}`, REDIS_TLS_CA: file('ca.crt'), REDIS_TLS_CERT: file('client.crt'), REDIS_TLS_KEY: file('client.key') };
+    const env = {
+      REDIS_URL: `rediss://127.0.0.1:${tlsPort}`,
+      REDIS_TLS_CA: file('ca.crt'),
+      REDIS_TLS_CERT: file('client.crt'),
+      REDIS_TLS_KEY: file('client.key'),
+    };
     const stats = await sandglassJson(['stats', name], env);
     assert.equal(stats.code, 0, stats.stderr);
     assert.equal(stats.body.stats.ready, 1);
@@ -124,7 +172,10 @@ describe('Redis settings the CLI refuses', { timeout: 300_000 }, () => {
     writeFileSync(unreadable, 'secret');
     chmodSync(unreadable, 0o000);
     const cases: [string[], RegExp][] = [
-      [['--cluster', 'nonsense'], /Expected --cluster to be a comma-separated list of host:port, e\.g\. 10\.0\.0\.1:6379,10\.0\.0\.2:6379.*got 'nonsense'/],
+      [
+        ['--cluster', 'nonsense'],
+        /Expected --cluster to be a comma-separated list of host:port, e\.g\. 10\.0\.0\.1:6379,10\.0\.0\.2:6379.*got 'nonsense'/,
+      ],
       [['--cluster', '127.0.0.1:70000'], /Expected --cluster to be a comma-separated list of host:port/],
       [['--partitions', '0'], /Expected --partitions to be an integer from 1 to 1024, got 0/],
       [['--partitions', 'abc'], /Expected --partitions to be an integer from 1 to 1024, got 'abc'/],
@@ -137,7 +188,8 @@ describe('Redis settings the CLI refuses', { timeout: 300_000 }, () => {
       [['--redis', 'redis://127.0.0.1:1', '--tls-cert', file('client.crt')], /--tls-cert is given without --tls-key/],
     ];
     // root reads any file: the unreadable case only where permissions hold.
-    if (process.getuid?.() !== 0) cases.push([['--redis', 'rediss://127.0.0.1:1', '--tls-ca', unreadable], /Cannot read --tls-ca '.*unreadable\.pem': EACCES/]);
+    if (process.getuid?.() !== 0)
+      cases.push([['--redis', 'rediss://127.0.0.1:1', '--tls-ca', unreadable], /Cannot read --tls-ca '.*unreadable\.pem': EACCES/]);
     // Four CLI processes at a time: each refuses at once, most of its time is Node's start.
     const runs: Awaited<ReturnType<typeof sandglass>>[] = [];
     for (let start = 0; start < cases.length; start += 4) {

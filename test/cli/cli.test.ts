@@ -15,7 +15,10 @@ function cli(args: string[], options: { input?: string; redisUrl?: string } = {}
 }
 
 /** Runs the CLI with --json and parses stdout, which must be exactly one JSON document. */
-async function json(args: string[], options: { input?: string; redisUrl?: string } = {}): Promise<{ code: number; body: Record<string, unknown>; stderr: string }> {
+async function json(
+  args: string[],
+  options: { input?: string; redisUrl?: string } = {},
+): Promise<{ code: number; body: Record<string, unknown>; stderr: string }> {
   const run = await cli(['--json', ...args], options);
   assert.equal(run.stdout.trim().split('\n').length, 1, `one JSON line on stdout, got: ${run.stdout}`);
   return { code: run.code, body: JSON.parse(run.stdout) as Record<string, unknown>, stderr: run.stderr };
@@ -126,15 +129,24 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     }
     const first = await json(['ls', name, '--state', 'delayed', '--limit', '1']);
     assert.equal(first.code, 0, first.stderr);
-    assert.deepEqual((first.body.jobs as { id: string }[]).map(job => job.id), ['a']);
+    assert.deepEqual(
+      (first.body.jobs as { id: string }[]).map(job => job.id),
+      ['a'],
+    );
     const page = await json(['ls', name, '--state', 'delayed', '--limit', '2', '--cursor', first.body.nextCursor as string]);
     assert.equal(page.code, 0, page.stderr);
     assert.deepEqual([(page.body.jobs as { id: string }[]).map(job => job.id), page.body.nextCursor], [['b', 'c'], null]);
     const hint = await cli(['ls', name, '--state', 'delayed', '--limit', '1']);
-    assert.match(hint.stdout, new RegExp(`^\\(more with: sandglass ls ${name} --state delayed --limit 1 --cursor ${first.body.nextCursor}\\)$`, 'm'));
+    assert.match(
+      hint.stdout,
+      new RegExp(`^\\(more with: sandglass ls ${name} --state delayed --limit 1 --cursor ${first.body.nextCursor}\\)$`, 'm'),
+    );
     assert.equal((await cli(['ls', name, '--offset', '1'])).code, 2, 'offset is gone: an unknown option');
     const ready = await json(['ls', name, '--state', 'ready']);
-    assert.deepEqual((ready.body.jobs as { id: string }[]).map(job => job.id), ['now']);
+    assert.deepEqual(
+      (ready.body.jobs as { id: string }[]).map(job => job.id),
+      ['now'],
+    );
     const table = await cli(['ls', name]);
     assert.match(table.stdout, /^ID\s+DUE\s+ATTEMPTS\s+PAYLOAD$/m);
     assert.match(table.stdout, /^a\s+in [1-9]m \d+s\s+0\s+\{"id":"a"\}$/m);
@@ -269,7 +281,11 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
   it('bench runs a short bounded benchmark on a private Redis, and refuses a remote one', async () => {
     const run = await json(['bench', '--local', '--jobs', '500', '--rate', '200', '--duration', '500ms']);
     assert.equal(run.code, 0, run.stderr);
-    const { enqueue, drain, lateness } = run.body as { enqueue: { jobsPerSecond: number }; drain: { jobsPerSecond: number }; lateness: { jobs: number; p99Ms: number } };
+    const { enqueue, drain, lateness } = run.body as {
+      enqueue: { jobsPerSecond: number };
+      drain: { jobsPerSecond: number };
+      lateness: { jobs: number; p99Ms: number };
+    };
     assert.ok(enqueue.jobsPerSecond > 0 && drain.jobsPerSecond > 0);
     assert.ok(lateness.jobs > 0 && lateness.p99Ms >= 0);
     const remote = await cli(['bench'], { redisUrl: 'redis://192.0.2.1:6379' });
@@ -280,14 +296,20 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
   it('documents the exit codes in --help, and serve lists its options', async () => {
     const help = await cli(['--help']);
     assert.equal(help.code, 0);
-    for (const code of ['0  ok', '1  failure', '2  usage', '3  not found', '4  conflict', '5  partial import']) assert.ok(help.stdout.includes(code), code);
+    for (const code of ['0  ok', '1  failure', '2  usage', '3  not found', '4  conflict', '5  partial import'])
+      assert.ok(help.stdout.includes(code), code);
     const serve = await cli(['serve', '--help']);
     assert.equal(serve.code, 0);
-    for (const setting of ['--port', '--host', '--data-dir', '--log-level', '--redis', 'SANDGLASS_TOKEN']) assert.ok(serve.stdout.includes(setting), setting);
+    for (const setting of ['--port', '--host', '--data-dir', '--log-level', '--redis', 'SANDGLASS_TOKEN'])
+      assert.ok(serve.stdout.includes(setting), setting);
   });
 
   it('serve starts the HTTP service on the given Redis and stops gracefully on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cliPath, '--redis', redis.url, 'serve', '--port', '0', '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', cliPath, '--redis', redis.url, 'serve', '--port', '0', '--log-level', 'info'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let output = '';
     child.stdout.on('data', chunk => (output += String(chunk)));
     child.stderr.on('data', chunk => (output += String(chunk)));

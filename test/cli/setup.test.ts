@@ -79,7 +79,10 @@ describe('set-up on a machine without redis-server', () => {
     assert.match(scripts['test:fast'] ?? '', /^bash scripts\/setup\.sh fast && /);
     // A Chromium that is there, so the message is about redis-server only.
     const env = { ...bareEnv(), CHROMIUM_PATH: process.execPath };
-    for (const [purpose, forWhat] of [['test', 'npm test'], ['fast', 'npm run test:fast']]) {
+    for (const [purpose, forWhat] of [
+      ['test', 'npm test'],
+      ['fast', 'npm run test:fast'],
+    ]) {
       const { code, stdout, stderr } = await runCommand('bash', ['scripts/setup.sh', purpose as string], { cwd: root, env });
       assert.equal(code, 1, stdout + stderr);
       assert.equal(stdout, '');
@@ -88,7 +91,10 @@ describe('set-up on a machine without redis-server', () => {
   });
 
   it('the demo run without the set-up says what to install in one line, exit 1, no stack trace', async () => {
-    const { code, stdout, stderr } = await runCommand(process.execPath, ['--import', 'tsx', 'examples/order-timeout.ts'], { cwd: root, env: bareEnv() });
+    const { code, stdout, stderr } = await runCommand(process.execPath, ['--import', 'tsx', 'examples/order-timeout.ts'], {
+      cwd: root,
+      env: bareEnv(),
+    });
     assert.equal(code, 1, stdout + stderr);
     assert.equal(stdout, '');
     assert.equal(

@@ -56,7 +56,10 @@ export function lease(claimed: { id: string; token: string }): LeaseRef {
 
 /** Adds `ids` due at once and claims them all; their leases, in the order of `ids`. */
 export async function claimed(store: PartitionStorage, ids: readonly string[], leaseMs = 30_000): Promise<LeaseRef[]> {
-  await store.add(ids.map(id => job(id)), 'keep');
+  await store.add(
+    ids.map(id => job(id)),
+    'keep',
+  );
   const result = await claim(store, ids.length, { leaseMs });
   const byId = new Map(result.jobs.map(taken => [taken.id, lease(taken)]));
   return ids.map(id => {

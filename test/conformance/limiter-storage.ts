@@ -14,7 +14,10 @@ const CREATE = { create: true } as const;
 /** Registers the LimiterStorage contract's cases for `backend` (named `name` in the test names). */
 export function limiterStorageContract(name: string, backend: StorageBackend): void {
   /** A fresh queue of `partitions` partitions with `limits`: its limiter and partitions. */
-  const open = async (limits: QueueLimits = {}, partitions = 1): Promise<{ limiter: LimiterStorage; stores: readonly PartitionStorage[] }> => {
+  const open = async (
+    limits: QueueLimits = {},
+    partitions = 1,
+  ): Promise<{ limiter: LimiterStorage; stores: readonly PartitionStorage[] }> => {
     const queue = freshQueue(backend, partitions);
     const stores = await queue.partitions(CREATE);
     const limiter = await queue.limiter(CREATE);
@@ -35,7 +38,10 @@ export function limiterStorageContract(name: string, backend: StorageBackend): v
     it('without limits, acquire grants what was asked and says the queue has none', async () => {
       const { limiter } = await open();
       const grant = await limiter.acquire(7, 10_000, 'g1');
-      assert.deepEqual([grant.count, grant.rate, grant.concurrency, grant.retryAt, grant.limitedAt, grant.id], [7, false, false, -1, -1, 'g1']);
+      assert.deepEqual(
+        [grant.count, grant.rate, grant.concurrency, grant.retryAt, grant.limitedAt, grant.id],
+        [7, false, false, -1, -1, 'g1'],
+      );
     });
 
     it('concurrency: grants up to the free slots, then none until a slot is freed; slots are held by the members settled', async () => {
@@ -114,7 +120,10 @@ export function limiterStorageContract(name: string, backend: StorageBackend): v
         const refused = await claim(store, 10);
         assert.deepEqual([refused.jobs.length, refused.limited], [0, true], `partition ${store.partition}`);
         const granted = await store.claim(10, 30_000, 100, 3, { claimId: `c${store.partition}`, answeredClaimId: undefined }, true, true);
-        assert.deepEqual(granted.jobs.map(j => j.id), [`j${store.partition}`]);
+        assert.deepEqual(
+          granted.jobs.map(j => j.id),
+          [`j${store.partition}`],
+        );
       }
     });
 
@@ -127,7 +136,7 @@ export function limiterStorageContract(name: string, backend: StorageBackend): v
       }
     });
 
-    it('release with freeSlots on partition 0 frees the jobs\' slots in the same call; stats there say when the limit held work back', async () => {
+    it("release with freeSlots on partition 0 frees the jobs' slots in the same call; stats there say when the limit held work back", async () => {
       const { limiter, stores } = await open({ concurrency: 1 });
       const store = stores[0] as PartitionStorage;
       assert.equal((await store.stats()).limitedAt, -1, 'never yet');

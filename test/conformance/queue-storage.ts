@@ -22,7 +22,10 @@ export function queueStorageContract(name: string, backend: StorageBackend): voi
     it('partitions come in partition order; a created queue keeps its count, another count is refused, none asked takes it', async () => {
       const queue = freshQueue(backend, 4);
       const stores = await queue.partitions(CREATE);
-      assert.deepEqual(stores.map(store => store.partition), [0, 1, 2, 3]);
+      assert.deepEqual(
+        stores.map(store => store.partition),
+        [0, 1, 2, 3],
+      );
       const other = backend.connection().queue(PREFIX, queue.name, 2);
       await assert.rejects(other.partitions(READ), ConflictError);
       await assert.rejects(other.partitions(CREATE), ConflictError);
@@ -59,7 +62,7 @@ export function queueStorageContract(name: string, backend: StorageBackend): voi
       assert.deepEqual(names, [...names].sort(), 'sorted');
     });
 
-    it('listenPartition hears the due time of a job that became the partition\'s earliest; an unlistened one hears nothing', async () => {
+    it("listenPartition hears the due time of a job that became the partition's earliest; an unlistened one hears nothing", async () => {
       const queue = freshQueue(backend, 2);
       const stores = await queue.partitions(CREATE);
       const heard: number[] = [];

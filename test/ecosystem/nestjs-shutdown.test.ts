@@ -43,7 +43,9 @@ async function startApp(queue: string, env: Record<string, string>): Promise<App
     lines.push(...parts);
   });
   child.stderr?.on('data', chunk => (stderr = (stderr + String(chunk)).slice(-20_000)));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(resolve => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(resolve =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   let gone = false;
   void exited.then(() => (gone = true));
   await waitFor(() => gone || lines.some(line => line.startsWith('ready ')), 60_000, 'the Nest app to listen');
@@ -63,7 +65,10 @@ async function terminate(app: App): Promise<{ code: number | null; signal: NodeJ
   const startedAt = Date.now();
   app.child.kill('SIGTERM');
   const timeout = new Promise<never>((_, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the app did not exit within ${EXIT_BOUND_MS} ms of SIGTERM; stderr: ${app.stderr()}`)), EXIT_BOUND_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the app did not exit within ${EXIT_BOUND_MS} ms of SIGTERM; stderr: ${app.stderr()}`)),
+      EXIT_BOUND_MS,
+    );
     void app.exited.then(() => clearTimeout(timer));
   });
   const ended = await Promise.race([app.exited, timeout]);
@@ -87,7 +92,11 @@ describe('a NestFactory app with enableShutdownHooks, on SIGTERM', () => {
 
       const second = await startApp(name, { SG_MODE: 'work', SG_WORK_MS: '0' });
       await waitFor(() => second.lines.some(line => line.startsWith(`done ${id} `)), 20_000, 'the second app to run the job');
-      assert.deepEqual(await terminate(second).then(({ code, signal }) => ({ code, signal })), { code: 0, signal: null }, `stderr: ${second.stderr()}`);
+      assert.deepEqual(
+        await terminate(second).then(({ code, signal }) => ({ code, signal })),
+        { code: 0, signal: null },
+        `stderr: ${second.stderr()}`,
+      );
       assert.equal(await queue.get(id), null, 'completed and removed');
     } finally {
       await queue.close();

@@ -29,7 +29,10 @@ class Recorder {
   readonly dead: { id: string; error: unknown }[] = [];
 }
 
-async function start(imports: NonNullable<Parameters<typeof Module>[0]['imports']>, providers: NonNullable<Parameters<typeof Module>[0]['providers']>): Promise<TestingModule> {
+async function start(
+  imports: NonNullable<Parameters<typeof Module>[0]['imports']>,
+  providers: NonNullable<Parameters<typeof Module>[0]['providers']>,
+): Promise<TestingModule> {
   const moduleRef = await Test.createTestingModule({ imports, providers }).compile();
   await moduleRef.init();
   return moduleRef;
@@ -113,7 +116,10 @@ describe('SandglassModule in a Nest application', () => {
         return value;
       }
     }
-    @Module({ providers: [{ provide: Config, useFactory: () => new Config({ REDIS_URL: redis.url, PREFIX: 'nestcfg' }) }], exports: [Config] })
+    @Module({
+      providers: [{ provide: Config, useFactory: () => new Config({ REDIS_URL: redis.url, PREFIX: 'nestcfg' }) }],
+      exports: [Config],
+    })
     class ConfigModule {}
 
     const app = await start(
@@ -164,9 +170,16 @@ describe('SandglassModule in a Nest application', () => {
       assert.equal(app.get(SandglassWorkers).all().length, 2);
       assert.equal(app.get(SandglassWorkers).get(batched).length, 1);
       const recorder = app.get(Recorder);
-      await waitFor(() => recorder.processed.length === 2 && recorder.batches.reduce((sum, n) => sum + n, 0) === 5, 15_000, 'the early jobs');
+      await waitFor(
+        () => recorder.processed.length === 2 && recorder.batches.reduce((sum, n) => sum + n, 0) === 5,
+        15_000,
+        'the early jobs',
+      );
       assert.deepEqual(recorder.processed.map(job => job.id).sort(), [...ids].sort());
-      assert.ok(recorder.batches.some(size => size > 1), `batches ${recorder.batches.join(',')}`);
+      assert.ok(
+        recorder.batches.some(size => size > 1),
+        `batches ${recorder.batches.join(',')}`,
+      );
     } finally {
       await app.close();
     }
@@ -175,7 +188,10 @@ describe('SandglassModule in a Nest application', () => {
   it('leaves no connection open after app.close(): queues and workers on one shared connection, closed', async () => {
     const name = uniqueQueue('nest-close');
     const before = await clientCount();
-    const app = await start([SandglassModule.forRoot({ connection: redis.url }), SandglassModule.registerQueue({ name })], [Recorder, ordersProcessor(name)]);
+    const app = await start(
+      [SandglassModule.forRoot({ connection: redis.url }), SandglassModule.registerQueue({ name })],
+      [Recorder, ordersProcessor(name)],
+    );
     await app.get(SandglassWorkers).waitUntilReady();
     await app.get<Queue<Order>>(getQueueToken(name)).add({ orderId: 1 });
     await waitFor(() => app.get(Recorder).completed.length === 1, 15_000, 'the job');
@@ -189,7 +205,10 @@ describe('SandglassModule in a Nest application', () => {
     const name = uniqueQueue('nest-owned');
     const client = new Redis(redis.url);
     try {
-      const app = await start([SandglassModule.forRoot({ connection: client }), SandglassModule.registerQueue({ name })], [Recorder, ordersProcessor(name)]);
+      const app = await start(
+        [SandglassModule.forRoot({ connection: client }), SandglassModule.registerQueue({ name })],
+        [Recorder, ordersProcessor(name)],
+      );
       await app.get<Queue<Order>>(getQueueToken(name)).add({ orderId: 3 });
       await waitFor(() => app.get(Recorder).completed.length === 1, 15_000, 'the job');
       await app.close();
@@ -230,7 +249,10 @@ describe('SandglassModule refuses a wrong setup at bootstrap, with a message tha
   it('a @Processor without a process() method', async () => {
     @Processor(uniqueQueue('nest-bad'))
     class NoProcess {}
-    const moduleRef = await Test.createTestingModule({ imports: [SandglassModule.forRoot({ connection: redis.url })], providers: [NoProcess] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [SandglassModule.forRoot({ connection: redis.url })],
+      providers: [NoProcess],
+    }).compile();
     await assert.rejects(moduleRef.init(), /@Processor NoProcess has no process\(\) method/);
     await moduleRef.close();
   });
@@ -266,7 +288,10 @@ describe('SandglassModule refuses a wrong setup at bootstrap, with a message tha
     class PerRequest {
       process(): void {}
     }
-    const moduleRef = await Test.createTestingModule({ imports: [SandglassModule.forRoot({ connection: redis.url })], providers: [PerRequest] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [SandglassModule.forRoot({ connection: redis.url })],
+      providers: [PerRequest],
+    }).compile();
     await assert.rejects(moduleRef.init(), /@Processor PerRequest: a processor must be a singleton provider/);
     await moduleRef.close();
   });

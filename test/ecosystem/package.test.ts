@@ -127,7 +127,17 @@ export class OrdersModule {}
 before(async () => {
   // A fresh clone's packable files, without dist/ (node_modules linked for the build's compiler).
   mkdirSync(clone);
-  for (const entry of ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'dashboard', 'docs', 'README.md', 'CHANGELOG.md']) {
+  for (const entry of [
+    'package.json',
+    'package-lock.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'src',
+    'dashboard',
+    'docs',
+    'README.md',
+    'CHANGELOG.md',
+  ]) {
     cpSync(join(root, entry), join(clone, entry), { recursive: true });
   }
   symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'));
@@ -137,7 +147,10 @@ before(async () => {
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'sandglass-app', version: '1.0.0', private: true }));
   // Dependencies from the local npm cache when it has them (the registry otherwise).
-  ok(await npm(app, 'install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'), 'npm install');
+  ok(
+    await npm(app, 'install', tarball, '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'),
+    'npm install',
+  );
   writeFileSync(join(app, 'esm.mjs'), ESM_SCRIPT);
   writeFileSync(join(app, 'cjs.cjs'), CJS_SCRIPT);
   writeFileSync(join(app, 'check.mts'), ESM_TYPES);
@@ -162,7 +175,15 @@ after(() => rmSync(work, { recursive: true, force: true }));
 
 describe('the packed package, installed into an app', () => {
   it('ships the built code, the Lua scripts and the dashboard; not src/, and every source map carries its sources', () => {
-    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/deploy/local-redis.js', 'dist/server/signature.js', 'dist/cli.js', 'dist/store/redis/lua/ack.lua', 'dashboard/index.html']) {
+    for (const file of [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/deploy/local-redis.js',
+      'dist/server/signature.js',
+      'dist/cli.js',
+      'dist/store/redis/lua/ack.lua',
+      'dashboard/index.html',
+    ]) {
       assert.ok(existsSync(join(installed, file)), `${file} is in the package`);
     }
     assert.ok(!existsSync(join(installed, 'src')), 'src/ is not shipped');
@@ -176,8 +197,15 @@ describe('the packed package, installed into an app', () => {
     const maps = readdirSync(join(installed, 'dist'), { recursive: true, encoding: 'utf8' }).filter(file => file.endsWith('.js.map'));
     assert.ok(maps.length > 10, `${maps.length} maps`);
     for (const file of maps) {
-      const map = JSON.parse(readFileSync(join(installed, 'dist', file), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
-      assert.equal(map.sourcesContent?.filter(content => typeof content === 'string').length, map.sources.length, `${file} carries its sources`);
+      const map = JSON.parse(readFileSync(join(installed, 'dist', file), 'utf8')) as {
+        sources: string[];
+        sourcesContent?: (string | null)[];
+      };
+      assert.equal(
+        map.sourcesContent?.filter(content => typeof content === 'string').length,
+        map.sources.length,
+        `${file} carries its sources`,
+      );
     }
   });
 
@@ -188,7 +216,13 @@ describe('the packed package, installed into an app', () => {
 
   it('works from a CommonJS app through require(), with the same classes as import', async () => {
     const { stdout } = ok(await node('cjs.cjs'), 'cjs.cjs');
-    assert.deepEqual(JSON.parse(stdout), { state: 'delayed', refused: 'ERR_VALIDATION', same: true, local: 'function', verify: 'function' });
+    assert.deepEqual(JSON.parse(stdout), {
+      state: 'delayed',
+      refused: 'ERR_VALIDATION',
+      same: true,
+      local: 'function',
+      verify: 'function',
+    });
   });
 
   it('type-checks from an ES module and from a CommonJS TypeScript file (module nodenext)', async () => {
@@ -199,7 +233,11 @@ describe('the packed package, installed into an app', () => {
   it("gives the app no dependency that refuses sandglass's Node range (npm's EBADENGINE)", () => {
     // The repo's lockfile does not reach a user: this is the tree `npm install sandglass` gives them.
     const { engines } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { engines: { node: string } };
-    assert.deepEqual(packagesRefusing(readLockfile(join(app, 'package-lock.json')), engines.node), [], `sandglass declares node ${engines.node}`);
+    assert.deepEqual(
+      packagesRefusing(readLockfile(join(app, 'package-lock.json')), engines.node),
+      [],
+      `sandglass declares node ${engines.node}`,
+    );
   });
 
   it('runs a Nest application with sandglass/nestjs, and its types compile with legacy decorators, once Nest is installed beside it', async () => {

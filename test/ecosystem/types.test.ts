@@ -27,7 +27,7 @@ function diagnosticsOf(source: string): string[] {
 }
 
 describe('type errors name the mistake', () => {
-  it('a misspelled Worker option is named in the last overload\'s error, the one editors show', () => {
+  it("a misspelled Worker option is named in the last overload's error, the one editors show", () => {
     const [message] = diagnosticsOf(`
       import { Worker } from 'SANDGLASS';
       new Worker('q', async job => void job.payload, { connection: 'redis://127.0.0.1:6379', concurency: 5 });

@@ -84,7 +84,9 @@ describe('an add that waits for replicas (waitForReplicas)', () => {
       });
       const outcome = await during;
       const tryAgain = (await tryAgainCount()) - tryAgainBefore;
-      console.log(`waitForReplicas add during a ${report.windowMs} ms migration window: ${String(outcome)}; servers answered TRYAGAIN ${tryAgain} times`);
+      console.log(
+        `waitForReplicas add during a ${report.windowMs} ms migration window: ${String(outcome)}; servers answered TRYAGAIN ${tryAgain} times`,
+      );
       assert.ok(tryAgain > 0, 'the add met the migration (TRYAGAIN)');
       assert.ok(!(outcome instanceof ConnectionError), `the migration was not waited out: ${String(outcome)}`);
       assert.ok(outcome instanceof NotReplicatedError, `got ${String(outcome)}`);
@@ -141,13 +143,16 @@ describe('wheel promotion across a slot migration', () => {
       await cluster.client.zadd(keys.completed, now, '~');
       await cluster.client.hset(keys.results, '~', '');
       await worker.waitUntilReady();
-      await waitFor(() => (deliveries.size > 0), 10_000, 'promotions to begin');
+      await waitFor(() => deliveries.size > 0, 10_000, 'promotions to begin');
 
       const sourceClient = cluster.nodeClient(source);
       const targetClient = cluster.nodeClient(target);
       let addError: unknown;
       try {
-        const [sourceId, targetId] = [String(await sourceClient.call('CLUSTER', 'MYID')), String(await targetClient.call('CLUSTER', 'MYID'))];
+        const [sourceId, targetId] = [
+          String(await sourceClient.call('CLUSTER', 'MYID')),
+          String(await targetClient.call('CLUSTER', 'MYID')),
+        ];
         // (Acks rotate the `done` buckets: each must exist at this moment.)
         for (const done of [keys.done0, keys.done1, keys.done2]) await sourceClient.hset(done, '~', '0');
         await targetClient.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', sourceId);
@@ -155,8 +160,17 @@ describe('wheel promotion across a slot migration', () => {
         // Replace m, due in 8 s (bucket B), with c due in 10.5 s: c's bucket C does not exist, so its
         // first write fails on the exporting node (ASK) after m is in B, before m leaves A.
         addError = await queue
-          .addBulk([{ payload: 'new', id: 'm', at: now + 8_000 }, { payload: 'c', id: 'c', at: now + 10_500 }], 'replace')
-          .then(() => undefined, (error: unknown) => error);
+          .addBulk(
+            [
+              { payload: 'new', id: 'm', at: now + 8_000 },
+              { payload: 'c', id: 'c', at: now + 10_500 },
+            ],
+            'replace',
+          )
+          .then(
+            () => undefined,
+            (error: unknown) => error,
+          );
         const moving = (await sourceClient.call('CLUSTER', 'GETKEYSINSLOT', slot, 1_000)) as string[];
         await sourceClient.call('MIGRATE', '127.0.0.1', target.port, '', 0, 10_000, 'KEYS', ...moving);
         for (const node of await cluster.masters()) {
@@ -179,16 +193,28 @@ describe('wheel promotion across a slot migration', () => {
       }
       assert.equal(copies, 2, `m has two bucket entries (${String(addError)})`);
       // The caller sends the failed add again, now on the new owner.
-      await queue.addBulk([{ payload: 'new', id: 'm', at: now + 8_000 }, { payload: 'c', id: 'c', at: now + 10_500 }], 'replace');
+      await queue.addBulk(
+        [
+          { payload: 'new', id: 'm', at: now + 8_000 },
+          { payload: 'c', id: 'c', at: now + 10_500 },
+        ],
+        'replace',
+      );
       const expected = [...fillers.map(job => job.id), 'm', 'b', 'c'];
       await waitFor(() => expected.every(id => deliveries.has(id)), 20_000, 'every job to run');
       // m's old copy (bucket A, due at now + 12 s) is promoted after its new self ran.
-      await waitFor(async () => (await cluster.client.zcard(keys.wheel)) === 0 && Number((await cluster.client.time())[0]) * 1_000 > now + 13_000, 20_000, 'bucket A to be promoted');
+      await waitFor(
+        async () => (await cluster.client.zcard(keys.wheel)) === 0 && Number((await cluster.client.time())[0]) * 1_000 > now + 13_000,
+        20_000,
+        'bucket A to be promoted',
+      );
       await waitFor(async () => (await queue.stats()).ready === 0, 10_000, 'nothing left ready');
       await sleep(500); // a second delivery of m, if any, has time to start
       const { reaped } = await queue.counters();
       const twice = [...deliveries].filter(([, payloads]) => payloads.length > 1);
-      console.log(`wheel promotion across a migration: ${deliveries.size} jobs run, delivered twice: ${JSON.stringify(twice)}, ${reaped} lease expiries, ${stale} stale`);
+      console.log(
+        `wheel promotion across a migration: ${deliveries.size} jobs run, delivered twice: ${JSON.stringify(twice)}, ${reaped} lease expiries, ${stale} stale`,
+      );
       assert.equal(expected.filter(id => !deliveries.has(id)).length, 0, 'no job lost');
       assert.deepEqual(deliveries.get('m'), ['new'], 'm runs once, as replaced');
       assert.deepEqual(twice, [], 'no job delivered twice');
@@ -284,10 +310,14 @@ async function underLoad(name: string, connection: Cluster, moves: (context: Mov
     adding = false;
     await Promise.all(producers);
     await waitFor(() => [...acknowledged].every(i => deliveries.has(i)), 20_000, 'every acknowledged job to run');
-    await waitFor(async () => {
-      const stats = await queue.stats();
-      return stats.delayed + stats.ready + stats.active === 0;
-    }, 10_000, 'the queue to be empty');
+    await waitFor(
+      async () => {
+        const stats = await queue.stats();
+        return stats.delayed + stats.ready + stats.active === 0;
+      },
+      10_000,
+      'the queue to be empty',
+    );
 
     const lost = [...acknowledged].filter(i => !deliveries.has(i)).length;
     const duplicates = [...deliveries.values()].reduce((sum, count) => sum + count - 1, 0);
@@ -319,7 +349,8 @@ async function underLoad(name: string, connection: Cluster, moves: (context: Mov
         const count = Number(await raw.call('CLUSTER', 'COUNTKEYSINSLOT', slot));
         if (node === owner) assert.ok(count > 0, 'the partition has keys on its new master');
         else assert.equal(count, 0, `master ${node.port} kept keys of the moved slot`);
-        if (node === owner) assert.equal(await raw.exists(partitionKeys('sg', name, moved).counters), 1, "the partition's counters moved with it");
+        if (node === owner)
+          assert.equal(await raw.exists(partitionKeys('sg', name, moved).counters), 1, "the partition's counters moved with it");
       } finally {
         raw.disconnect();
       }
@@ -341,7 +372,8 @@ async function errorStats(): Promise<{ ASK: number; MOVED: number; TRYAGAIN: num
     const raw = cluster.nodeClient(node);
     try {
       const info = await raw.info('errorstats');
-      for (const kind of ['ASK', 'MOVED', 'TRYAGAIN'] as const) total[kind] += Number(new RegExp(`errorstat_${kind}:count=(\\d+)`).exec(info)?.[1] ?? 0);
+      for (const kind of ['ASK', 'MOVED', 'TRYAGAIN'] as const)
+        total[kind] += Number(new RegExp(`errorstat_${kind}:count=(\\d+)`).exec(info)?.[1] ?? 0);
     } finally {
       raw.disconnect();
     }

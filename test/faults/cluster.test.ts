@@ -18,10 +18,14 @@ describe('one queue across a Redis Cluster', () => {
     const queue = new Queue<number>(name, { connection: cluster.client, partitions: 6 });
     const seen = new Map<number, number>();
     const lateness: number[] = [];
-    const worker = new Worker<number>(name, job => {
-      seen.set(job.payload, (seen.get(job.payload) ?? 0) + 1);
-      lateness.push(Date.now() - job.dueAt);
-    }, { connection: cluster.client, concurrency: 50, partitions: 6 });
+    const worker = new Worker<number>(
+      name,
+      job => {
+        seen.set(job.payload, (seen.get(job.payload) ?? 0) + 1);
+        lateness.push(Date.now() - job.dueAt);
+      },
+      { connection: cluster.client, concurrency: 50, partitions: 6 },
+    );
     try {
       await worker.waitUntilReady();
       await queue.addBulk(Array.from({ length: 3_000 }, (_, i) => ({ payload: i, delay: 200 + (i % 1_000) })));
@@ -37,7 +41,10 @@ describe('one queue across a Redis Cluster', () => {
       assert.ok(owners.size >= 2, `six partitions landed on ${owners.size} master(s)`);
 
       await waitFor(() => seen.size === 3_000, 20_000, 'all jobs');
-      assert.ok([...seen.values()].every(count => count === 1), 'exactly once');
+      assert.ok(
+        [...seen.values()].every(count => count === 1),
+        'exactly once',
+      );
       assert.ok(Math.min(...lateness) >= 0, 'never early');
       // Six servers and the test share two cores here, and replicas are still syncing: this is a
       // sanity bound, not the lateness figure (that one is measured by `npm run bench`).
@@ -54,7 +61,7 @@ describe('one queue across a Redis Cluster', () => {
 });
 
 describe('limits on a Redis Cluster', () => {
-  it('rate and concurrency hold over 4 partitions on 3 masters, two workers (the limiter lives in partition 0\'s slot)', async () => {
+  it("rate and concurrency hold over 4 partitions on 3 masters, two workers (the limiter lives in partition 0's slot)", async () => {
     const name = 'limited';
     const queue = new Queue<number>(name, { connection: cluster.client, partitions: 4 });
     const starts: number[] = [];
@@ -90,10 +97,14 @@ describe('failover', () => {
     // Delivery times (local ms) per partition.
     const deliveries: number[][] = Array.from({ length: partitions }, () => []);
     const done = new Set<number>();
-    const worker = new Worker<number>(name, job => {
-      done.add(job.payload);
-      deliveries[partitionOf(job.id, partitions)]?.push(Date.now());
-    }, { connection: cluster.client, concurrency: 50, partitions, leaseMs: 2_000 });
+    const worker = new Worker<number>(
+      name,
+      job => {
+        done.add(job.payload);
+        deliveries[partitionOf(job.id, partitions)]?.push(Date.now());
+      },
+      { connection: cluster.client, concurrency: 50, partitions, leaseMs: 2_000 },
+    );
     worker.on('error', () => undefined);
     const added = new Set<number>();
     let adding = true;
@@ -118,7 +129,8 @@ describe('failover', () => {
       await worker.waitUntilReady();
       await waitFor(() => done.size > 500, 10_000, 'load before the fault');
       // Kill the master that owns partition 0.
-      const ownerOf = async (partition: number) => (await cluster.ownerOf(await cluster.slotOf(partitionKeys('sg', name, partition).due))).port;
+      const ownerOf = async (partition: number) =>
+        (await cluster.ownerOf(await cluster.slotOf(partitionKeys('sg', name, partition).due))).port;
       const owners = await Promise.all(Array.from({ length: partitions }, (_, partition) => ownerOf(partition)));
       const victim = cluster.nodes.find(node => node.port === owners[0]);
       assert.ok(victim, 'found the master of partition 0');
@@ -128,20 +140,28 @@ describe('failover', () => {
       // With cluster-require-full-coverage yes (Redis's default) every master refuses every command
       // (CLUSTERDOWN) from when the dead one is declared failed until its replica is promoted: 1.0-1.2 s
       // here, adds included. That pause is the cluster's (docs/cluster.md); this test measures the worker's.
-      await Promise.all(cluster.nodes.filter(node => node !== victim).map(async node => {
-        const raw = cluster.nodeClient(node);
-        try {
-          await raw.config('SET', 'cluster-require-full-coverage', 'no');
-        } finally {
-          raw.disconnect();
-        }
-      }));
+      await Promise.all(
+        cluster.nodes
+          .filter(node => node !== victim)
+          .map(async node => {
+            const raw = cluster.nodeClient(node);
+            try {
+              await raw.config('SET', 'cluster-require-full-coverage', 'no');
+            } finally {
+              raw.disconnect();
+            }
+          }),
+      );
       const killedAt = Date.now();
       await victim.kill('SIGKILL');
       const before = done.size;
       await waitFor(() => done.size > before + 2_000, 30_000, 'work to resume after the failover');
       // The failover is over once every partition of the dead master delivers again.
-      await waitFor(() => onVictim.every(partition => (deliveries[partition] ?? []).some(at => at > killedAt)), 30_000, "the dead master's partitions to deliver again");
+      await waitFor(
+        () => onVictim.every(partition => (deliveries[partition] ?? []).some(at => at > killedAt)),
+        30_000,
+        "the dead master's partitions to deliver again",
+      );
       // A claim answered just before the kill may still deliver after it: the failover ends with the
       // delivery that closes each dead-master partition's longest pause.
       const resumedAt = Math.max(...onVictim.map(partition => endOfLongestPause(deliveries[partition] ?? [], killedAt)));
@@ -151,10 +171,14 @@ describe('failover', () => {
       const gaps = healthy.map(partition => ({ partition, gapMs: largestGap(deliveries[partition] ?? [], killedAt, resumedAt) }));
       adding = false;
       await Promise.all(producers);
-      await waitFor(async () => {
-        const stats = await queue.stats();
-        return stats.ready + stats.active === 0;
-      }, 30_000, 'the queue to drain');
+      await waitFor(
+        async () => {
+          const stats = await queue.stats();
+          return stats.ready + stats.active === 0;
+        },
+        30_000,
+        'the queue to drain',
+      );
       const lost = [...added].filter(i => !done.has(i));
       console.log(
         `failover: ${added.size} adds acknowledged, ${lost.length} lost (asynchronous replication), partitions ${onVictim.join(', ')} of the dead master delivered again ${resumedMs} ms after the kill; ` +
@@ -169,7 +193,8 @@ describe('failover', () => {
       // once measured 1.9-2.0 s against a 4.5 s failover): half the failover, at least GAP_BOUND_MS;
       // partitions held back by the dead master would pause as long as the failover.
       const gapBoundMs = Math.max(GAP_BOUND_MS, resumedMs / 2);
-      for (const { partition, gapMs } of gaps) assert.ok(gapMs <= gapBoundMs, `partition ${partition} (healthy master) paused ${gapMs} ms during a ${resumedMs} ms failover`);
+      for (const { partition, gapMs } of gaps)
+        assert.ok(gapMs <= gapBoundMs, `partition ${partition} (healthy master) paused ${gapMs} ms during a ${resumedMs} ms failover`);
       await victim.restart(); // rejoins as a replica
     } finally {
       adding = false;
@@ -208,4 +233,3 @@ function endOfLongestPause(times: readonly number[], from: number): number {
   }
   return end;
 }
-

@@ -34,8 +34,15 @@ function spans(entries: readonly LedgerEntry[]): [number, number][] {
   return out;
 }
 
-async function spawn(queue: string, count: number, options: { concurrency: number; handlerMs?: number; leaseMs?: number }, label: string): Promise<WorkerProcess[]> {
-  return spawnWorkers(Array.from({ length: count }, (_, i) => ({ url: redis.url, queue, ledger: join(dir, `${label}-${i}.log`), ...options })));
+async function spawn(
+  queue: string,
+  count: number,
+  options: { concurrency: number; handlerMs?: number; leaseMs?: number },
+  label: string,
+): Promise<WorkerProcess[]> {
+  return spawnWorkers(
+    Array.from({ length: count }, (_, i) => ({ url: redis.url, queue, ledger: join(dir, `${label}-${i}.log`), ...options })),
+  );
 }
 
 for (const partitions of [1, 4]) {
@@ -63,7 +70,7 @@ for (const partitions of [1, 4]) {
   });
 }
 
-test('concurrency 3 over 3 worker processes, 100 ms handlers: at most 3 overlap, 20-30 jobs/s; a SIGKILLed holder\'s slot comes back with its lease', async () => {
+test("concurrency 3 over 3 worker processes, 100 ms handlers: at most 3 overlap, 20-30 jobs/s; a SIGKILLed holder's slot comes back with its lease", async () => {
   const name = uniqueQueue('conc-procs');
   const queue = redis.track(new Queue(name, { connection: redis.url }));
   await queue.setLimits({ concurrency: 3 });
@@ -84,10 +91,14 @@ test('concurrency 3 over 3 worker processes, 100 ms handlers: at most 3 overlap,
     const killedAt = Date.now();
     const survivors = workers.slice(1);
     // The rest drain, and after the victim's leases (2 s) run out, all 3 slots are used again.
-    await waitFor(async () => {
-      const stats = await queue.stats();
-      return stats.delayed + stats.ready + stats.active === 0;
-    }, 30_000, 'drained');
+    await waitFor(
+      async () => {
+        const stats = await queue.stats();
+        return stats.delayed + stats.ready + stats.active === 0;
+      },
+      30_000,
+      'drained',
+    );
     const later = spans(readLedgers(survivors.map(w => w.ledger))).filter(([start]) => start > killedAt + 2_500);
     assert.ok(later.length > 0 && mostOverlapping(later) === 3, `after the lease, ${mostOverlapping(later)} at once (slots came back)`);
     const everything = spans(readLedgers(workers.map(w => w.ledger)));

@@ -22,9 +22,10 @@ const LEASE_MS = 6_000;
 const cluster = useLocalCluster(3, 0, { appendOnly: false });
 
 describe('lost claim replies: a Cluster master frozen past the call timeout', () => {
-  it("a limited queue over 6 partitions: the jobs of the claim the frozen master ran after the worker gave up start within 2 s of SIGCONT, as the same attempt; concurrency 2 is never exceeded", async t => {
+  it('a limited queue over 6 partitions: the jobs of the claim the frozen master ran after the worker gave up start within 2 s of SIGCONT, as the same attempt; concurrency 2 is never exceeded', async t => {
     const name = 'frozen';
-    const ownerOf = async (partition: number): Promise<ClusterNode> => cluster.ownerOf(await cluster.slotOf(partitionKeys('sg', name, partition).due));
+    const ownerOf = async (partition: number): Promise<ClusterNode> =>
+      cluster.ownerOf(await cluster.slotOf(partitionKeys('sg', name, partition).due));
     const owners = await Promise.all(Array.from({ length: PARTITIONS }, (_, partition) => ownerOf(partition)));
     // The frozen master holds partition `p` and not partition 0 (where the limiter lives).
     const p = owners.findIndex(owner => owner !== owners[0]);
@@ -48,7 +49,13 @@ describe('lost claim replies: a Cluster master frozen past the call timeout', ()
       await resume();
       for (const item of owned.reverse()) await item.close();
     });
-    const { worker, runs, errors } = recordingWorker(name, { connection: workerClient, concurrency: 4, leaseMs: LEASE_MS, maxAttempts: 1, partitions: PARTITIONS });
+    const { worker, runs, errors } = recordingWorker(name, {
+      connection: workerClient,
+      concurrency: 4,
+      leaseMs: LEASE_MS,
+      maxAttempts: 1,
+      partitions: PARTITIONS,
+    });
     owned.push(worker);
     // Every claim of partition p the frozen master runs, when it runs it (a frozen node runs
     // nothing; MONITOR reports a command at its execution).
@@ -101,14 +108,23 @@ describe('lost claim replies: a Cluster master frozen past the call timeout', ()
     assert.ok(claimsRun.filter(claim => claim.memo === heldClaim.memo).length >= 2, 'it was resent under the same claim id');
     const lost = runs.filter(run => lostIds.includes(run.id));
     assert.equal(lost.length, 2);
-    assert.deepEqual(lost.map(run => run.attempt), [1, 1], 'the lost reply cost no attempt');
+    assert.deepEqual(
+      lost.map(run => run.attempt),
+      [1, 1],
+      'the lost reply cost no attempt',
+    );
     const lastMs = Math.max(...lost.map(run => run.start)) - answeredAt;
     assert.ok(lastMs < 2_000, `the last started ${lastMs} ms after SIGCONT`);
-    assert.deepEqual(runs.map(run => run.attempt), runs.map(() => 1));
+    assert.deepEqual(
+      runs.map(run => run.attempt),
+      runs.map(() => 1),
+    );
     const most = mostOverlapping(runs.map(run => [run.start, run.end]));
     assert.ok(most <= 2, `${most} handlers at once under concurrency 2`);
     await waitFor(async () => (await queue.stats()).active === 0, 3_000, 'the acks');
     assert.equal((await queue.stats()).dead, 0);
-    t.diagnostic(`claim ran ${Math.round(heldClaim.at - gaveUpAt)} ms after the worker gave up; last job started ${lastMs} ms after SIGCONT; ${most} handlers at once`);
+    t.diagnostic(
+      `claim ran ${Math.round(heldClaim.at - gaveUpAt)} ms after the worker gave up; last job started ${lastMs} ms after SIGCONT; ${most} handlers at once`,
+    );
   });
 });

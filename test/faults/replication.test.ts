@@ -30,7 +30,10 @@ describe('waitForReplicas', () => {
       const onReplica = new Redis(replica.url);
       // Due in an hour, the job waits in the wheel (the far-future tier): read every state of the replica.
       const onReplicaSnapshot = await snapshot(onReplica, 'replicated').finally(() => onReplica.disconnect());
-      assert.ok([...onReplicaSnapshot.jobs, ...onReplicaSnapshot.wheel.buckets.keys()].includes(id), 'the replica has the job when add resolves');
+      assert.ok(
+        [...onReplicaSnapshot.jobs, ...onReplicaSnapshot.wheel.buckets.keys()].includes(id),
+        'the replica has the job when add resolves',
+      );
 
       await replica.kill('SIGSTOP');
       const startedAt = Date.now();

@@ -24,17 +24,24 @@ async function roundTrip(connection: RedisOptions | Redis, count: number): Promi
   const queue = new Queue<number>(name, { connection });
   const runs = new Map<number, number>();
   let early = 0;
-  const worker = new Worker<number>(name, job => {
-    if (Date.now() < job.dueAt) early += 1;
-    runs.set(job.payload, (runs.get(job.payload) ?? 0) + 1);
-  }, { connection, concurrency: 20 });
+  const worker = new Worker<number>(
+    name,
+    job => {
+      if (Date.now() < job.dueAt) early += 1;
+      runs.set(job.payload, (runs.get(job.payload) ?? 0) + 1);
+    },
+    { connection, concurrency: 20 },
+  );
   try {
     await worker.waitUntilReady();
     await queue.addBulk(Array.from({ length: count }, (_, i) => ({ payload: i, delay: 100 + (i % 300) })));
     await waitFor(() => runs.size === count, 10_000, 'every job to run');
     await sleep(200); // a second delivery would show up here
     assert.equal(early, 0, 'never early');
-    assert.ok([...runs.values()].every(n => n === 1), 'exactly once');
+    assert.ok(
+      [...runs.values()].every(n => n === 1),
+      'exactly once',
+    );
     assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
   } finally {
     await worker.close();
@@ -69,11 +76,15 @@ describe('Redis Sentinel', () => {
     const done = new Map<number, number>();
     const lateness: number[] = []; // of the wake-up probes (negative payloads), at handler start
     let early = 0;
-    const worker = new Worker<number>(name, job => {
-      if (Date.now() < job.dueAt) early += 1;
-      if (job.payload < 0) lateness.push(Date.now() - job.dueAt);
-      done.set(job.payload, (done.get(job.payload) ?? 0) + 1);
-    }, { connection, concurrency: 50, leaseMs: 2_000 });
+    const worker = new Worker<number>(
+      name,
+      job => {
+        if (Date.now() < job.dueAt) early += 1;
+        if (job.payload < 0) lateness.push(Date.now() - job.dueAt);
+        done.set(job.payload, (done.get(job.payload) ?? 0) + 1);
+      },
+      { connection, concurrency: 50, leaseMs: 2_000 },
+    );
     worker.on('error', () => undefined); // the worker retries by itself; errors are expected here
     // Work counts as resumed when a job whose add started after the primary's process had exited
     // completes: nothing of it can have come from the old primary (a reply already in flight at the
@@ -118,24 +129,35 @@ describe('Redis Sentinel', () => {
       firstAfterDeath = next;
 
       let promotedAt = 0;
-      await waitFor(async () => {
-        const now = await setup.masterAddress().catch(() => old);
-        if (now.port === old.port) return false;
-        promotedAt = Date.now();
-        return true;
-      }, 30_000, 'the sentinels to promote a replica');
+      await waitFor(
+        async () => {
+          const now = await setup.masterAddress().catch(() => old);
+          if (now.port === old.port) return false;
+          promotedAt = Date.now();
+          return true;
+        },
+        30_000,
+        'the sentinels to promote a replica',
+      );
       const promoted = (await setup.masterAddress()).port;
-      assert.ok(setup.replicas.some(r => r.port === promoted), 'a replica was promoted');
+      assert.ok(
+        setup.replicas.some(r => r.port === promoted),
+        'a replica was promoted',
+      );
 
       await waitFor(() => firstCompletedAfterKill > 0 && firstAddAfterKill > 0, 30_000, 'work to resume after the failover');
       const resumedCount = done.size;
       await waitFor(() => done.size > resumedCount + 500, 20_000, 'work to keep going on the new primary');
       adding = false;
       await producer;
-      await waitFor(async () => {
-        const stats = await queue.stats();
-        return stats.delayed + stats.ready + stats.active === 0;
-      }, 20_000, 'the queue to drain (leases of unacknowledged claims run out after 2 s)');
+      await waitFor(
+        async () => {
+          const stats = await queue.stats();
+          return stats.delayed + stats.ready + stats.active === 0;
+        },
+        20_000,
+        'the queue to drain (leases of unacknowledged claims run out after 2 s)',
+      );
 
       const lost = [...added].filter(i => !done.has(i));
       const duplicates = [...done.values()].filter(n => n > 1).length;

@@ -65,7 +65,9 @@ async function addInRequest(queue: Queue<{ n: number }>): Promise<{ request: Spa
     return added;
   });
   const spans = tracing.spans();
-  const request = spans.find(span => span.name === 'request' && spans.some(send => send.name === `send ${queue.name}` && send.parentSpanId === span.spanId));
+  const request = spans.find(
+    span => span.name === 'request' && spans.some(send => send.name === `send ${queue.name}` && send.parentSpanId === span.spanId),
+  );
   const send = spans.find(span => span.name === `send ${queue.name}`);
   assert.ok(request && send);
   return { request, send, id };
@@ -79,7 +81,11 @@ describe('a job added inside a request span, processed by a worker in another pr
     const { request, send, id } = await addInRequest(queue);
     // The handler's span ends (and is printed) before the process span that holds it: wait for both.
     const printed = (spanName: string) => worker.spans.some(span => span.name === spanName);
-    await waitFor(() => printed('handler work') && printed(`process ${name}`), 20_000, 'the handler and process spans from the child process');
+    await waitFor(
+      () => printed('handler work') && printed(`process ${name}`),
+      20_000,
+      'the handler and process spans from the child process',
+    );
     const processSpan = worker.spans.find(span => span.name === `process ${name}`);
     const handlerSpan = worker.spans.find(span => span.name === 'handler work');
     assert.ok(processSpan && handlerSpan);

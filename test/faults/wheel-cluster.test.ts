@@ -10,7 +10,7 @@ import { waitFor } from '../helpers/redis.js';
 const cluster = useLocalCluster(3, 0);
 
 describe('the wheel on a Redis Cluster', () => {
-  it('a partitioned queue keeps far jobs in buckets of its partitions\' slots and delivers each once, never early', async () => {
+  it("a partitioned queue keeps far jobs in buckets of its partitions' slots and delivers each once, never early", async () => {
     const name = 'far';
     const partitions = 4;
     for (let p = 0; p < partitions; p++) await cluster.client.hset(partitionKeys('sg', name, p).meta, 'wheelSlotMs', 1_000);
@@ -19,10 +19,14 @@ describe('the wheel on a Redis Cluster', () => {
     const now = Date.now();
     const ats = Array.from({ length: 400 }, (_, i) => now + 2_500 + (i % 20) * 100);
     const lateness: number[] = [];
-    const worker = new Worker<number>(name, job => {
-      seen.set(job.payload, (seen.get(job.payload) ?? 0) + 1);
-      lateness.push(Date.now() - (ats[job.payload] as number));
-    }, { connection: cluster.client, concurrency: 50, partitions });
+    const worker = new Worker<number>(
+      name,
+      job => {
+        seen.set(job.payload, (seen.get(job.payload) ?? 0) + 1);
+        lateness.push(Date.now() - (ats[job.payload] as number));
+      },
+      { connection: cluster.client, concurrency: 50, partitions },
+    );
     try {
       await worker.waitUntilReady();
       const ids = await queue.addBulk(ats.map((at, i) => ({ payload: i, at })));
@@ -42,7 +46,10 @@ describe('the wheel on a Redis Cluster', () => {
       assert.equal((await queue.get(ids[0] as string))?.state, 'delayed');
       assert.equal(await queue.cancel(ids[0] as string), 'cancelled');
       await waitFor(() => seen.size === 399, 20_000, 'all jobs');
-      assert.ok([...seen.values()].every(count => count === 1), 'exactly once');
+      assert.ok(
+        [...seen.values()].every(count => count === 1),
+        'exactly once',
+      );
       assert.equal(seen.has(0), false, 'the cancelled job did not run');
       assert.ok(Math.min(...lateness) >= 0, `a job ran ${-Math.min(...lateness)} ms early`);
       assert.deepEqual(await queue.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });

@@ -11,7 +11,16 @@ import { buildApp, type AppOptions } from '../../src/server/app.js';
 import { sleep, type RedisFixture } from './redis.js';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 export const NO_CHROMIUM = `No Chromium at ${CHROMIUM_PATH}. Run scripts/install-browser.sh (it installs Debian's chromium), or set CHROMIUM_PATH to a Chromium binary.`;
 export const HOSTILE_IMG = '<img src=x onerror=alert(1)>';
 export const HOSTILE_SCRIPT = '<script>alert(2)</script>';
@@ -77,7 +86,9 @@ export async function open(browser: Browser, url: string, options: BrowserContex
   await page.addInitScript(() => {
     const seen: string[] = [];
     (window as unknown as { cspViolations: string[] }).cspViolations = seen;
-    document.addEventListener('securitypolicyviolation', event => seen.push(`${event.violatedDirective}: ${event.blockedURI} ${event.sample}`));
+    document.addEventListener('securitypolicyviolation', event =>
+      seen.push(`${event.violatedDirective}: ${event.blockedURI} ${event.sample}`),
+    );
   });
   page.on('dialog', dialog => {
     watched.dialogs.push(`${dialog.type()}: ${dialog.message()}`);
@@ -87,7 +98,9 @@ export async function open(browser: Browser, url: string, options: BrowserContex
   page.on('console', message => {
     if (message.type() === 'error') watched.consoleErrors.push(message.text());
   });
-  page.on('request', request => watched.requests.push({ method: request.method(), url: request.url(), authorization: request.headers().authorization }));
+  page.on('request', request =>
+    watched.requests.push({ method: request.method(), url: request.url(), authorization: request.headers().authorization }),
+  );
   await page.goto(url);
   return watched;
 }
@@ -97,7 +110,9 @@ export async function assertClean(watched: Watched, options: { httpErrors?: RegE
   assert.deepEqual(watched.dialogs, [], 'no alert/confirm/prompt may open');
   assert.deepEqual(watched.pageErrors, [], 'the page threw');
   assert.deepEqual(await watched.violations(), [], 'the page broke its own CSP');
-  const unexpected = watched.consoleErrors.filter(text => !(options.httpErrors && /Failed to load resource/.test(text) && options.httpErrors.test(text)));
+  const unexpected = watched.consoleErrors.filter(
+    text => !(options.httpErrors && /Failed to load resource/.test(text) && options.httpErrors.test(text)),
+  );
   assert.deepEqual(unexpected, [], 'console errors');
   await watched.page.context().close();
 }

@@ -34,7 +34,8 @@ export function runCliProcess(args: readonly string[], env: NodeJS.ProcessEnv, i
 }
 
 /** Runs the CLI with `--json`; stdout must be exactly one JSON document, parsed as `body`. */
-export async function runCliJson(redisUrl: string, args: readonly string[]): Promise<{ code: number; body: any; stderr: string }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function runCliJson(redisUrl: string, args: readonly string[]): Promise<{ code: number; body: any; stderr: string }> {
   const run = await runCli(redisUrl, ['--json', ...args]);
   const lines = run.stdout.trim().split('\n');
   if (lines.length !== 1) throw new Error(`Expected one JSON line on stdout, got: ${run.stdout}`);

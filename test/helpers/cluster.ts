@@ -69,7 +69,8 @@ export interface MigrateReport {
 
 export async function startLocalCluster(masters = 3, replicasPerMaster = 1, options: LocalClusterOptions = {}): Promise<LocalCluster> {
   if (!Number.isInteger(masters) || masters < 1) throw new Error(`masters must be an integer >= 1, got ${masters}`);
-  if (masters < 3 && replicasPerMaster > 0) throw new Error('replicas need >= 3 masters (redis-cli --cluster create); start fewer masters without replicas');
+  if (masters < 3 && replicasPerMaster > 0)
+    throw new Error('replicas need >= 3 masters (redis-cli --cluster create); start fewer masters without replicas');
   const stepTimeoutMs = options.stepTimeoutMs ?? 30_000;
   const nodes: ClusterNode[] = [];
   try {
@@ -84,17 +85,38 @@ export async function startLocalCluster(masters = 3, replicasPerMaster = 1, opti
         // alone in its cluster reports an empty address in CLUSTER SLOTS, and an ioredis Cluster
         // client then waits forever for a node it cannot name.
         args: [
-          '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '2000',
-          '--cluster-replica-validity-factor', '0', '--cluster-port', String(busPort), '--cluster-announce-ip', '127.0.0.1',
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          'nodes.conf',
+          '--cluster-node-timeout',
+          '2000',
+          '--cluster-replica-validity-factor',
+          '0',
+          '--cluster-port',
+          String(busPort),
+          '--cluster-announce-ip',
+          '127.0.0.1',
         ],
       });
       nodes.push(Object.assign(server, { busPort }));
     }
     if (masters >= 3) {
-      await run('redis-cli', ['--cluster', 'create', ...nodes.map(node => `127.0.0.1:${node.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'], {
-        timeout: stepTimeoutMs,
-        killSignal: 'SIGKILL',
-      }).catch(error => {
+      await run(
+        'redis-cli',
+        [
+          '--cluster',
+          'create',
+          ...nodes.map(node => `127.0.0.1:${node.port}`),
+          '--cluster-replicas',
+          String(replicasPerMaster),
+          '--cluster-yes',
+        ],
+        {
+          timeout: stepTimeoutMs,
+          killSignal: 'SIGKILL',
+        },
+      ).catch(error => {
         throw new Error(`redis-cli --cluster create did not finish within ${stepTimeoutMs} ms: ${(error as Error).message}`);
       });
     } else {
@@ -203,7 +225,12 @@ export function useLocalCluster(masters = 3, replicasPerMaster = 1, options: Loc
 
 function plainClient(port: number): Redis {
   // One retry and a connect timeout: a helper call on a dead node fails fast instead of hanging.
-  const client = new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 1, connectTimeout: 2_000, retryStrategy: () => null, lazyConnect: false });
+  const client = new Redis(port, '127.0.0.1', {
+    maxRetriesPerRequest: 1,
+    connectTimeout: 2_000,
+    retryStrategy: () => null,
+    lazyConnect: false,
+  });
   client.on('error', () => undefined);
   return client;
 }
@@ -231,15 +258,19 @@ async function bounded<T>(what: string, ms: number, work: Promise<T>): Promise<T
 async function assignAndMeet(nodes: ClusterNode[], stepTimeoutMs: number): Promise<void> {
   const clients = nodes.map(node => plainClient(node.port));
   try {
-    await bounded('CLUSTER ADDSLOTSRANGE / SET-CONFIG-EPOCH', stepTimeoutMs, Promise.all(
-      clients.map(async (client, i) => {
-        const from = Math.floor((SLOTS * i) / nodes.length);
-        const to = Math.floor((SLOTS * (i + 1)) / nodes.length) - 1;
-        await client.call('CLUSTER', 'ADDSLOTSRANGE', from, to);
-        // Distinct epochs up front: otherwise the nodes start equal (0) and settle it by collision.
-        await client.call('CLUSTER', 'SET-CONFIG-EPOCH', i + 1);
-      }),
-    ));
+    await bounded(
+      'CLUSTER ADDSLOTSRANGE / SET-CONFIG-EPOCH',
+      stepTimeoutMs,
+      Promise.all(
+        clients.map(async (client, i) => {
+          const from = Math.floor((SLOTS * i) / nodes.length);
+          const to = Math.floor((SLOTS * (i + 1)) / nodes.length) - 1;
+          await client.call('CLUSTER', 'ADDSLOTSRANGE', from, to);
+          // Distinct epochs up front: otherwise the nodes start equal (0) and settle it by collision.
+          await client.call('CLUSTER', 'SET-CONFIG-EPOCH', i + 1);
+        }),
+      ),
+    );
     const [first] = clients;
     for (const node of nodes.slice(1)) {
       await bounded('CLUSTER MEET', stepTimeoutMs, first!.call('CLUSTER', 'MEET', '127.0.0.1', node.port, node.busPort));
@@ -262,7 +293,9 @@ export async function waitForClusterOk(nodes: ReadonlyArray<{ port: number }>, e
         if (info.includes('cluster_state:ok') && known >= expected && assigned === SLOTS) break;
         if (Date.now() > deadline) {
           const links = String(await client.call('CLUSTER', 'NODES').catch(() => '?'));
-          throw new Error(`cluster node ${node.port} did not reach state ok with ${expected} nodes within ${timeoutMs} ms:\n${info.trim()}\n${links.trim()}`);
+          throw new Error(
+            `cluster node ${node.port} did not reach state ok with ${expected} nodes within ${timeoutMs} ms:\n${info.trim()}\n${links.trim()}`,
+          );
         }
         await new Promise(resolve => setTimeout(resolve, 100));
       }
@@ -279,7 +312,13 @@ export async function waitForClusterOk(nodes: ReadonlyArray<{ port: number }>, e
  * source for a key already moved gets ASK; a multi-key command (every sandglass script) whose keys
  * are split between the nodes, or partly absent, gets TRYAGAIN.
  */
-async function migrateSlot(cluster: LocalCluster, slot: number, to: ClusterNode, options: MigrateOptions, stepTimeoutMs: number): Promise<MigrateReport> {
+async function migrateSlot(
+  cluster: LocalCluster,
+  slot: number,
+  to: ClusterNode,
+  options: MigrateOptions,
+  stepTimeoutMs: number,
+): Promise<MigrateReport> {
   const from = await cluster.ownerOf(slot);
   if (from === to) throw new Error(`slot ${slot} is already on ${to.port}`);
   const source = plainClient(from.port);

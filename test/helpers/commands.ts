@@ -11,7 +11,11 @@ export interface CommandResult {
 }
 
 /** Runs `command` to its end and collects its output (never rejects on a non-zero exit). */
-export function runCommand(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<CommandResult> {
+export function runCommand(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv },
+): Promise<CommandResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -25,7 +29,10 @@ export function runCommand(command: string, args: readonly string[], options: { 
 
 /** The first `name` on the machine's PATH, with symlinks resolved. */
 export function onPath(name: string): string | undefined {
-  const found = (process.env.PATH ?? '').split(delimiter).map(dir => join(dir, name)).find(existsSync);
+  const found = (process.env.PATH ?? '')
+    .split(delimiter)
+    .map(dir => join(dir, name))
+    .find(existsSync);
   return found && realpathSync(found);
 }
 

@@ -55,7 +55,11 @@ export function client(url: string, token?: string): Client {
       if (token !== undefined) all.authorization = `Bearer ${token}`;
       if (body !== undefined) all['content-type'] = 'application/json';
       Object.assign(all, headers);
-      const response = await fetch(url + path, { method, headers: all, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+      const response = await fetch(url + path, {
+        method,
+        headers: all,
+        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      });
       const text = await response.text();
       let parsed: unknown = text;
       try {

@@ -42,7 +42,11 @@ export interface Run {
  * events: what the lost-reply tests judge. Capacity 4 over a queue limit of 2 in those tests: a
  * claim asks for (and is granted) both slots, and only the limiter keeps the worker from running more.
  */
-export function recordingWorker(name: string, options: WorkerOptions & { batch?: undefined }, handlerMs = 150): { worker: Worker<string>; runs: Run[]; errors: string[] } {
+export function recordingWorker(
+  name: string,
+  options: WorkerOptions & { batch?: undefined },
+  handlerMs = 150,
+): { worker: Worker<string>; runs: Run[]; errors: string[] } {
   const runs: Run[] = [];
   const errors: string[] = [];
   const worker = new Worker<string>(

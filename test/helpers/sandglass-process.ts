@@ -6,8 +6,20 @@ import { cliPath, runCliProcess, type CliRun } from './cli.js';
 import { waitFor } from './redis.js';
 
 const REDIS_VARIABLES = [
-  'REDIS_URL', 'REDIS_CLUSTER_NODES', 'REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'REDIS_TLS_CA', 'REDIS_TLS_CERT', 'REDIS_TLS_KEY',
-  'REDIS_USERNAME', 'REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD', 'SANDGLASS_PARTITIONS', 'SANDGLASS_TOKEN', 'SANDGLASS_WEBHOOKS', 'SANDGLASS_PREFIX',
+  'REDIS_URL',
+  'REDIS_CLUSTER_NODES',
+  'REDIS_SENTINELS',
+  'REDIS_SENTINEL_NAME',
+  'REDIS_TLS_CA',
+  'REDIS_TLS_CERT',
+  'REDIS_TLS_KEY',
+  'REDIS_USERNAME',
+  'REDIS_PASSWORD',
+  'REDIS_SENTINEL_PASSWORD',
+  'SANDGLASS_PARTITIONS',
+  'SANDGLASS_TOKEN',
+  'SANDGLASS_WEBHOOKS',
+  'SANDGLASS_PREFIX',
 ];
 
 function environment(env: Record<string, string>): NodeJS.ProcessEnv {
@@ -22,7 +34,12 @@ export function sandglass(args: readonly string[], env: Record<string, string> =
 }
 
 /** `sandglass --json <args>`: stdout parsed as the one JSON document it must be. */
-export async function sandglassJson(args: readonly string[], env: Record<string, string> = {}, input = ''): Promise<{ code: number; body: any; stderr: string }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+export async function sandglassJson(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  input = '',
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ code: number; body: any; stderr: string }> {
   const run = await sandglass(['--json', ...args], env, input);
   try {
     return { code: run.code, body: JSON.parse(run.stdout), stderr: run.stderr };
@@ -44,7 +61,10 @@ export interface Serve {
 
 /** Starts `sandglass <args> serve --port 0` and waits until it listens (or fails with its output). */
 export async function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<Serve> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args, 'serve', '--port', '0', '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'pipe'], env: environment(env) });
+  const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args, 'serve', '--port', '0', '--log-level', 'info'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: environment(env),
+  });
   let output = '';
   child.stdout?.on('data', chunk => (output += String(chunk)));
   child.stderr?.on('data', chunk => (output += String(chunk)));
@@ -66,7 +86,9 @@ export async function startServe(args: readonly string[], env: Record<string, st
     async stop() {
       if (!gone) child.kill('SIGTERM');
       let timer: NodeJS.Timeout | undefined;
-      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`serve still running 30 s after SIGTERM: ${output}`)), 30_000)));
+      const late = new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`serve still running 30 s after SIGTERM: ${output}`)), 30_000)),
+      );
       try {
         return await Promise.race([exited, late]);
       } catch (error) {
@@ -80,7 +102,8 @@ export async function startServe(args: readonly string[], env: Record<string, st
 }
 
 /** A JSON request to the service; the answer's status and parsed body. */
-export async function request(url: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: any }> { // eslint-disable-line @typescript-eslint/no-explicit-any
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export async function request(url: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: any }> {
   const response = await fetch(url, {
     method: init.method ?? 'GET',
     ...(init.body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(init.body) }),

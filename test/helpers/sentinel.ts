@@ -64,40 +64,51 @@ export async function startLocalSentinels(options: SentinelSetupOptions = {}): P
     }
     // Replicas first in sync, then the sentinels: a sentinel learns the replicas from its first INFO
     // of the primary (later ones come only every 10 s).
-    await waitUntil(async () => {
-      const info = await query(primary.port, ['INFO', 'replication']);
-      return (String(info).match(/^slave\d+:.*state=online/gm) ?? []).length === replicaCount;
-    }, 20_000, 'the replicas to sync');
+    await waitUntil(
+      async () => {
+        const info = await query(primary.port, ['INFO', 'replication']);
+        return (String(info).match(/^slave\d+:.*state=online/gm) ?? []).length === replicaCount;
+      },
+      20_000,
+      'the replicas to sync',
+    );
 
     dir = mkdtempSync(join(tmpdir(), 'sandglass-sentinel-'));
     for (let i = 0; i < 3; i++) {
       const port = await freePort();
       const conf = join(dir, `sentinel-${port}.conf`);
-      writeFileSync(conf, [
-        `port ${port}`,
-        'bind 127.0.0.1',
-        `dir ${dir}`,
-        'logfile ""',
-        'loglevel warning',
-        `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${primary.port} 2`,
-        `sentinel down-after-milliseconds ${MASTER_NAME} ${options.downAfterMs ?? 1_000}`,
-        `sentinel failover-timeout ${MASTER_NAME} ${options.failoverTimeoutMs ?? 5_000}`,
-        `sentinel parallel-syncs ${MASTER_NAME} 1`,
-        '',
-      ].join('\n'));
+      writeFileSync(
+        conf,
+        [
+          `port ${port}`,
+          'bind 127.0.0.1',
+          `dir ${dir}`,
+          'logfile ""',
+          'loglevel warning',
+          `sentinel monitor ${MASTER_NAME} 127.0.0.1 ${primary.port} 2`,
+          `sentinel down-after-milliseconds ${MASTER_NAME} ${options.downAfterMs ?? 1_000}`,
+          `sentinel failover-timeout ${MASTER_NAME} ${options.failoverTimeoutMs ?? 5_000}`,
+          `sentinel parallel-syncs ${MASTER_NAME} 1`,
+          '',
+        ].join('\n'),
+      );
       sentinels.push(await launchSentinel(conf, port));
     }
     // Each sentinel must know the replicas (to promote one) and the two other sentinels (to reach
     // the quorum and elect a leader); the latter arrive by hello messages every 2 s.
-    await waitUntil(async () => {
-      for (const sentinel of sentinels) {
-        const replicasSeen = await query(sentinel.port, ['SENTINEL', 'REPLICAS', MASTER_NAME]);
-        const sentinelsSeen = await query(sentinel.port, ['SENTINEL', 'SENTINELS', MASTER_NAME]);
-        if (!Array.isArray(replicasSeen) || replicasSeen.length !== replicaCount) return false;
-        if (!Array.isArray(sentinelsSeen) || sentinelsSeen.length !== 2) return false;
-      }
-      return true;
-    }, 20_000, 'the sentinels to see the replicas and each other');
+    await waitUntil(
+      async () => {
+        for (const sentinel of sentinels) {
+          const replicasSeen = await query(sentinel.port, ['SENTINEL', 'REPLICAS', MASTER_NAME]);
+          const sentinelsSeen = await query(sentinel.port, ['SENTINEL', 'SENTINELS', MASTER_NAME]);
+          if (!Array.isArray(replicasSeen) || replicasSeen.length !== replicaCount) return false;
+          if (!Array.isArray(sentinelsSeen) || sentinelsSeen.length !== 2) return false;
+        }
+        return true;
+      },
+      20_000,
+      'the sentinels to see the replicas and each other',
+    );
 
     const sentinelAddresses = sentinels.map(s => ({ host: '127.0.0.1', port: s.port }));
     return {
@@ -124,7 +135,9 @@ async function launchSentinel(conf: string, port: number): Promise<SentinelProce
   let stderr = '';
   child.stderr?.on('data', chunk => (stderr += String(chunk)));
   const exited = () =>
-    child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>(resolve => child.once('exit', () => resolve()));
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>(resolve => child.once('exit', () => resolve()));
   const handle: SentinelProcess = {
     port,
     pid: child.pid as number,
@@ -135,10 +148,14 @@ async function launchSentinel(conf: string, port: number): Promise<SentinelProce
     },
   };
   try {
-    await waitUntil(async () => {
-      if (child.exitCode !== null) throw new Error(`redis-sentinel on port ${port} exited: ${stderr.trim()}`);
-      return (await query(port, ['PING'])) === 'PONG';
-    }, 10_000, `the sentinel on port ${port}`);
+    await waitUntil(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`redis-sentinel on port ${port} exited: ${stderr.trim()}`);
+        return (await query(port, ['PING'])) === 'PONG';
+      },
+      10_000,
+      `the sentinel on port ${port}`,
+    );
   } catch (error) {
     child.kill('SIGKILL');
     throw error;
@@ -148,7 +165,12 @@ async function launchSentinel(conf: string, port: number): Promise<SentinelProce
 
 /** One command on a short-lived direct connection; undefined when the server does not answer. */
 async function query(port: number, command: [string, ...string[]]): Promise<unknown> {
-  const client = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  const client = new Redis(port, '127.0.0.1', {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();

@@ -144,9 +144,13 @@ describe('Redis unreachable: every call fails within the call timeout, and a Red
         // grow), and with a frozen server every call hung until it woke.
         for (let i = 0; i < 2; i++) timings.push(await expectFailsWithin(3_000, `default add #${i + 1}`, () => byDefault.add(i)));
         for (let i = 0; i < 10; i++) timings.push(await expectFailsWithin(1_000, `add #${i + 1}`, () => short.add(i)));
-        const parallel = await Promise.all(Array.from({ length: 10 }, (_, i) => expectFailsWithin(1_000, `parallel add #${i + 1}`, () => short.add(i))));
+        const parallel = await Promise.all(
+          Array.from({ length: 10 }, (_, i) => expectFailsWithin(1_000, `parallel add #${i + 1}`, () => short.add(i))),
+        );
         const pulled = await expectFailsWithin(1_000, 'PullConsumer.claim', () => pull.claim());
-        console.log(`${fault}: adds failed after ${timings.join(', ')} ms; 10 parallel after ${Math.min(...parallel)}-${Math.max(...parallel)} ms; a pull claim after ${pulled} ms`);
+        console.log(
+          `${fault}: adds failed after ${timings.join(', ')} ms; 10 parallel after ${Math.min(...parallel)}-${Math.max(...parallel)} ms; a pull claim after ${pulled} ms`,
+        );
       } finally {
         if (fault === 'SIGKILL') await redis.server.restart();
         else await redis.server.kill('SIGCONT');
@@ -155,7 +159,15 @@ describe('Redis unreachable: every call fails within the call timeout, and a Red
       assert.ok(restored);
       // Back: the same Queue, Worker and PullConsumer objects carry on, nothing restarted. (Adds that
       // failed may still be applied now, as after a lost reply: their commands reached Redis late.)
-      await waitFor(async () => (await short.add(100).then(() => true, () => false)), 15_000, 'an add to succeed again');
+      await waitFor(
+        async () =>
+          await short.add(100).then(
+            () => true,
+            () => false,
+          ),
+        15_000,
+        'an add to succeed again',
+      );
       await byDefault.add(200);
       await waitFor(() => done.includes(100) && done.includes(200), 15_000, 'the worker to run jobs added after the outage');
       await pullQueue.add(300);

@@ -28,11 +28,23 @@ describe('integers beyond 2^53 over HTTP', () => {
     const before = await digest();
     assertRefused(await api.call('POST', `/v1/queues/${name}/jobs`, '{"payload":{"orderId":9007199254740993}}'), 'payload.orderId');
     assertRefused(await api.call('POST', `/v1/queues/${name}/jobs`, '{"payload":{"orderId":-12345678901234567890}}'), 'payload.orderId');
-    assertRefused(await api.call('POST', `/v1/queues/${name}/jobs:bulk`, '{"jobs":[{"payload":1},{"payload":{"ids":[12345678901234567890]}}]}'), 'jobs[1].payload.ids[0]');
+    assertRefused(
+      await api.call('POST', `/v1/queues/${name}/jobs:bulk`, '{"jobs":[{"payload":1},{"payload":{"ids":[12345678901234567890]}}]}'),
+      'jobs[1].payload.ids[0]',
+    );
     // Beyond 1e21 the parsed double would be written back with an exponent: only the text shows the lost digits.
-    assertRefused(await api.call('POST', `/v1/queues/${name}/jobs`, '{"payload":{"ids":[1,123456789012345678901234567890]}}'), 'payload.ids[1]');
-    assertRefused(await api.call('PUT', `/v1/queues/${name}/schedules/nightly`, '{"every":"1h","payload":{"accountId":9007199254740993}}'), 'payload.accountId');
-    assertRefused(await api.call('POST', `/v1/queues/${name}/jobs/x/ack`, '{"token":"1","result":{"orderId":9007199254740993}}'), 'result.orderId');
+    assertRefused(
+      await api.call('POST', `/v1/queues/${name}/jobs`, '{"payload":{"ids":[1,123456789012345678901234567890]}}'),
+      'payload.ids[1]',
+    );
+    assertRefused(
+      await api.call('PUT', `/v1/queues/${name}/schedules/nightly`, '{"every":"1h","payload":{"accountId":9007199254740993}}'),
+      'payload.accountId',
+    );
+    assertRefused(
+      await api.call('POST', `/v1/queues/${name}/jobs/x/ack`, '{"token":"1","result":{"orderId":9007199254740993}}'),
+      'result.orderId',
+    );
     // 1e20 and 12345678901234567890.0 are doubles as written, but their value would be stored as integer digits beyond 2^53.
     assertRefused(await api.call('POST', `/v1/queues/${name}/jobs`, '{"payload":{"n":1e20}}'), 'payload.n');
     assertRefused(await api.call('POST', `/v1/queues/${name}/jobs`, '{"payload":{"n":12345678901234567890.0}}'), 'payload.n');
@@ -41,12 +53,20 @@ describe('integers beyond 2^53 over HTTP', () => {
 
   it('keeps safe integers, doubles and integers sent as strings exactly as they were sent', async () => {
     const name = uniqueQueue('exact');
-    const text = '{"payload":{"max":9007199254740991,"min":-9007199254740991,"tiny":0.1,"huge":1e300,"neg":-2.5e21,"orderId":"9007199254740993"}}';
+    const text =
+      '{"payload":{"max":9007199254740991,"min":-9007199254740991,"tiny":0.1,"huge":1e300,"neg":-2.5e21,"orderId":"9007199254740993"}}';
     const added = await api.call('POST', `/v1/queues/${name}/jobs`, text);
     assert.equal(added.status, 201, added.text);
     const job = await api.call('GET', `/v1/queues/${name}/jobs/${added.body.id}`);
     assert.equal(job.status, 200, job.text);
-    assert.deepEqual(job.body.payload, { max: 9007199254740991, min: -9007199254740991, tiny: 0.1, huge: 1e300, neg: -2.5e21, orderId: '9007199254740993' });
+    assert.deepEqual(job.body.payload, {
+      max: 9007199254740991,
+      min: -9007199254740991,
+      tiny: 0.1,
+      huge: 1e300,
+      neg: -2.5e21,
+      orderId: '9007199254740993',
+    });
     assert.ok(job.text.includes('"orderId":"9007199254740993"'), job.text);
   });
 
@@ -57,7 +77,10 @@ describe('integers beyond 2^53 over HTTP', () => {
     const claimed = await api.call('POST', `/v1/queues/${name}/claim`, { max: 1, waitMs: 5_000 });
     const { id, token } = (claimed.body.jobs as { id: string; token: string }[])[0] as { id: string; token: string };
     // 1e20 passes the text check (it is written as a double) and is refused by the library's rule.
-    assertRefused(await api.call('POST', `/v1/queues/${name}/jobs/${id}/ack`, `{"token":"${token}","result":{"total":1e20}}`), 'result.total');
+    assertRefused(
+      await api.call('POST', `/v1/queues/${name}/jobs/${id}/ack`, `{"token":"${token}","result":{"total":1e20}}`),
+      'result.total',
+    );
     assert.equal((await api.call('GET', `/v1/queues/${name}/jobs/${id}`)).body.state, 'active');
     const acked = await api.call('POST', `/v1/queues/${name}/jobs/${id}/ack`, { token, result: { total: '100000000000000000000' } });
     assert.equal(acked.status, 200, acked.text);
@@ -70,7 +93,10 @@ describe('the library refuses what JSON cannot keep', () => {
     const name = uniqueQueue('exact');
     const q = redis.track(new Queue<unknown>(name, { connection: redis.url }));
     const refused = async (promise: Promise<unknown>, message: string) => {
-      const error = await promise.then(() => undefined, (e: unknown) => e);
+      const error = await promise.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       assert.ok(error instanceof ValidationError, `${message}: got ${String(error)}`);
       assert.ok(error.message.includes(message), error.message);
     };
@@ -106,7 +132,12 @@ describe('the library refuses what JSON cannot keep', () => {
     const q = redis.track(new Queue<number>(name, { connection: redis.url }));
     await q.setRetention({ completed: { count: 10 } });
     const warnings: string[] = [];
-    const logger = { debug: () => undefined, info: () => undefined, warn: (message: string) => void warnings.push(message), error: () => undefined };
+    const logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: (message: string) => void warnings.push(message),
+      error: () => undefined,
+    };
     const results = [{ n: Number.NaN }, { id: 2 ** 53 }, { id: Number.MAX_SAFE_INTEGER }];
     const done: string[] = [];
     const worker = redis.track(new Worker<number>(name, job => results[job.payload], { connection: redis.url, logger }));
@@ -120,6 +151,9 @@ describe('the library refuses what JSON cannot keep', () => {
     assert.deepEqual(safe?.result, { id: Number.MAX_SAFE_INTEGER });
     assert.equal(warnings.length, 1, warnings.join('\n'));
     // Once per worker and queue: whichever of the two completed first.
-    assert.match(warnings[0] as string, /cannot be written as JSON .*(result\.n is a number JSON cannot carry|result\.id is an integer beyond)/);
+    assert.match(
+      warnings[0] as string,
+      /cannot be written as JSON .*(result\.n is a number JSON cannot carry|result\.id is an integer beyond)/,
+    );
   });
 });

@@ -17,7 +17,10 @@ function queue<T = unknown>(name = uniqueQueue('expiry'), partitions?: number): 
 }
 
 /** A worker that records the payloads it ran, with local start time and due time. */
-function worker<T>(name: string, options: { partitions?: number; backoffMs?: number; fail?: (payload: T, attempt: number) => boolean } = {}) {
+function worker<T>(
+  name: string,
+  options: { partitions?: number; backoffMs?: number; fail?: (payload: T, attempt: number) => boolean } = {},
+) {
   const started: { payload: T; at: number; dueAt: number; attempt: number }[] = [];
   const w = redis.track(
     new Worker<T>(
@@ -26,7 +29,13 @@ function worker<T>(name: string, options: { partitions?: number; backoffMs?: num
         started.push({ payload: job.payload, at: Date.now(), dueAt: job.dueAt, attempt: job.attempt });
         if (options.fail?.(job.payload, job.attempt)) throw new Error(`fails on attempt ${job.attempt}`);
       },
-      { connection: redis.url, concurrency: 10, maxAttempts: 3, backoff: { type: 'fixed', delayMs: options.backoffMs ?? 1_000 }, ...(options.partitions ? { partitions: options.partitions } : {}) },
+      {
+        connection: redis.url,
+        concurrency: 10,
+        maxAttempts: 3,
+        backoff: { type: 'fixed', delayMs: options.backoffMs ?? 1_000 },
+        ...(options.partitions ? { partitions: options.partitions } : {}),
+      },
     ),
   );
   w.on('error', () => undefined);
@@ -126,7 +135,10 @@ describe('deadlines (expireAfter)', () => {
     await w.waitUntilReady();
     const id = await q.add('flaky', { expireAfter: 1_500 });
     await waitFor(() => started.length === 2, 10_000, 'the retry');
-    assert.deepEqual(started.map(run => run.attempt), [1, 2]);
+    assert.deepEqual(
+      started.map(run => run.attempt),
+      [1, 2],
+    );
     await waitFor(async () => (await q.get(id)) === null, 10_000, 'completion');
     const counters = await q.counters();
     assert.equal(counters.expired, 0);
@@ -138,7 +150,10 @@ describe('deadlines (expireAfter)', () => {
     const q = queue<number>(name, 3);
     await q.addBulk(Array.from({ length: 30 }, (_, i) => ({ payload: i, expireAfter: 100 })));
     const perPartition = await Promise.all([0, 1, 2].map(async p => Object.keys(await expiryEntries(name, p)).length));
-    assert.ok(perPartition.every(n => n > 0), `entries per partition ${perPartition}`);
+    assert.ok(
+      perPartition.every(n => n > 0),
+      `entries per partition ${perPartition}`,
+    );
     await sleep(500);
     const { started } = worker<number>(name, { partitions: 3 });
     await waitFor(async () => (await q.stats()).dead === 30, 10_000, '30 dead letters');
@@ -162,12 +177,25 @@ describe('deadlines (expireAfter)', () => {
       [{ expireAfter: 100, onExpire: null }, /`onExpire`/],
     ];
     // The queue's default follows the same rule.
-    await assert.rejects(q.setLimits({ expireAfter: 0 }), (error: unknown) => error instanceof ValidationError && /`expireAfter`/.test(error.message));
+    await assert.rejects(
+      q.setLimits({ expireAfter: 0 }),
+      (error: unknown) => error instanceof ValidationError && /`expireAfter`/.test(error.message),
+    );
     for (const [options, message] of bad) {
-      await assert.rejects(q.add(1, options as never), (error: unknown) => error instanceof ValidationError && message.test(error.message), JSON.stringify(options));
+      await assert.rejects(
+        q.add(1, options as never),
+        (error: unknown) => error instanceof ValidationError && message.test(error.message),
+        JSON.stringify(options),
+      );
     }
     // One bad entry of a bulk add refuses the whole call.
-    await assert.rejects(q.addBulk([{ payload: 1, expireAfter: 100 }, { payload: 2, expireAfter: 'x' as never }]), ValidationError);
+    await assert.rejects(
+      q.addBulk([
+        { payload: 1, expireAfter: 100 },
+        { payload: 2, expireAfter: 'x' as never },
+      ]),
+      ValidationError,
+    );
     assert.equal(await redis.raw.exists(partitionKeys('sg', name, 0).jobs, partitionKeys('sg', name, 0).expiry), 0, 'nothing written');
     // The edges are accepted: 1 ms, ten years, a duration text, and a fraction rounded up.
     const ok = await q.addBulk([
@@ -177,7 +205,10 @@ describe('deadlines (expireAfter)', () => {
       { payload: 4, expireAfter: 0.5, delay: '1h', onExpire: 'dead' },
     ]);
     const entries = await expiryEntries(name);
-    assert.deepEqual(ok.map(id => entries[id]), ['1', String(MAX_DELAY_MS), '5400000d', '1']);
+    assert.deepEqual(
+      ok.map(id => entries[id]),
+      ['1', String(MAX_DELAY_MS), '5400000d', '1'],
+    );
   });
 
   it("the queue's default (setLimits({ expireAfter })) applies to jobs added without their own, on every partition", async () => {
@@ -220,7 +251,13 @@ describe('deadlines (expireAfter)', () => {
     const deadlineInfo = await q.get(deadline);
     assert.equal(deadlineInfo?.expiresAt, (deadlineInfo?.dueAt ?? 0) + 600_000);
     const listed = (await q.list('delayed')).jobs;
-    assert.deepEqual(listed.map(job => [job.id, job.expiresAt === undefined ? undefined : job.expiresAt - job.dueAt]), [[plain, undefined], [deadline, 600_000]]);
+    assert.deepEqual(
+      listed.map(job => [job.id, job.expiresAt === undefined ? undefined : job.expiresAt - job.dueAt]),
+      [
+        [plain, undefined],
+        [deadline, 600_000],
+      ],
+    );
     // A job that failed out of its attempts is dead with reason 'failed'.
     const failing = await q.add('boom', { maxAttempts: 1 });
     const consumer = redis.track(new PullConsumer<string>(name, { connection: redis.url }));
@@ -255,7 +292,13 @@ describe('deadlines (expireAfter)', () => {
     // A keep-add changes nothing; twice in one bulk call, the last one counts.
     await q.addBulk([{ payload: 'a', id, expireAfter: '1m' }]);
     assert.equal((await expiryEntries(name))[id], undefined);
-    await q.addBulk([{ payload: 'b', id, expireAfter: '2m' }, { payload: 'c', id, delay: '1h' }], 'replace');
+    await q.addBulk(
+      [
+        { payload: 'b', id, expireAfter: '2m' },
+        { payload: 'c', id, delay: '1h' },
+      ],
+      'replace',
+    );
     assert.equal((await expiryEntries(name))[id], undefined);
     // Cancelled, in `due` and in the wheel: the entry goes.
     await q.add('c', { id, delay: '1h', expireAfter: '1m', ifExists: 'replace' });

@@ -24,7 +24,10 @@ async function fill(q: Queue, count: number): Promise<void> {
 
 /** Script calls Redis ran so far (commandstats of EVALSHA and EVAL). */
 async function scriptCalls(): Promise<number> {
-  return [...(await redis.raw.info('commandstats')).matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+  return [...(await redis.raw.info('commandstats')).matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce(
+    (sum, match) => sum + Number(match[1]),
+    0,
+  );
 }
 
 // First in the file: no other worker runs yet, so the server's script calls are this worker's.
@@ -48,7 +51,10 @@ describe('setLimits / getLimits', () => {
   it('stores the limits with the queue, merges a change, clears with null', async () => {
     const q = queue(uniqueQueue('limits'));
     assert.deepEqual(await q.getLimits(), {});
-    assert.deepEqual(await q.setLimits({ rate: { max: 100, per: '1s' }, concurrency: 5 }), { rate: { max: 100, per: 1_000 }, concurrency: 5 });
+    assert.deepEqual(await q.setLimits({ rate: { max: 100, per: '1s' }, concurrency: 5 }), {
+      rate: { max: 100, per: 1_000 },
+      concurrency: 5,
+    });
     assert.deepEqual(await q.setLimits({ expireAfter: '1h' }), { rate: { max: 100, per: 1_000 }, concurrency: 5, expireAfter: 3_600_000 });
     assert.deepEqual(await q.setLimits({ rate: null }), { concurrency: 5, expireAfter: 3_600_000 });
     // Another process sees them.
@@ -213,13 +219,17 @@ describe('concurrency', () => {
     const spans: [number, number][] = [];
     let phase = 'free';
     const byPhase: Record<string, [number, number][]> = { free: [], limited: [], cleared: [] };
-    worker(q.name, async () => {
-      const mine = phase;
-      const start = Date.now();
-      await sleep(30);
-      byPhase[mine]!.push([start, Date.now()]);
-      spans.push([start, Date.now()]);
-    }, 8);
+    worker(
+      q.name,
+      async () => {
+        const mine = phase;
+        const start = Date.now();
+        await sleep(30);
+        byPhase[mine]!.push([start, Date.now()]);
+        spans.push([start, Date.now()]);
+      },
+      8,
+    );
     await fill(q, 24);
     await waitFor(() => spans.length === 24);
     assert.ok(mostOverlapping(byPhase.free!) > 1);

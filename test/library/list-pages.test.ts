@@ -11,7 +11,7 @@ const redis = useRedis({ appendOnly: false });
 async function pageAll<T>(queue: Queue<T>, state: JobState, limit: number): Promise<{ jobs: JobInfo<T>[]; pages: number }> {
   const jobs: JobInfo<T>[] = [];
   let pages = 0;
-  for (let cursor: string | undefined; ; ) {
+  for (let cursor: string | undefined; ;) {
     const page = await queue.list(state, { limit, ...(cursor === undefined ? {} : { cursor }) });
     pages += 1;
     jobs.push(...page.jobs);
@@ -29,12 +29,23 @@ describe('queue.list by cursor', () => {
     const q = redis.track(new Queue<number>(uniqueQueue(), { connection: redis.url, partitions: 3 }));
     const base = Date.now() + 3_600_000;
     // 120 jobs on one due time (ties in every partition), 60 on distinct ones, ids in mixed scripts.
-    const jobs = Array.from({ length: 180 }, (_, n) => ({ payload: n, id: `${n % 7 === 0 ? 'é' : 'j'}${(n * 7919) % 1_000}`, at: n < 120 ? base : base + n }));
+    const jobs = Array.from({ length: 180 }, (_, n) => ({
+      payload: n,
+      id: `${n % 7 === 0 ? 'é' : 'j'}${(n * 7919) % 1_000}`,
+      at: n < 120 ? base : base + n,
+    }));
     await q.addBulk(jobs);
-    const expected = jobs.map(job => ({ id: job.id, at: job.at })).sort((a, b) => a.at - b.at || byteOrder(a.id, b.id)).map(job => job.id);
+    const expected = jobs
+      .map(job => ({ id: job.id, at: job.at }))
+      .sort((a, b) => a.at - b.at || byteOrder(a.id, b.id))
+      .map(job => job.id);
     for (const limit of [1, 7, 100, 1_000]) {
       const { jobs: listed, pages } = await pageAll(q, 'delayed', limit);
-      assert.deepEqual(listed.map(job => job.id), expected, `limit ${limit}`);
+      assert.deepEqual(
+        listed.map(job => job.id),
+        expected,
+        `limit ${limit}`,
+      );
       assert.equal(pages, Math.max(1, Math.ceil(180 / limit)), `pages of ${limit}`);
     }
   });
@@ -49,7 +60,11 @@ describe('queue.list by cursor', () => {
     const rest = await pageAll(q, 'delayed', 5);
     const second = await q.list('delayed', { limit: 100, cursor: first.nextCursor as string });
     const seen = [...first.jobs.map(job => job.id), ...second.jobs.map(job => job.id)];
-    assert.deepEqual(seen.filter(id => id !== last), rest.jobs.map(job => job.id), 'the pages after the cursor continue where the first stopped');
+    assert.deepEqual(
+      seen.filter(id => id !== last),
+      rest.jobs.map(job => job.id),
+      'the pages after the cursor continue where the first stopped',
+    );
   });
 
   it('splits ready from delayed, lists active by lease end and dead letters newest first, by pages', async () => {
@@ -61,13 +76,20 @@ describe('queue.list by cursor', () => {
     await q.addBulk(Array.from({ length: 10 }, (_, n) => ({ payload: n, id: `d${n}`, delay: '1h' })));
     const ready = await pageAll(q, 'ready', 6);
     assert.equal(ready.jobs.length, 40);
-    assert.ok(ready.jobs.every(job => job.id.startsWith('r')), 'no delayed job among the ready ones');
+    assert.ok(
+      ready.jobs.every(job => job.id.startsWith('r')),
+      'no delayed job among the ready ones',
+    );
     assert.equal((await pageAll(q, 'delayed', 3)).jobs.length, 10);
     const claimed = [...(await consumer.claim({ max: 12, leaseMs: 60_000 })), ...(await consumer.claim({ max: 12, leaseMs: 30_000 }))];
     const active = await pageAll(q, 'active', 5);
     assert.deepEqual(active.jobs.map(job => job.id).sort(), claimed.map(job => job.id).sort());
     const leaseEnds = active.jobs.map(job => job.leaseUntilAt as number);
-    assert.deepEqual(leaseEnds, [...leaseEnds].sort((a, b) => a - b), 'soonest lease end first');
+    assert.deepEqual(
+      leaseEnds,
+      [...leaseEnds].sort((a, b) => a - b),
+      'soonest lease end first',
+    );
     for (const job of claimed) assert.equal((await consumer.fail(job.id, job.token, { dead: true })).result, 'dead');
     const dead = await pageAll(q, 'dead', 4);
     assert.deepEqual(dead.jobs.map(job => job.id).sort(), claimed.map(job => job.id).sort());

@@ -39,7 +39,12 @@ async function lostReplyUnderPause(t: TestContext, held: 'claim' | 'acquire'): P
   const name = uniqueQueue('paused');
   const queue = new Queue<string>(name, { connection: redis.url });
   owned.push(queue);
-  const { worker, runs, errors } = recordingWorker(name, { connection: { host: '127.0.0.1', port: proxy.port, commandTimeout: CALL_TIMEOUT_MS }, concurrency: 4, leaseMs: LEASE_MS, maxAttempts: 1 });
+  const { worker, runs, errors } = recordingWorker(name, {
+    connection: { host: '127.0.0.1', port: proxy.port, commandTimeout: CALL_TIMEOUT_MS },
+    concurrency: 4,
+    leaseMs: LEASE_MS,
+    maxAttempts: 1,
+  });
   owned.push(worker);
   // Every claim Redis runs, when it runs it (MONITOR reports a held command at its execution).
   const claimsRun: { at: number; memo: string }[] = [];
@@ -70,7 +75,8 @@ async function lostReplyUnderPause(t: TestContext, held: 'claim' | 'acquire'): P
   const at = Date.now() + 300;
   const ids = [await queue.add('a', { at }), await queue.add('b', { at })];
   await waitFor(() => pausedAt > 0, 5_000, 'the claim to reach a paused Redis');
-  const timedOut = () => errors.filter(message => message.startsWith(held === 'claim' ? 'claim:' : 'limiter:') && message.includes('did not answer')).length;
+  const timedOut = () =>
+    errors.filter(message => message.startsWith(held === 'claim' ? 'claim:' : 'limiter:') && message.includes('did not answer')).length;
   await waitFor(() => timedOut() >= 1, 3_000, `the worker to give up on the ${held}`);
   const gaveUpAt = Date.now();
   // Paused a while longer: the resends time out too, queued behind the held claim.
@@ -89,13 +95,19 @@ async function lostReplyUnderPause(t: TestContext, held: 'claim' | 'acquire'): P
   }
   const lost = runs.slice(1);
   assert.deepEqual(lost.map(run => run.id).sort(), [...ids].sort());
-  assert.deepEqual(lost.map(run => run.attempt), [1, 1], 'the lost reply cost no attempt');
+  assert.deepEqual(
+    lost.map(run => run.attempt),
+    [1, 1],
+    'the lost reply cost no attempt',
+  );
   const lastMs = Math.max(...lost.map(run => run.start)) - answeredAt;
   assert.ok(lastMs < 2_000, `the last started ${lastMs} ms after Redis answered again`);
   assert.ok(mostOverlapping(runs.map(run => [run.start, run.end])) <= 2, 'concurrency 2 held');
   await waitFor(async () => (await queue.stats()).active === 0, 2_000, 'the acks');
   assert.equal((await queue.stats()).dead, 0);
-  t.diagnostic(`claim ran ${Math.round(heldClaim.at - gaveUpAt)} ms after the worker gave up (${timedOut()} ${held} calls timed out); last job started ${lastMs} ms after the pause ended (lease ${LEASE_MS} ms)`);
+  t.diagnostic(
+    `claim ran ${Math.round(heldClaim.at - gaveUpAt)} ms after the worker gave up (${timedOut()} ${held} calls timed out); last job started ${lastMs} ms after the pause ended (lease ${LEASE_MS} ms)`,
+  );
 }
 
 describe('lost claim replies: Redis paused (CLIENT PAUSE WRITE) past the call timeout', () => {
@@ -103,7 +115,7 @@ describe('lost claim replies: Redis paused (CLIENT PAUSE WRITE) past the call ti
     await lostReplyUnderPause(t, 'claim');
   });
 
-  it('a limited queue: the tokens of an acquire Redis ran after the worker gave up are the resent claim\'s, so both jobs start within 2 s of the pause ending, not a lease later', async t => {
+  it("a limited queue: the tokens of an acquire Redis ran after the worker gave up are the resent claim's, so both jobs start within 2 s of the pause ending, not a lease later", async t => {
     await lostReplyUnderPause(t, 'acquire');
   });
 });

@@ -44,7 +44,13 @@ async function harness(t: TestContext): Promise<Harness> {
     return item;
   };
   const name = uniqueQueue('lost');
-  return { proxy, name, queue: own(new Queue<string>(name, { connection: redis.url })), viaProxy: (timeoutMs = CALL_TIMEOUT_MS) => ({ host: '127.0.0.1', port: proxy.port, commandTimeout: timeoutMs }), own };
+  return {
+    proxy,
+    name,
+    queue: own(new Queue<string>(name, { connection: redis.url })),
+    viaProxy: (timeoutMs = CALL_TIMEOUT_MS) => ({ host: '127.0.0.1', port: proxy.port, commandTimeout: timeoutMs }),
+    own,
+  };
 }
 
 /** When the proxy next resets a connection (Redis answers the client again from then on). */
@@ -59,7 +65,14 @@ describe('lost claim replies', () => {
     const h = await harness(t);
     await h.queue.setLimits({ concurrency: 1 });
     const runs: { id: string; attempt: number; at: number }[] = [];
-    const worker = h.own(new Worker<string>(h.name, job => void runs.push({ id: job.id, attempt: job.attempt, at: Date.now() }), { connection: h.viaProxy(), concurrency: 1, leaseMs: 6_000, maxAttempts: 1 }));
+    const worker = h.own(
+      new Worker<string>(h.name, job => void runs.push({ id: job.id, attempt: job.attempt, at: Date.now() }), {
+        connection: h.viaProxy(),
+        concurrency: 1,
+        leaseMs: 6_000,
+        maxAttempts: 1,
+      }),
+    );
     worker.on('error', () => undefined);
     await worker.waitUntilReady();
     // Warm-up: the worker has learned that the queue is limited, and claims through the limiter.
@@ -90,7 +103,14 @@ describe('lost claim replies', () => {
       deliver: (_source, jobs) => delivered.push(...jobs.map(job => ({ job, at: Date.now() }))),
       reportError: error => t.diagnostic(`claim loop: ${(error as Error).message}`),
     };
-    const loop = new ClaimLoop(connection, host, { capacity, batchSize: 1, leaseMs: 10_000, maxAttempts: 1, safetyIntervalMs: 60_000, clock: Date.now });
+    const loop = new ClaimLoop(connection, host, {
+      capacity,
+      batchSize: 1,
+      leaseMs: 10_000,
+      maxAttempts: 1,
+      safetyIntervalMs: 60_000,
+      clock: Date.now,
+    });
     // Closed before the proxy (an unsubscribe through a closed proxy would wait for ever).
     h.own({
       close: async () => {
@@ -110,7 +130,11 @@ describe('lost claim replies', () => {
     await waitFor(() => delivered.length === 4, 4_000, 'the 4 jobs of both lost claims');
     const lastMs = Math.max(...delivered.map(d => d.at)) - answeredAt;
     assert.ok(lastMs < 2_000, `the last came back ${lastMs} ms after Redis answered again`);
-    assert.deepEqual(delivered.map(d => d.job.attempts), [1, 1, 1, 1], "the same attempt: the lost replies counted none");
+    assert.deepEqual(
+      delivered.map(d => d.job.attempts),
+      [1, 1, 1, 1],
+      'the same attempt: the lost replies counted none',
+    );
     assert.equal(new Set(delivered.map(d => d.job.id)).size, 4);
   });
 
@@ -119,7 +143,11 @@ describe('lost claim replies', () => {
     await h.queue.setLimits({ concurrency: 1 });
     const runs: { by: string; attempt: number }[] = [];
     // 100 ms each way: acquire, claim and settle take 600 ms, so close() lands during the claim.
-    const closing = new Worker<string>(h.name, job => void runs.push({ by: 'closing', attempt: job.attempt }), { connection: h.viaProxy(2_000), concurrency: 1, leaseMs: 10_000 });
+    const closing = new Worker<string>(h.name, job => void runs.push({ by: 'closing', attempt: job.attempt }), {
+      connection: h.viaProxy(2_000),
+      concurrency: 1,
+      leaseMs: 10_000,
+    });
     closing.on('error', () => undefined);
     await closing.waitUntilReady();
     h.proxy.setMode(latency(100));
@@ -129,7 +157,13 @@ describe('lost claim replies', () => {
     await closing.close();
     assert.equal(runs.length, 0, 'the closing worker did not run it');
     const startedAt = Date.now();
-    const next = h.own(new Worker<string>(h.name, job => void runs.push({ by: 'next', attempt: job.attempt }), { connection: redis.url, concurrency: 1, leaseMs: 10_000 }));
+    const next = h.own(
+      new Worker<string>(h.name, job => void runs.push({ by: 'next', attempt: job.attempt }), {
+        connection: redis.url,
+        concurrency: 1,
+        leaseMs: 10_000,
+      }),
+    );
     next.on('error', () => undefined);
     await waitFor(() => runs.length === 1, 4_000, 'the next worker to run the handed-back job');
     assert.deepEqual(runs, [{ by: 'next', attempt: 1 }]);

@@ -7,7 +7,17 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ConflictError, MAX_DELAY_MS, PullConsumer, Queue, SandglassError, ValidationError, Worker, listQueues, parseDuration } from '../../src/index.js';
+import {
+  ConflictError,
+  MAX_DELAY_MS,
+  PullConsumer,
+  Queue,
+  SandglassError,
+  ValidationError,
+  Worker,
+  listQueues,
+  parseDuration,
+} from '../../src/index.js';
 import { ConfigError } from '../../src/server/config.js';
 import { HttpError, toHttpError } from '../../src/server/errors.js';
 import { WebhookError } from '../../src/server/webhooks.js';
@@ -45,12 +55,24 @@ describe('absurd numbers', () => {
     for (const at of [Number.NaN, Number.POSITIVE_INFINITY, -1, new Date(8.64e15 + 1), '2030-01-01' as never]) {
       await refuses(`add at ${String(at)}`, () => q.add(1, { at }), notAnInstant);
     }
-    await refuses('delay just over 10 years', () => q.add(1, { delay: MAX_DELAY_MS + 1 }), `\`delay\` of ${MAX_DELAY_MS + 1} ms is more than 10 years (${MAX_DELAY_MS} ms)`);
+    await refuses(
+      'delay just over 10 years',
+      () => q.add(1, { delay: MAX_DELAY_MS + 1 }),
+      `\`delay\` of ${MAX_DELAY_MS + 1} ms is more than 10 years (${MAX_DELAY_MS} ms)`,
+    );
     for (const delay of [Number.NaN, Number.POSITIVE_INFINITY, -1, 1e20, 2 ** 53 + 2]) {
-      await refuses(`delay ${delay}`, () => q.add(1, { delay }), /^(Expected `delay` to be milliseconds >= 0|`delay` of .* ms is more than 10 years)/);
+      await refuses(
+        `delay ${delay}`,
+        () => q.add(1, { delay }),
+        /^(Expected `delay` to be milliseconds >= 0|`delay` of .* ms is more than 10 years)/,
+      );
     }
     await refuses('delay text of 1e27 ms', () => q.add(1, { delay: '99999999999999999999d' }), /^`delay` of .* ms is more than 10 years/);
-    await refuses('reschedule delay NaN', () => q.reschedule('kept', { delay: Number.NaN }), 'Expected `delay` to be milliseconds >= 0 or a duration like \'30m\', got NaN');
+    await refuses(
+      'reschedule delay NaN',
+      () => q.reschedule('kept', { delay: Number.NaN }),
+      "Expected `delay` to be milliseconds >= 0 or a duration like '30m', got NaN",
+    );
     assert.equal(await digest(), before, 'nothing was written');
   });
 
@@ -60,24 +82,76 @@ describe('absurd numbers', () => {
     const unsafe = 2 ** 53 + 2;
     const cases: [string, () => unknown, string][] = [
       ['maxAttempts 1.5', () => q.add(1, { maxAttempts: 1.5 }), 'Expected `maxAttempts` to be an integer from 1 to 1000000, got 1.5'],
-      ['maxAttempts NaN', () => q.add(1, { maxAttempts: Number.NaN }), 'Expected `maxAttempts` to be an integer from 1 to 1000000, got NaN'],
-      ['backoff.delayMs unsafe', () => q.add(1, { backoff: { type: 'fixed', delayMs: unsafe } }), `Expected \`backoff.delayMs\` to be an integer from 0 to ${MAX_DELAY_MS}, got ${unsafe}`],
-      ['backoff.maxDelayMs Infinity', () => q.add(1, { backoff: { type: 'exponential', delayMs: 5, maxDelayMs: Infinity } }), `Expected \`backoff.maxDelayMs\` to be an integer from 0 to ${MAX_DELAY_MS}, got Infinity`],
-      ['backoff.jitter NaN', () => q.add(1, { backoff: { type: 'exponential', delayMs: 5, jitter: Number.NaN } }), 'Expected `backoff.jitter` to be a number from 0 to 1, got NaN'],
+      [
+        'maxAttempts NaN',
+        () => q.add(1, { maxAttempts: Number.NaN }),
+        'Expected `maxAttempts` to be an integer from 1 to 1000000, got NaN',
+      ],
+      [
+        'backoff.delayMs unsafe',
+        () => q.add(1, { backoff: { type: 'fixed', delayMs: unsafe } }),
+        `Expected \`backoff.delayMs\` to be an integer from 0 to ${MAX_DELAY_MS}, got ${unsafe}`,
+      ],
+      [
+        'backoff.maxDelayMs Infinity',
+        () => q.add(1, { backoff: { type: 'exponential', delayMs: 5, maxDelayMs: Infinity } }),
+        `Expected \`backoff.maxDelayMs\` to be an integer from 0 to ${MAX_DELAY_MS}, got Infinity`,
+      ],
+      [
+        'backoff.jitter NaN',
+        () => q.add(1, { backoff: { type: 'exponential', delayMs: 5, jitter: Number.NaN } }),
+        'Expected `backoff.jitter` to be a number from 0 to 1, got NaN',
+      ],
       ['list limit 0', () => q.list('dead', { limit: 0 }), 'Expected `limit` to be an integer from 1 to 1000, got 0'],
       ['list limit 2.5', () => q.list('dead', { limit: 2.5 }), 'Expected `limit` to be an integer from 1 to 1000, got 2.5'],
-      ['histogram bound unsafe', () => q.dueHistogram([unsafe]), `Expected \`boundsMs[0]\` to be an integer from 1 to ${MAX_DELAY_MS}, got ${unsafe}`],
+      [
+        'histogram bound unsafe',
+        () => q.dueHistogram([unsafe]),
+        `Expected \`boundsMs[0]\` to be an integer from 1 to ${MAX_DELAY_MS}, got ${unsafe}`,
+      ],
       ['claim max NaN', () => consumer.claim({ max: Number.NaN }), 'Expected `max` to be an integer from 1 to 1000, got NaN'],
-      ['claim leaseMs Infinity', () => consumer.claim({ leaseMs: Infinity }), 'Expected `leaseMs` to be an integer from 200 to 86400000, got Infinity'],
+      [
+        'claim leaseMs Infinity',
+        () => consumer.claim({ leaseMs: Infinity }),
+        'Expected `leaseMs` to be an integer from 200 to 86400000, got Infinity',
+      ],
       ['claim waitMs -1', () => consumer.claim({ waitMs: -1 }), 'Expected `waitMs` to be an integer from 0 to 60000, got -1'],
-      ['fail retryDelayMs 1e20', () => consumer.fail('a', '1', { retryDelayMs: 1e20 }), `Expected \`retryDelayMs\` to be an integer from 0 to ${MAX_DELAY_MS}, got 100000000000000000000`],
+      [
+        'fail retryDelayMs 1e20',
+        () => consumer.fail('a', '1', { retryDelayMs: 1e20 }),
+        `Expected \`retryDelayMs\` to be an integer from 0 to ${MAX_DELAY_MS}, got 100000000000000000000`,
+      ],
       ['extend leaseMs 0.5', () => consumer.extend('a', '1', 0.5), 'Expected `leaseMs` to be an integer from 200 to 86400000, got 0.5'],
-      ['Queue partitions 0', () => new Queue('q', { connection: redis.url, partitions: 0 }), 'Expected `partitions` to be an integer from 1 to 1024, got 0'],
-      ['Queue maxPayloadBytes NaN', () => new Queue('q', { connection: redis.url, maxPayloadBytes: Number.NaN }), 'Expected `maxPayloadBytes` to be an integer from 2 to 536870912, got NaN'],
-      ['Queue waitForReplicas.timeoutMs 1e9', () => new Queue('q', { connection: redis.url, waitForReplicas: { replicas: 1, timeoutMs: 1e9 } }), 'Expected `waitForReplicas.timeoutMs` to be an integer from 1 to 60000, got 1000000000'],
-      ['PullConsumer partitions 1.5', () => new PullConsumer('q', { connection: redis.url, partitions: 1.5 }), 'Expected `partitions` to be an integer from 1 to 1024, got 1.5'],
-      ['Worker closeTimeoutMs over a timer', () => new Worker('q', () => undefined, { connection: redis.url, closeTimeoutMs: 2 ** 31 }), 'Expected `closeTimeoutMs` to be an integer from 0 to 2147483647, got 2147483648'],
-      ['Worker concurrency Infinity', () => new Worker('q', () => undefined, { connection: redis.url, concurrency: Infinity }), 'Expected `concurrency` to be an integer from 1 to 100000, got Infinity'],
+      [
+        'Queue partitions 0',
+        () => new Queue('q', { connection: redis.url, partitions: 0 }),
+        'Expected `partitions` to be an integer from 1 to 1024, got 0',
+      ],
+      [
+        'Queue maxPayloadBytes NaN',
+        () => new Queue('q', { connection: redis.url, maxPayloadBytes: Number.NaN }),
+        'Expected `maxPayloadBytes` to be an integer from 2 to 536870912, got NaN',
+      ],
+      [
+        'Queue waitForReplicas.timeoutMs 1e9',
+        () => new Queue('q', { connection: redis.url, waitForReplicas: { replicas: 1, timeoutMs: 1e9 } }),
+        'Expected `waitForReplicas.timeoutMs` to be an integer from 1 to 60000, got 1000000000',
+      ],
+      [
+        'PullConsumer partitions 1.5',
+        () => new PullConsumer('q', { connection: redis.url, partitions: 1.5 }),
+        'Expected `partitions` to be an integer from 1 to 1024, got 1.5',
+      ],
+      [
+        'Worker closeTimeoutMs over a timer',
+        () => new Worker('q', () => undefined, { connection: redis.url, closeTimeoutMs: 2 ** 31 }),
+        'Expected `closeTimeoutMs` to be an integer from 0 to 2147483647, got 2147483648',
+      ],
+      [
+        'Worker concurrency Infinity',
+        () => new Worker('q', () => undefined, { connection: redis.url, concurrency: Infinity }),
+        'Expected `concurrency` to be an integer from 1 to 100000, got Infinity',
+      ],
     ];
     for (const [label, call, message] of cases) await refuses(label, call, message);
   });
@@ -127,7 +201,8 @@ describe('one duration rule', () => {
     assert.ok(dueAt >= sentAt + 60_000 - 1_000 && dueAt <= Date.now() + 60_000 + 1_000, `due in about 60 s, got ${dueAt - sentAt} ms`);
     const answer = await api.call('POST', '/v1/queues/digits/jobs', { payload: 1, delay: '1500' });
     assert.equal(answer.status, 201, answer.text);
-    for (const text of ['-5', '1e3', '15 00 0x', '0x10']) await refuses(text, () => q.add(1, { delay: text as never }), /^`delay`: Expected a duration like '30m' or '1h30m', got /);
+    for (const text of ['-5', '1e3', '15 00 0x', '0x10'])
+      await refuses(text, () => q.add(1, { delay: text as never }), /^`delay`: Expected a duration like '30m' or '1h30m', got /);
   });
 });
 
@@ -139,24 +214,84 @@ describe('unknown option names', () => {
     const before = await digest();
     const odd = (value: object) => value as never;
     const cases: [string, () => unknown, string | RegExp][] = [
-      ['add', () => q.add(1, odd({ dealy: 5_000 })), 'Unknown option `dealy` of queue.add (known: delay, at, id, ifExists, maxAttempts, backoff, expireAfter, onExpire, traceparent)'],
-      ['add with options that are not an object', () => q.add(1, odd([5])), 'Expected the options of queue.add to be an object, got an array'],
-      ['bulk entry', () => q.addBulk([{ payload: 1 }, odd({ payload: 2, dealy: 5 })]), 'Unknown option `dealy` of queue.addBulk (jobs[1]) (known: payload, delay, at, id, maxAttempts, backoff, expireAfter, onExpire, traceparent)'],
-      ['bulk entry ifExists', () => q.addBulk([odd({ payload: 1, ifExists: 'replace' })]), "`jobs[0].ifExists` is not an option of one entry: give it for the whole call, addBulk(jobs, 'replace')"],
-      ['backoff field', () => q.add(1, { backoff: odd({ type: 'fixed', delayMs: 5, maxDelayMs: 9 }) }), 'Unknown option `maxDelayMs` of `backoff` (known: type, delayMs)'],
+      [
+        'add',
+        () => q.add(1, odd({ dealy: 5_000 })),
+        'Unknown option `dealy` of queue.add (known: delay, at, id, ifExists, maxAttempts, backoff, expireAfter, onExpire, traceparent)',
+      ],
+      [
+        'add with options that are not an object',
+        () => q.add(1, odd([5])),
+        'Expected the options of queue.add to be an object, got an array',
+      ],
+      [
+        'bulk entry',
+        () => q.addBulk([{ payload: 1 }, odd({ payload: 2, dealy: 5 })]),
+        'Unknown option `dealy` of queue.addBulk (jobs[1]) (known: payload, delay, at, id, maxAttempts, backoff, expireAfter, onExpire, traceparent)',
+      ],
+      [
+        'bulk entry ifExists',
+        () => q.addBulk([odd({ payload: 1, ifExists: 'replace' })]),
+        "`jobs[0].ifExists` is not an option of one entry: give it for the whole call, addBulk(jobs, 'replace')",
+      ],
+      [
+        'backoff field',
+        () => q.add(1, { backoff: odd({ type: 'fixed', delayMs: 5, maxDelayMs: 9 }) }),
+        'Unknown option `maxDelayMs` of `backoff` (known: type, delayMs)',
+      ],
       ['reschedule', () => q.reschedule('x', odd({ dely: 5 })), 'Unknown option `dely` of queue.reschedule (known: delay, at)'],
       ['list', () => q.list('dead', odd({ limt: 5 })), 'Unknown option `limt` of queue.list (known: limit, cursor)'],
-      ['list offset', () => q.list('dead', odd({ offset: 5 })), '`offset` is not an option of queue.list: page with `cursor`, the `nextCursor` of the previous page'],
-      ['list cursor', () => q.list('dead', { cursor: 'not a cursor' }), "Expected `cursor` to be the `nextCursor` of a previous page, got 'not a cursor'"],
+      [
+        'list offset',
+        () => q.list('dead', odd({ offset: 5 })),
+        '`offset` is not an option of queue.list: page with `cursor`, the `nextCursor` of the previous page',
+      ],
+      [
+        'list cursor',
+        () => q.list('dead', { cursor: 'not a cursor' }),
+        "Expected `cursor` to be the `nextCursor` of a previous page, got 'not a cursor'",
+      ],
       ['claim', () => consumer.claim(odd({ wait: 5 })), 'Unknown option `wait` of consumer.claim (known: max, leaseMs, waitMs, signal)'],
-      ['fail', () => consumer.fail('a', '1', odd({ retryDelay: 5 })), 'Unknown option `retryDelay` of consumer.fail (known: error, retryDelayMs, dead)'],
-      ['new Queue', () => new Queue('q', odd({ connection: redis.url, partition: 2 })), /^Unknown option `partition` of new Queue \(known: connection, prefix, /],
-      ['new PullConsumer', () => new PullConsumer('q', odd({ connection: redis.url, maxAttempt: 2 })), /^Unknown option `maxAttempt` of new PullConsumer /],
-      ['new Worker', () => new Worker('q', () => undefined, odd({ connection: redis.url, concurency: 5 })), /^Unknown option `concurency` of new Worker \(known: connection, prefix, concurrency, /],
-      ['worker batch', () => new Worker('q', () => undefined, odd({ connection: redis.url, batch: { size: 2, wait: 5 } })), 'Unknown option `wait` of `batch` (known: size)'],
-      ['Queue waitForReplicas', () => new Queue('q', odd({ connection: redis.url, waitForReplicas: { replicas: 1, timeout: 5 } })), 'Unknown option `timeout` of `waitForReplicas` (known: replicas, timeoutMs)'],
-      ['logger', () => new Queue('q', odd({ connection: redis.url, logger: { info: () => undefined } })), 'Expected `logger` to have the methods debug, info, warn and error (pino and console do)'],
-      ['listQueues', () => listQueues(odd({ connection: redis.url, prefx: 'x' })), 'Unknown option `prefx` of listQueues (known: connection, prefix, logger)'],
+      [
+        'fail',
+        () => consumer.fail('a', '1', odd({ retryDelay: 5 })),
+        'Unknown option `retryDelay` of consumer.fail (known: error, retryDelayMs, dead)',
+      ],
+      [
+        'new Queue',
+        () => new Queue('q', odd({ connection: redis.url, partition: 2 })),
+        /^Unknown option `partition` of new Queue \(known: connection, prefix, /,
+      ],
+      [
+        'new PullConsumer',
+        () => new PullConsumer('q', odd({ connection: redis.url, maxAttempt: 2 })),
+        /^Unknown option `maxAttempt` of new PullConsumer /,
+      ],
+      [
+        'new Worker',
+        () => new Worker('q', () => undefined, odd({ connection: redis.url, concurency: 5 })),
+        /^Unknown option `concurency` of new Worker \(known: connection, prefix, concurrency, /,
+      ],
+      [
+        'worker batch',
+        () => new Worker('q', () => undefined, odd({ connection: redis.url, batch: { size: 2, wait: 5 } })),
+        'Unknown option `wait` of `batch` (known: size)',
+      ],
+      [
+        'Queue waitForReplicas',
+        () => new Queue('q', odd({ connection: redis.url, waitForReplicas: { replicas: 1, timeout: 5 } })),
+        'Unknown option `timeout` of `waitForReplicas` (known: replicas, timeoutMs)',
+      ],
+      [
+        'logger',
+        () => new Queue('q', odd({ connection: redis.url, logger: { info: () => undefined } })),
+        'Expected `logger` to have the methods debug, info, warn and error (pino and console do)',
+      ],
+      [
+        'listQueues',
+        () => listQueues(odd({ connection: redis.url, prefx: 'x' })),
+        'Unknown option `prefx` of listQueues (known: connection, prefix, logger)',
+      ],
     ];
     for (const [label, call, message] of cases) await refuses(label, call, message);
     assert.equal(await digest(), before, 'nothing was written');
@@ -182,12 +317,15 @@ describe('bad options leave nothing open', () => {
       const dir = mkdtempSync(join(tmpdir(), 'sg-options-'));
       const script = join(dir, 'construct.mts');
       const index = new URL('../../src/index.ts', import.meta.url).href;
-      writeFileSync(script, [
-        `import { PullConsumer, Queue, Worker } from '${index}';`,
-        `const url = ${JSON.stringify(redis.url)};`,
-        'void [PullConsumer, Queue, Worker];',
-        `try { ${construct}; console.log('constructed'); } catch (error) { console.log(error.name, error.code); }`,
-      ].join('\n'));
+      writeFileSync(
+        script,
+        [
+          `import { PullConsumer, Queue, Worker } from '${index}';`,
+          `const url = ${JSON.stringify(redis.url)};`,
+          'void [PullConsumer, Queue, Worker];',
+          `try { ${construct}; console.log('constructed'); } catch (error) { console.log(error.name, error.code); }`,
+        ].join('\n'),
+      );
       const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.on('data', chunk => (out += chunk));
@@ -215,10 +353,21 @@ describe('small things', () => {
     const consumer = redis.track(new PullConsumer(name, { connection: redis.url }));
     await q.add(1, { id: 'busy' });
     assert.equal((await consumer.claim({ leaseMs: 60_000 })).length, 1);
-    await assert.rejects(q.add(2, { id: 'busy', ifExists: 'replace' }), (error: unknown) => error instanceof ConflictError && error.message === 'Job busy is running and cannot be replaced');
     await assert.rejects(
-      q.addBulk([{ payload: 3, id: 'busy' }, { payload: 4, id: 'fresh' }], 'replace'),
-      (error: unknown) => error instanceof ConflictError && error.message === 'Job busy is running and cannot be replaced; the other jobs of the call were written',
+      q.add(2, { id: 'busy', ifExists: 'replace' }),
+      (error: unknown) => error instanceof ConflictError && error.message === 'Job busy is running and cannot be replaced',
+    );
+    await assert.rejects(
+      q.addBulk(
+        [
+          { payload: 3, id: 'busy' },
+          { payload: 4, id: 'fresh' },
+        ],
+        'replace',
+      ),
+      (error: unknown) =>
+        error instanceof ConflictError &&
+        error.message === 'Job busy is running and cannot be replaced; the other jobs of the call were written',
     );
     assert.equal((await q.get('fresh'))?.payload, 4);
   });
@@ -241,7 +390,13 @@ describe('small things', () => {
     await q.addBulk(Array.from({ length: 5 }, (_, n) => ({ payload: n })));
     // A clock with fractions (as performance.now has) makes the server-clock estimate fractional.
     const clock = () => performance.timeOrigin + performance.now();
-    const worker = redis.track(new Worker(name, () => Promise.reject(new Error('no')), { connection: redis.url, clock, backoff: { type: 'fixed', delayMs: 60_000 } }));
+    const worker = redis.track(
+      new Worker(name, () => Promise.reject(new Error('no')), {
+        connection: redis.url,
+        clock,
+        backoff: { type: 'fixed', delayMs: 60_000 },
+      }),
+    );
     const retryAts = await new Promise<unknown[]>(resolve => {
       const seen: unknown[] = [];
       worker.on('failed', (_job, _error, retryAt) => {
@@ -249,7 +404,10 @@ describe('small things', () => {
         if (seen.length === 5) resolve(seen);
       });
     });
-    assert.ok(retryAts.every(retryAt => Number.isInteger(retryAt)), `whole ms: ${retryAts.join(', ')}`);
+    assert.ok(
+      retryAts.every(retryAt => Number.isInteger(retryAt)),
+      `whole ms: ${retryAts.join(', ')}`,
+    );
   });
 
   it('ConfigError, WebhookError and HttpError are SandglassErrors with stable codes; HTTP maps every code', () => {

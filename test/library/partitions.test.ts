@@ -13,13 +13,23 @@ describe('partitions on one Redis', () => {
     const base = Date.now() + 60_000;
     const ids = await q.addBulk(Array.from({ length: 400 }, (_, i) => ({ payload: i, at: base + i })));
     const sizes = await Promise.all([0, 1, 2, 3].map(p => redis.raw.zcard(`sg:{${name}:${p}}:due`)));
-    assert.equal(sizes.reduce((a, b) => a + b, 0), 400);
-    assert.ok(sizes.every(size => size > 50), `uneven spread ${sizes}`);
-    for (const id of ids.slice(0, 20)) assert.equal(await redis.raw.zscore(`sg:{${name}:${partitionOf(id, 4)}}:due`, id) !== null, true);
+    assert.equal(
+      sizes.reduce((a, b) => a + b, 0),
+      400,
+    );
+    assert.ok(
+      sizes.every(size => size > 50),
+      `uneven spread ${sizes}`,
+    );
+    for (const id of ids.slice(0, 20)) assert.equal((await redis.raw.zscore(`sg:{${name}:${partitionOf(id, 4)}}:due`, id)) !== null, true);
     assert.equal((await q.stats()).delayed, 400);
     const first = await q.list('delayed', { limit: 10 });
     const second = await q.list('delayed', { limit: 5, cursor: first.nextCursor as string });
-    assert.deepEqual(second.jobs.map(job => job.payload), [10, 11, 12, 13, 14], 'merged in due order');
+    assert.deepEqual(
+      second.jobs.map(job => job.payload),
+      [10, 11, 12, 13, 14],
+      'merged in due order',
+    );
     assert.equal((await q.get(ids[7] as string))?.payload, 7);
     assert.equal(await q.cancel(ids[7] as string), 'cancelled');
     assert.equal(await q.reschedule(ids[8] as string, { delay: 0 }), 'rescheduled');
@@ -31,10 +41,16 @@ describe('partitions on one Redis', () => {
     const q = redis.track(new Queue<number>(name, { connection: redis.url, partitions: 8 }));
     const seen = new Map<number, number>();
     const lateness: number[] = [];
-    const worker = redis.track(new Worker<number>(name, job => {
-      seen.set(job.payload, (seen.get(job.payload) ?? 0) + 1);
-      lateness.push(Date.now() - job.dueAt);
-    }, { connection: redis.url, concurrency: 20, safetyIntervalMs: 60_000, partitions: 8 }));
+    const worker = redis.track(
+      new Worker<number>(
+        name,
+        job => {
+          seen.set(job.payload, (seen.get(job.payload) ?? 0) + 1);
+          lateness.push(Date.now() - job.dueAt);
+        },
+        { connection: redis.url, concurrency: 20, safetyIntervalMs: 60_000, partitions: 8 },
+      ),
+    );
     await worker.waitUntilReady();
     await q.addBulk(Array.from({ length: 2_000 }, (_, i) => ({ payload: i, delay: 100 + (i % 500) })));
     await waitFor(() => seen.size === 2_000, 10_000, 'all jobs');

@@ -17,10 +17,17 @@ describe('PullConsumer', () => {
     const { queue, consumer } = pair<{ n: number }>();
     await queue.addBulk([{ payload: { n: 1 } }, { payload: { n: 2 } }, { payload: { n: 3 }, delay: '1h' }]);
     const jobs = await consumer.claim({ max: 10, leaseMs: 5_000 });
-    assert.deepEqual(jobs.map(job => job.payload.n), [1, 2]);
+    assert.deepEqual(
+      jobs.map(job => job.payload.n),
+      [1, 2],
+    );
     assert.ok(jobs.every(job => /^\d+$/.test(job.token) && job.attempt === 1 && job.leaseUntilAt > Date.now()));
     assert.equal(await consumer.ack(jobs[0]!.id, jobs[0]!.token), 'acked');
-    assert.equal(await consumer.ack(jobs[0]!.id, jobs[0]!.token), 'acked', 'a repeated ack (resent after a lost reply) is a no-op that answers acked');
+    assert.equal(
+      await consumer.ack(jobs[0]!.id, jobs[0]!.token),
+      'acked',
+      'a repeated ack (resent after a lost reply) is a no-op that answers acked',
+    );
     assert.equal((await queue.counters()).completed, 1);
     assert.equal(await consumer.ack(jobs[1]!.id, '999999'), 'stale', 'a wrong token changes nothing');
     assert.equal((await queue.get(jobs[1]!.id))?.state, 'active');
@@ -33,7 +40,10 @@ describe('PullConsumer', () => {
     await sleep(50);
     const id = await queue.add('x', { delay: 300 });
     const jobs = await pending;
-    assert.deepEqual(jobs.map(job => job.id), [id]);
+    assert.deepEqual(
+      jobs.map(job => job.id),
+      [id],
+    );
     const lateMs = Date.now() - (jobs[0]?.dueAt ?? 0);
     // Never early (exact); returned on the job's arrival, not at the end of the 5 s long poll.
     assert.ok(lateMs >= 0 && lateMs < 1_000, `returned ${lateMs} ms after due`);
@@ -177,14 +187,23 @@ describe('Queue listings', () => {
       { payload: 5 },
     ]);
     const [active] = await consumer.claim({ leaseMs: 60_000 });
-    assert.deepEqual((await queue.list('ready')).jobs.map(job => job.payload), [5]);
-    assert.deepEqual((await queue.list('delayed')).jobs.map(job => job.payload), [2, 3, 4]);
+    assert.deepEqual(
+      (await queue.list('ready')).jobs.map(job => job.payload),
+      [5],
+    );
+    assert.deepEqual(
+      (await queue.list('delayed')).jobs.map(job => job.payload),
+      [2, 3, 4],
+    );
     const { jobs: activeList } = await queue.list('active');
     assert.equal(activeList[0]?.id, active?.id);
     assert.ok((activeList[0]?.leaseUntilAt ?? 0) > Date.now() + 50_000);
     const histogram = await queue.dueHistogram([60_000, 3_600_000, 86_400_000]);
     assert.equal(histogram.ready, 1);
-    assert.deepEqual(histogram.buckets.map(bucket => bucket.count), [1, 1, 0]);
+    assert.deepEqual(
+      histogram.buckets.map(bucket => bucket.count),
+      [1, 1, 0],
+    );
     assert.equal(histogram.later, 1);
     await assert.rejects(queue.dueHistogram([10, 5]), ValidationError);
     await assert.rejects(queue.list('done' as never), ValidationError);

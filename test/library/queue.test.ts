@@ -158,7 +158,10 @@ describe('Queue', () => {
   it('refuses to pause or resume a queue that does not exist, unless pause is told to create it', async () => {
     const name = uniqueQueue('typo');
     const q = queue(name);
-    await assert.rejects(q.pause(), (error: Error) => error instanceof NotFoundError && /does not exist.*\{ create: true \}/.test(error.message));
+    await assert.rejects(
+      q.pause(),
+      (error: Error) => error instanceof NotFoundError && /does not exist.*\{ create: true \}/.test(error.message),
+    );
     await assert.rejects(q.resume(), NotFoundError);
     assert.equal((await q.stats()).paused, false, 'nothing was written: no paused phantom');
     assert.ok(!(await listQueues({ connection: redis.url })).includes(name));

@@ -36,7 +36,11 @@ async function scriptCalls(): Promise<number> {
 }
 
 /** Claims and acks the given jobs one by one through a PullConsumer, each ack its own call. */
-async function claimAndAck(c: PullConsumer<number>, count: number, result: (payload: number) => unknown = payload => payload): Promise<string[]> {
+async function claimAndAck(
+  c: PullConsumer<number>,
+  count: number,
+  result: (payload: number) => unknown = payload => payload,
+): Promise<string[]> {
   const ids: string[] = [];
   while (ids.length < count) {
     const [job] = await c.claim({ max: 1 });
@@ -79,7 +83,10 @@ describe('retention of completed jobs', () => {
   it('stores the retention in every partition and reads it back; fields left out stay, completed: null keeps none', async () => {
     const name = uniqueQueue();
     const q = queue(name, 3);
-    assert.deepEqual(await q.setRetention({ completed: { count: 1000, age: '1d' } }), { completed: { count: 1000, age: 86_400_000 }, maxResultBytes: 65_536 });
+    assert.deepEqual(await q.setRetention({ completed: { count: 1000, age: '1d' } }), {
+      completed: { count: 1000, age: 86_400_000 },
+      maxResultBytes: 65_536,
+    });
     assert.deepEqual(await q.setRetention({ maxResultBytes: 4096 }), { completed: { count: 1000, age: 86_400_000 }, maxResultBytes: 4096 });
     assert.deepEqual(await q.getRetention(), { completed: { count: 1000, age: 86_400_000 }, maxResultBytes: 4096 });
     // Each partition keeps its share of the count: ceil(1000 / 3).
@@ -111,7 +118,11 @@ describe('retention of completed jobs', () => {
       [null, /retention/],
     ];
     for (const [input, message] of bad) {
-      await assert.rejects(q.setRetention(input as RetentionInput), (error: unknown) => error instanceof ValidationError && message.test(error.message), JSON.stringify(input));
+      await assert.rejects(
+        q.setRetention(input as RetentionInput),
+        (error: unknown) => error instanceof ValidationError && message.test(error.message),
+        JSON.stringify(input),
+      );
     }
     assert.equal(await redis.raw.hget(partitionKeys('sg', name, 0).meta, 'retain'), null);
   });
@@ -127,7 +138,10 @@ describe('retention of completed jobs', () => {
     assert.equal(await keptInRedis(name), 5);
     assert.equal((await q.stats()).completed, 5);
     const listed = (await q.list('completed')).jobs;
-    assert.deepEqual(listed.map(job => job.id), ids.slice(15).reverse());
+    assert.deepEqual(
+      listed.map(job => job.id),
+      ids.slice(15).reverse(),
+    );
     for (const job of listed) {
       assert.equal(job.state, 'completed');
       assert.deepEqual(job.result, { doubled: job.payload * 2 });
@@ -147,7 +161,9 @@ describe('retention of completed jobs', () => {
     const q = queue<number>(name);
     await q.setRetention({ completed: { count: 100 } });
     const done: string[] = [];
-    const worker = redis.track(new Worker<number>(name, async job => ({ n: job.payload, at: job.attempt }), { connection: redis.url, concurrency: 10 }));
+    const worker = redis.track(
+      new Worker<number>(name, async job => ({ n: job.payload, at: job.attempt }), { connection: redis.url, concurrency: 10 }),
+    );
     worker.on('completed', job => done.push(job.id));
     const ids = await q.addBulk(Array.from({ length: 50 }, (_, i) => ({ payload: i })));
     await waitFor(() => done.length === 50, 10_000, '50 jobs');
@@ -159,7 +175,11 @@ describe('retention of completed jobs', () => {
     assert.equal((await q.stats()).completed, 50);
     // Paging through the list sees each kept job once.
     const seen: string[] = [];
-    for (let page = await q.list('completed', { limit: 7 }); ; page = await q.list('completed', { limit: 7, cursor: page.nextCursor as string })) {
+    for (
+      let page = await q.list('completed', { limit: 7 });
+      ;
+      page = await q.list('completed', { limit: 7, cursor: page.nextCursor as string })
+    ) {
       seen.push(...page.jobs.map(job => job.id));
       if (!page.nextCursor) break;
     }
@@ -183,7 +203,10 @@ describe('retention of completed jobs', () => {
     assert.equal(await keptInRedis(name), 5);
     const [last] = await claimAndAck(c, 1);
     assert.equal(await keptInRedis(name), 1, 'the ack trimmed the old ones');
-    assert.deepEqual((await q.list('completed')).jobs.map(job => job.id), [last]);
+    assert.deepEqual(
+      (await q.list('completed')).jobs.map(job => job.id),
+      [last],
+    );
   });
 
   it('trims a bounded number per ack call (at most 100 more than it keeps), until the retention holds', async () => {
@@ -248,7 +271,9 @@ describe('retention of completed jobs', () => {
     await q.setRetention({ completed: { count: 10 }, maxResultBytes: 100 });
     const logger = recordingLogger();
     const done: string[] = [];
-    const worker = redis.track(new Worker<number>(name, job => (job.payload === 0 ? 'x'.repeat(30) : 'é'.repeat(500)), { connection: redis.url, logger }));
+    const worker = redis.track(
+      new Worker<number>(name, job => (job.payload === 0 ? 'x'.repeat(30) : 'é'.repeat(500)), { connection: redis.url, logger }),
+    );
     worker.on('completed', job => done.push(job.id));
     const [small, big, big2] = await q.addBulk([{ payload: 0 }, { payload: 1 }, { payload: 2 }]);
     await waitFor(() => done.length === 3, 10_000, '3 jobs');
@@ -299,7 +324,10 @@ describe('retention of completed jobs', () => {
     await q.setRetention({ completed: { count: 100 } });
     const done: string[] = [];
     const worker = redis.track(
-      new Worker<number>(name, jobs => (jobs[0]!.payload < 100 ? jobs.map(job => job.payload * 10) : 'whole batch'), { connection: redis.url, batch: { size: 5 } }),
+      new Worker<number>(name, jobs => (jobs[0]!.payload < 100 ? jobs.map(job => job.payload * 10) : 'whole batch'), {
+        connection: redis.url,
+        batch: { size: 5 },
+      }),
     );
     worker.on('completed', job => done.push(job.id));
     const spread = await q.addBulk(Array.from({ length: 5 }, (_, i) => ({ payload: i })));
@@ -331,7 +359,8 @@ describe('retention of completed jobs', () => {
     assert.equal(second.nextCursor, null);
     const listed = [...first.jobs, ...second.jobs];
     assert.equal(new Set(listed.map(job => job.id)).size, 6);
-    for (let i = 1; i < listed.length; i++) assert.ok((listed[i - 1]!.finishedAt as number) >= (listed[i]!.finishedAt as number), 'newest first');
+    for (let i = 1; i < listed.length; i++)
+      assert.ok((listed[i - 1]!.finishedAt as number) >= (listed[i]!.finishedAt as number), 'newest first');
     for (const job of listed) assert.equal(job.result, job.payload);
   });
 
@@ -340,7 +369,10 @@ describe('retention of completed jobs', () => {
     const q = queue<string>(name);
     await q.setRetention({ completed: { count: 10 } });
     const c = consumer<string>(name);
-    await q.addBulk([{ payload: 'a', id: 'a' }, { payload: 'b', id: 'b' }]);
+    await q.addBulk([
+      { payload: 'a', id: 'a' },
+      { payload: 'b', id: 'b' },
+    ]);
     const jobs = await c.claim({ max: 2 });
     assert.equal(await c.ack('a', jobs.find(job => job.id === 'a')!.token, { result: { status: 'sent' } }), 'acked');
     assert.equal(await c.ack('b', jobs.find(job => job.id === 'b')!.token), 'acked');

@@ -83,7 +83,10 @@ describe('queue.schedule', () => {
     assert.notEqual(changed.nextAt, before.nextAt);
     assert.equal(changed.runs, 1, 'the replaced tick was never started: not a run');
     const page = await queue.list('delayed');
-    assert.deepEqual(page.jobs.map(j => j.id), [`k@${changed.nextAt}`]);
+    assert.deepEqual(
+      page.jobs.map(j => j.id),
+      [`k@${changed.nextAt}`],
+    );
     assert.deepEqual(page.jobs[0]!.schedule, { key: 'k', tickAt: changed.nextAt });
   });
 
@@ -133,7 +136,11 @@ describe('queue.schedule', () => {
     const now = await serverNow();
     await queue.schedule('until', { every: '1s', endAt: now + 2_500 });
     const { starts } = recordingWorker(queue);
-    await waitFor(async () => (await queue.getSchedule('three'))?.nextAt === null && (await queue.getSchedule('until'))?.nextAt === null, 15_000, 'both ended');
+    await waitFor(
+      async () => (await queue.getSchedule('three'))?.nextAt === null && (await queue.getSchedule('until'))?.nextAt === null,
+      15_000,
+      'both ended',
+    );
     await sleep(1_200);
     assert.equal(starts.filter(s => s.id.startsWith('three@')).length, 3);
     const until = starts.filter(s => s.id.startsWith('until@'));
@@ -210,7 +217,10 @@ describe('queue.schedule', () => {
     // A claimer that takes the head and dies before tending (a bare claim call: no tend follows).
     const store = new PartitionStore(redis.raw, 'sg', queue.name, 0);
     const first = await store.claim(10, 30_000, 10, 3, { claimId: 'c1', answeredClaimId: undefined });
-    assert.deepEqual(first.jobs.map(j => j.id), [`s@${now + 500}`]);
+    assert.deepEqual(
+      first.jobs.map(j => j.id),
+      [`s@${now + 500}`],
+    );
     assert.deepEqual(first.tend, ['s']);
     const keys = partitionKeys('sg', queue.name, 0);
     assert.equal(await redis.raw.hget(keys.meta, 'stalled'), 's');
@@ -271,7 +281,16 @@ describe('queue.schedule', () => {
       // A keep-add is the usual no-op.
       assert.equal(await queue.add({ hijack: true }, { id }), id);
     }
-    await assert.rejects(queue.addBulk([{ payload: 1, id: `near@${near.nextAt}` }, { payload: 2, id: 'plain' }], 'replace'), /the other jobs of the call were written/);
+    await assert.rejects(
+      queue.addBulk(
+        [
+          { payload: 1, id: `near@${near.nextAt}` },
+          { payload: 2, id: 'plain' },
+        ],
+        'replace',
+      ),
+      /the other jobs of the call were written/,
+    );
     assert.equal((await queue.get('plain'))?.payload, 2);
   });
 });

@@ -32,14 +32,31 @@ function settlement(id: string, token: string, heard: Map<string, SettleOutcome[
 describe('Settler', () => {
   it('tells each settlement the outcome of its own position, a listener that throws included', async () => {
     const s = new PartitionStore(redis.raw, 'sg', uniqueQueue('settler'), 0);
-    for (const [id, token] of [['a', '1'], ['b', '2'], ['c', '3'], ['throws', '4'], ['d', '5']] as const) await seedActive(s, id, token);
+    for (const [id, token] of [
+      ['a', '1'],
+      ['b', '2'],
+      ['c', '3'],
+      ['throws', '4'],
+      ['d', '5'],
+    ] as const)
+      await seedActive(s, id, token);
     await redis.raw.hset(s.keys.jobs, 'waiting', '0,0,,,\n{}');
     await redis.raw.zadd(s.keys.due, FAR, 'waiting');
     const errors: unknown[] = [];
     const settler = new Settler(error => errors.push(error));
     const heard = new Map<string, SettleOutcome[]>();
     // One tick: one call, refusals among the applied ones at both ends and in the middle.
-    const order = [['nope', '1'], ['a', '1'], ['b', '9'], ['throws', '4'], ['c', '3'], ['waiting', '1'], ['gone', '2'], ['d', '5'], ['b', '8']] as const;
+    const order = [
+      ['nope', '1'],
+      ['a', '1'],
+      ['b', '9'],
+      ['throws', '4'],
+      ['c', '3'],
+      ['waiting', '1'],
+      ['gone', '2'],
+      ['d', '5'],
+      ['b', '8'],
+    ] as const;
     for (const [id, token] of order) settler.ack(s, settlement(id, token, heard));
 
     await settler.drain(10_000);

@@ -50,7 +50,10 @@ function traceparentOf(span: SpanRecord): string {
 }
 
 /** A worker whose handler records each job it gets (and throws while `fail` says so). */
-function worker(name: string, options: { fail?: (job: Job<{ n: number }>) => boolean; tracing?: { parent?: 'child' | 'link' }; batch?: number } = {}) {
+function worker(
+  name: string,
+  options: { fail?: (job: Job<{ n: number }>) => boolean; tracing?: { parent?: 'child' | 'link' }; batch?: number } = {},
+) {
   const seen: Job<{ n: number }>[] = [];
   const handler = (job: Job<{ n: number }>) => {
     seen.push(job);
@@ -62,7 +65,10 @@ function worker(name: string, options: { fail?: (job: Job<{ n: number }>) => boo
   const w =
     options.batch === undefined
       ? new Worker<{ n: number }>(name, handler, common)
-      : new Worker<{ n: number }>(name, (jobs: Job<{ n: number }>[]) => jobs.forEach(handler), { ...common, batch: { size: options.batch } });
+      : new Worker<{ n: number }>(name, (jobs: Job<{ n: number }>[]) => jobs.forEach(handler), {
+          ...common,
+          batch: { size: options.batch },
+        });
   return { worker: redis.track(w), seen };
 }
 
@@ -93,21 +99,27 @@ describe('the record header (lua/includes/records.lua)', () => {
     const tick = '0,0,,,,1767225600000\n{"n":1}';
     const traced = `0,0,,,e250,${CALLER}\n{"n":1}`;
     const both = `0,0,,,,1767225600000,${CALLER}\n{"n":1}`;
-    assert.deepEqual([plain, tick, traced, both].map(record => [decodeRecord('a', record).tickAt, decodeRecord('a', record).traceparent]), [
-      [undefined, undefined],
-      [1767225600000, undefined],
-      [undefined, CALLER],
-      [1767225600000, CALLER],
-    ]);
+    assert.deepEqual(
+      [plain, tick, traced, both].map(record => [decodeRecord('a', record).tickAt, decodeRecord('a', record).traceparent]),
+      [
+        [undefined, undefined],
+        [1767225600000, undefined],
+        [undefined, CALLER],
+        [1767225600000, CALLER],
+      ],
+    );
     assert.equal(decodeRecord('a', traced).payloadJson, '{"n":1}');
     assert.deepEqual(decodeRecord('a', traced).backoff, { type: 'exponential', delayMs: 250 });
     const claimed = decodeClaimed('a\t1\tb\t2\tc\t3\td\t4', [plain, tick, traced, both].join('\t'), 7);
-    assert.deepEqual(claimed.map(job => [job.id, job.tickAt, job.traceparent, job.payloadJson, job.token]), [
-      ['a', undefined, undefined, '{"n":1}', '7'],
-      ['b', 1767225600000, undefined, '{"n":1}', '8'],
-      ['c', undefined, CALLER, '{"n":1}', '9'],
-      ['d', 1767225600000, CALLER, '{"n":1}', '10'],
-    ]);
+    assert.deepEqual(
+      claimed.map(job => [job.id, job.tickAt, job.traceparent, job.payloadJson, job.token]),
+      [
+        ['a', undefined, undefined, '{"n":1}', '7'],
+        ['b', 1767225600000, undefined, '{"n":1}', '8'],
+        ['c', undefined, CALLER, '{"n":1}', '9'],
+        ['d', 1767225600000, CALLER, '{"n":1}', '10'],
+      ],
+    );
   });
 });
 
@@ -142,7 +154,10 @@ describe('the producer (Queue.add)', () => {
 
   it('refuses a malformed explicit traceparent with a ValidationError, writing nothing', async () => {
     const q = queue();
-    await assert.rejects(q.add({ n: 1 }, { traceparent: 'not-a-traceparent' }), (error: unknown) => error instanceof ValidationError && /traceparent/.test(error.message));
+    await assert.rejects(
+      q.add({ n: 1 }, { traceparent: 'not-a-traceparent' }),
+      (error: unknown) => error instanceof ValidationError && /traceparent/.test(error.message),
+    );
     await assert.rejects(q.addBulk([{ payload: { n: 1 } }, { payload: { n: 2 }, traceparent: CALLER.toUpperCase() }]), ValidationError);
     assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
   });
@@ -152,7 +167,13 @@ describe('the producer (Queue.add)', () => {
       const q = queue();
       const tracer = trace.getTracer('app');
       const [id, ids] = await tracer.startActiveSpan('request', async span => {
-        const added = [await q.add({ n: 1 }, { delay: '1h' }), await q.addBulk([{ payload: { n: 2 }, delay: '1h' }, { payload: { n: 3 }, delay: '1h' }])] as const;
+        const added = [
+          await q.add({ n: 1 }, { delay: '1h' }),
+          await q.addBulk([
+            { payload: { n: 2 }, delay: '1h' },
+            { payload: { n: 3 }, delay: '1h' },
+          ]),
+        ] as const;
         span.end();
         return added;
       });
@@ -243,7 +264,12 @@ describe('the consumer (Worker)', () => {
       await waitFor(() => seen.length === 1, 10_000, 'the second job');
       await waitFor(() => byName(tracing.spans(), `process ${second.name}`).length === 1, 10_000, 'its process span');
       const spans = tracing.spans();
-      const [send1, process1, send2, process2] = [`send ${first.name}`, `process ${first.name}`, `send ${second.name}`, `process ${second.name}`].map(name => one(spans, name)) as SpanRecord[];
+      const [send1, process1, send2, process2] = [
+        `send ${first.name}`,
+        `process ${first.name}`,
+        `send ${second.name}`,
+        `process ${second.name}`,
+      ].map(name => one(spans, name)) as SpanRecord[];
       assert.equal(process1?.parentSpanId, send1?.spanId);
       assert.equal(send2?.parentSpanId, process1?.spanId);
       assert.equal(process2?.parentSpanId, send2?.spanId);
@@ -260,7 +286,10 @@ describe('the consumer (Worker)', () => {
       const processSpan = one(tracing.spans(), `process ${q.name}`);
       assert.notEqual(processSpan.traceId, send.traceId);
       assert.equal(processSpan.parentSpanId, undefined);
-      assert.deepEqual(processSpan.links.map(link => [link.traceId, link.spanId]), [[send.traceId, send.spanId]]);
+      assert.deepEqual(
+        processSpan.links.map(link => [link.traceId, link.spanId]),
+        [[send.traceId, send.spanId]],
+      );
     }));
 
   it('a failed attempt sets error.type, status ERROR and the exception; the retry keeps the context', () =>
@@ -293,10 +322,16 @@ describe('the consumer (Worker)', () => {
       const send = one(tracing.spans(), `send ${q.name}`);
       const batches = byName(tracing.spans(), `process ${q.name}`);
       const linked = batches.flatMap(span => span.links);
-      assert.equal(batches.reduce((n, span) => n + (span.attributes['messaging.batch.message_count'] as number), 0), 3);
+      assert.equal(
+        batches.reduce((n, span) => n + (span.attributes['messaging.batch.message_count'] as number), 0),
+        3,
+      );
       assert.equal(linked.length, 3);
       for (const link of linked) assert.deepEqual([link.traceId, link.spanId], [send.traceId, send.spanId]);
-      assert.deepEqual(linked.map(link => typeof link.attributes['messaging.message.id']), ['string', 'string', 'string']);
+      assert.deepEqual(
+        linked.map(link => typeof link.attributes['messaging.message.id']),
+        ['string', 'string', 'string'],
+      );
     }));
 
   it('without a provider, a traced job runs as any other and its handler sees job.traceparent', async () => {
@@ -315,22 +350,26 @@ describe('the consumer (Worker)', () => {
       await q.add({ n: 1 }, { maxAttempts: 2 });
       const { seen } = worker(q.name, { fail: job => job.attempt === 1 });
       await waitFor(() => seen.length === 2, 10_000, 'two attempts');
-      await waitFor(async () => {
-        const collected = await meters.collect();
-        const all = collected.scopeMetrics.filter(scope => scope.scope.name === 'sandglass').flatMap(scope => scope.metrics);
-        const duration = all.find(metric => metric.descriptor.name === 'messaging.process.duration');
-        const lateness = all.find(metric => metric.descriptor.name === 'sandglass.job.lateness');
-        const ours = (duration?.dataPoints ?? []).filter(point => point.attributes['messaging.destination.name'] === q.name);
-        const failed = ours.find(point => point.attributes['error.type'] === 'TypeError');
-        const ok = ours.find(point => point.attributes['error.type'] === undefined);
-        const late = (lateness?.dataPoints ?? []).find(point => point.attributes['messaging.destination.name'] === q.name);
-        return (
-          duration?.descriptor.unit === 's' &&
-          (failed?.value as { count: number } | undefined)?.count === 1 &&
-          (ok?.value as { count: number } | undefined)?.count === 1 &&
-          (late?.value as { count: number } | undefined)?.count === 2
-        );
-      }, 10_000, 'the histograms');
+      await waitFor(
+        async () => {
+          const collected = await meters.collect();
+          const all = collected.scopeMetrics.filter(scope => scope.scope.name === 'sandglass').flatMap(scope => scope.metrics);
+          const duration = all.find(metric => metric.descriptor.name === 'messaging.process.duration');
+          const lateness = all.find(metric => metric.descriptor.name === 'sandglass.job.lateness');
+          const ours = (duration?.dataPoints ?? []).filter(point => point.attributes['messaging.destination.name'] === q.name);
+          const failed = ours.find(point => point.attributes['error.type'] === 'TypeError');
+          const ok = ours.find(point => point.attributes['error.type'] === undefined);
+          const late = (lateness?.dataPoints ?? []).find(point => point.attributes['messaging.destination.name'] === q.name);
+          return (
+            duration?.descriptor.unit === 's' &&
+            (failed?.value as { count: number } | undefined)?.count === 1 &&
+            (ok?.value as { count: number } | undefined)?.count === 1 &&
+            (late?.value as { count: number } | undefined)?.count === 2
+          );
+        },
+        10_000,
+        'the histograms',
+      );
     } finally {
       await meters.disable();
     }
@@ -406,14 +445,20 @@ describe('PullConsumer', () => {
       await consumer.fail(b, token(b), { error: 'no' });
       const ack = one(tracing.spans(), `ack ${q.name}`);
       const fail = one(tracing.spans(), `fail ${q.name}`);
-      for (const [span, op, id] of [[ack, 'ack', a], [fail, 'fail', b]] as const) {
+      for (const [span, op, id] of [
+        [ack, 'ack', a],
+        [fail, 'fail', b],
+      ] as const) {
         assert.equal(span.kind, SpanKind.CLIENT);
         assert.equal(span.attributes['messaging.operation.type'], 'settle');
         assert.equal(span.attributes['messaging.operation.name'], op);
         assert.equal(span.attributes['messaging.message.id'], id);
       }
       const failedJob = pulled.find(job => job.id === b);
-      assert.deepEqual(fail.links.map(link => traceparentOf({ ...fail, traceId: link.traceId, spanId: link.spanId })), [failedJob?.traceparent]);
+      assert.deepEqual(
+        fail.links.map(link => traceparentOf({ ...fail, traceId: link.traceId, spanId: link.spanId })),
+        [failedJob?.traceparent],
+      );
     }));
 });
 
@@ -424,7 +469,12 @@ describe('the HTTP service and webhooks', () => {
     assert.equal(added.status, 201);
     const job = await app.call('GET', `/v1/queues/${name}/jobs/${added.body.id}`);
     assert.equal(job.body.traceparent, CALLER);
-    const bulk = await app.call('POST', `/v1/queues/${name}/jobs:bulk`, { jobs: [{ payload: { n: 2 }, delay: '1h' }] }, { traceparent: CALLER });
+    const bulk = await app.call(
+      'POST',
+      `/v1/queues/${name}/jobs:bulk`,
+      { jobs: [{ payload: { n: 2 }, delay: '1h' }] },
+      { traceparent: CALLER },
+    );
     assert.equal((await app.call('GET', `/v1/queues/${name}/jobs/${bulk.body.ids[0]}`)).body.traceparent, CALLER);
     const malformed = await app.call('POST', `/v1/queues/${name}/jobs`, { payload: { n: 3 }, delay: '1h' }, { traceparent: 'garbage' });
     assert.equal(malformed.status, 201);
@@ -469,7 +519,9 @@ describe('the HTTP service and webhooks', () => {
   it('a webhook delivery sends the job stored traceparent without a provider, its process span with one', async () => {
     const target = await receiver();
     const name = uniqueQueue('otel-hook');
-    const delivery = redis.track(new WebhookDelivery({ connection: redis.url, bindings: [{ queue: name, url: target.url, secret: 'a-secret-of-16-chars' }] }));
+    const delivery = redis.track(
+      new WebhookDelivery({ connection: redis.url, bindings: [{ queue: name, url: target.url, secret: 'a-secret-of-16-chars' }] }),
+    );
     await delivery.start();
     const q = queue(name);
     await q.add({ n: 1 }, { traceparent: CALLER });

@@ -31,7 +31,9 @@ describe('wake-ups instead of polling', () => {
     const name = uniqueQueue();
     const q = redis.track(new Queue(name, { connection: redis.url }));
     const lateness: number[] = [];
-    const worker = redis.track(new Worker(name, job => void lateness.push(Date.now() - job.dueAt), { connection: redis.url, safetyIntervalMs: 60_000 }));
+    const worker = redis.track(
+      new Worker(name, job => void lateness.push(Date.now() - job.dueAt), { connection: redis.url, safetyIntervalMs: 60_000 }),
+    );
     await worker.waitUntilReady();
     await q.add('far', { delay: '1h' });
     await sleep(100);

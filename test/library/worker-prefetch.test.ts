@@ -29,12 +29,18 @@ describe('Worker prefetch', () => {
     let finished = 0;
     let done = 0;
     let peakRunning = 0;
-    const worker = redis.track(new Worker(name, async () => {
-      peakRunning = Math.max(peakRunning, worker.runningCount);
-      await start.wait;
-      await sleep(10);
-      finished += 1;
-    }, { connection: redis.url, concurrency, prefetch }));
+    const worker = redis.track(
+      new Worker(
+        name,
+        async () => {
+          peakRunning = Math.max(peakRunning, worker.runningCount);
+          await start.wait;
+          await sleep(10);
+          finished += 1;
+        },
+        { connection: redis.url, concurrency, prefetch },
+      ),
+    );
     worker.on('completed', () => void (done += 1));
     await q.addBulk(Array.from({ length: total }, (_, n) => ({ payload: n })));
     // Handlers held: the worker fills its slots and its prefetch, then waits.
@@ -48,12 +54,16 @@ describe('Worker prefetch', () => {
     // Sample what the worker holds through the drain: the active set, minus the jobs whose handler
     // finished and whose ack may be on its way (counted generously: finished by the time the reply
     // came, 'completed' not heard before the call was sent). So the figure never exceeds the truth.
-    await waitFor(async () => {
-      const doneBefore = done;
-      const { active } = await q.stats();
-      peakHeld = Math.max(peakHeld, active - (finished - doneBefore));
-      return done === total + 1;
-    }, 10_000, 'all jobs');
+    await waitFor(
+      async () => {
+        const doneBefore = done;
+        const { active } = await q.stats();
+        peakHeld = Math.max(peakHeld, active - (finished - doneBefore));
+        return done === total + 1;
+      },
+      10_000,
+      'all jobs',
+    );
     assert.ok(peakHeld <= concurrency + prefetch, `held ${peakHeld} jobs at once`);
     assert.ok(peakRunning <= concurrency);
   });
@@ -63,10 +73,14 @@ describe('Worker prefetch', () => {
     const q = queue(name);
     const running = gate();
     let startsA = 0;
-    const a = new Worker(name, async () => {
-      startsA += 1;
-      await running.wait;
-    }, { connection: redis.url, concurrency: 1, prefetch: 3, leaseMs: 60_000 });
+    const a = new Worker(
+      name,
+      async () => {
+        startsA += 1;
+        await running.wait;
+      },
+      { connection: redis.url, concurrency: 1, prefetch: 3, leaseMs: 60_000 },
+    );
     await q.addBulk(Array.from({ length: 4 }, (_, n) => ({ payload: n })));
     await waitFor(async () => (await q.stats()).active === 4, 5_000, 'one running and three prefetched');
     const closed = a.close();
@@ -86,16 +100,29 @@ describe('Worker prefetch', () => {
     const total = 6;
     const attempts: number[] = [];
     // One slot, five jobs waiting behind it for up to 5 x 150 ms: well past the 300 ms lease.
-    redis.track(new Worker(name, async job => {
-      attempts.push(job.attempt);
-      await sleep(150);
-    }, { connection: redis.url, concurrency: 1, prefetch: total - 1, leaseMs: 300 }));
+    redis.track(
+      new Worker(
+        name,
+        async job => {
+          attempts.push(job.attempt);
+          await sleep(150);
+        },
+        { connection: redis.url, concurrency: 1, prefetch: total - 1, leaseMs: 300 },
+      ),
+    );
     await q.addBulk(Array.from({ length: total }, (_, n) => ({ payload: n })));
-    await waitFor(async () => {
-      const stats = await q.stats();
-      return stats.active + stats.ready === 0;
-    }, 10_000, 'all jobs');
-    assert.deepEqual(attempts, Array.from({ length: total }, () => 1));
+    await waitFor(
+      async () => {
+        const stats = await q.stats();
+        return stats.active + stats.ready === 0;
+      },
+      10_000,
+      'all jobs',
+    );
+    assert.deepEqual(
+      attempts,
+      Array.from({ length: total }, () => 1),
+    );
     assert.equal((await q.counters()).reaped, 0);
   });
 
@@ -107,10 +134,16 @@ describe('Worker prefetch', () => {
     const runs: { payload: unknown; attempt: number }[] = [];
     // A 60 s lease: renewed every 20 s, so never within this test. The worker's clock jumping past
     // the lease stands for renewals that kept failing while the job waited.
-    redis.track(new Worker(name, async job => {
-      runs.push({ payload: job.payload, attempt: job.attempt });
-      if (job.payload === 'first') await first.wait;
-    }, { connection: redis.url, concurrency: 1, prefetch: 1, leaseMs: 60_000, clock: () => Date.now() + skewMs }));
+    redis.track(
+      new Worker(
+        name,
+        async job => {
+          runs.push({ payload: job.payload, attempt: job.attempt });
+          if (job.payload === 'first') await first.wait;
+        },
+        { connection: redis.url, concurrency: 1, prefetch: 1, leaseMs: 60_000, clock: () => Date.now() + skewMs },
+      ),
+    );
     await q.add('first');
     await waitFor(() => runs.length === 1, 5_000, 'the first job to start');
     await q.add('second');
@@ -119,7 +152,10 @@ describe('Worker prefetch', () => {
     first.open();
     // Dropped without a hand-back, it would wait out its 60 s lease; started anyway, it would be claimed once.
     await waitFor(() => runs.length === 2, 5_000, 'the second job');
-    assert.deepEqual(runs, [{ payload: 'first', attempt: 1 }, { payload: 'second', attempt: 1 }]);
+    assert.deepEqual(runs, [
+      { payload: 'first', attempt: 1 },
+      { payload: 'second', attempt: 1 },
+    ]);
     await waitFor(async () => (await q.stats()).active === 0, 5_000, 'the acks');
     const counters = await q.counters();
     assert.equal(counters.claimed, 3, 'the second job was handed back and claimed again');
@@ -135,7 +171,9 @@ describe('Worker prefetch', () => {
     const { limits, restore } = spyOnClaimLimits(name);
     try {
       let done = 0;
-      const worker = redis.track(new Worker<number>(name, async () => undefined, { connection: redis.url, concurrency, prefetch: concurrency }));
+      const worker = redis.track(
+        new Worker<number>(name, async () => undefined, { connection: redis.url, concurrency, prefetch: concurrency }),
+      );
       worker.on('completed', () => void (done += 1));
       await waitFor(async () => done === total, 20_000, 'the backlog drained');
     } finally {
@@ -157,7 +195,9 @@ describe('Worker prefetch', () => {
     try {
       let done = 0;
       // Batches of 50, 50 calls at once plus as many prefetched: claims of up to 1,000 jobs.
-      const worker = redis.track(new Worker<number>(name, async () => undefined, { connection: redis.url, concurrency: 50, batch: { size: 50 } }));
+      const worker = redis.track(
+        new Worker<number>(name, async () => undefined, { connection: redis.url, concurrency: 50, batch: { size: 50 } }),
+      );
       worker.on('completed', () => void (done += 1));
       await waitFor(async () => done === total, 20_000, 'the backlog drained');
     } finally {

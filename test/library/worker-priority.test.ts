@@ -18,7 +18,9 @@ function queue(name: string, partitions?: number): Queue {
 async function fill(q: Queue, count: number, label: string, at?: number): Promise<string[]> {
   const ids: string[] = [];
   for (let from = 0; from < count; from += 1_000) {
-    ids.push(...(await q.addBulk(Array.from({ length: Math.min(1_000, count - from) }, (_, n) => ({ payload: `${label}-${from + n}`, at })))));
+    ids.push(
+      ...(await q.addBulk(Array.from({ length: Math.min(1_000, count - from) }, (_, n) => ({ payload: `${label}-${from + n}`, at })))),
+    );
   }
   return ids;
 }
@@ -35,7 +37,10 @@ function gate(): { wait: Promise<void>; open: () => void } {
  * first `starts` handler starts. The handler only records (so the claims, not the handlers, set
  * the pace: the hardest case for the shares, with batching and the prefetch on).
  */
-async function startsUnderWeights(weights: [number, number], options: { partitions?: number; jobs?: number; starts?: number; concurrency?: number; handlerTurns?: number } = {}): Promise<{ order: string[]; first: string; second: string }> {
+async function startsUnderWeights(
+  weights: [number, number],
+  options: { partitions?: number; jobs?: number; starts?: number; concurrency?: number; handlerTurns?: number } = {},
+): Promise<{ order: string[]; first: string; second: string }> {
   const { partitions, jobs = 2_000, starts = 350, concurrency = 10 } = options;
   const first = uniqueQueue('urgent');
   const second = uniqueQueue('bulk');
@@ -43,11 +48,15 @@ async function startsUnderWeights(weights: [number, number], options: { partitio
   await fill(queue(second, partitions), jobs, 'b');
   const order: string[] = [];
   const enough = gate();
-  const worker = new Worker([first, second], async (job: Job<unknown>) => {
-    order.push(job.queue);
-    if (order.length === starts) enough.open();
-    for (let turn = 0; turn < (options.handlerTurns ?? 0); turn++) await new Promise(resolve => setImmediate(resolve));
-  }, { connection: redis.url, concurrency, partitions, weights: { [first]: weights[0], [second]: weights[1] } });
+  const worker = new Worker(
+    [first, second],
+    async (job: Job<unknown>) => {
+      order.push(job.queue);
+      if (order.length === starts) enough.open();
+      for (let turn = 0; turn < (options.handlerTurns ?? 0); turn++) await new Promise(resolve => setImmediate(resolve));
+    },
+    { connection: redis.url, concurrency, partitions, weights: { [first]: weights[0], [second]: weights[1] } },
+  );
   await enough.wait;
   await worker.close();
   return { order: order.slice(0, starts), first, second };
@@ -62,14 +71,23 @@ function assertShare(actual: number, expected: number, what: string): void {
   assert.ok(Math.abs(actual - expected) <= 0.1 * expected, `${what}: share ${actual.toFixed(3)}, expected ${expected.toFixed(3)} +- 10%`);
 }
 
-describe('splitRound (the weights\' arithmetic)', () => {
+describe("splitRound (the weights' arithmetic)", () => {
   /** Runs rounds of `units` as the claim loop does: each share sent is charged to its queue, unless blocked. */
-  function rounds(groups: QueueGroup[], units: number, count: number, blocked: (round: number, index: number) => boolean = () => false): number[] {
+  function rounds(
+    groups: QueueGroup[],
+    units: number,
+    count: number,
+    blocked: (round: number, index: number) => boolean = () => false,
+  ): number[] {
     const taken = groups.map(() => 0);
     for (let round = 0; round < count; round++) {
       for (const group of groups) group.due = true;
       assert.ok(splitRound(groups, units));
-      assert.equal(groups.reduce((sum, group) => sum + group.share, 0), units, 'the shares add up to the round');
+      assert.equal(
+        groups.reduce((sum, group) => sum + group.share, 0),
+        units,
+        'the shares add up to the round',
+      );
       groups.forEach((group, index) => {
         if (blocked(round, index)) return;
         group.pass += group.share / group.weight;
@@ -126,7 +144,10 @@ describe('Worker weights', () => {
       // Not only over the whole: each 70 starts hold the share too (no queue waits its turn in long runs).
       for (let from = 0; from + 70 <= order.length; from += 70) {
         const window = order.slice(from, from + 70);
-        assert.ok(Math.abs(shareOf(window, first) - expected) <= 0.15, `starts ${from}-${from + 69}: share ${shareOf(window, first).toFixed(3)}`);
+        assert.ok(
+          Math.abs(shareOf(window, first) - expected) <= 0.15,
+          `starts ${from}-${from + 69}: share ${shareOf(window, first).toFixed(3)}`,
+        );
       }
     });
   }
@@ -138,10 +159,14 @@ describe('Worker weights', () => {
     await fill(queue(second, 1), 2_000, 'b');
     const order: string[] = [];
     const enough = gate();
-    const worker = new Worker([first, second], (job: Job<unknown>) => {
-      order.push(job.queue);
-      if (order.length === 350) enough.open();
-    }, { connection: redis.url, concurrency: 50 });
+    const worker = new Worker(
+      [first, second],
+      (job: Job<unknown>) => {
+        order.push(job.queue);
+        if (order.length === 350) enough.open();
+      },
+      { connection: redis.url, concurrency: 50 },
+    );
     await enough.wait;
     await worker.close();
     assertShare(shareOf(order.slice(0, 350), first), 0.5, first);
@@ -160,11 +185,15 @@ describe('Worker weights', () => {
     const calls: string[] = [];
     let mixed = 0;
     const enough = gate();
-    const worker = new Worker([urgent, bulk], (jobs: Job<unknown>[]) => {
-      if (jobs.some(job => job.queue !== (jobs[0] as Job<unknown>).queue)) mixed += 1;
-      calls.push((jobs[0] as Job<unknown>).queue);
-      if (calls.length === 140) enough.open();
-    }, { connection: redis.url, concurrency: 4, batch: { size: 5 }, weights: { [urgent]: 6, [bulk]: 1 } });
+    const worker = new Worker(
+      [urgent, bulk],
+      (jobs: Job<unknown>[]) => {
+        if (jobs.some(job => job.queue !== (jobs[0] as Job<unknown>).queue)) mixed += 1;
+        calls.push((jobs[0] as Job<unknown>).queue);
+        if (calls.length === 140) enough.open();
+      },
+      { connection: redis.url, concurrency: 4, batch: { size: 5 }, weights: { [urgent]: 6, [bulk]: 1 } },
+    );
     await enough.wait;
     await worker.close();
     assertShare(shareOf(calls.slice(0, 140), urgent), 6 / 7, urgent);
@@ -187,10 +216,14 @@ describe('Worker weights', () => {
     await fill(queue(bulk), 1_000, 'b');
     const order: string[] = [];
     const enough = gate();
-    const worker = new Worker([urgent, bulk], (job: Job<unknown>) => {
-      order.push(job.queue);
-      if (order.length === 350) enough.open();
-    }, { connection: redis.url, concurrency: 10, weights: { [urgent]: 6 } });
+    const worker = new Worker(
+      [urgent, bulk],
+      (job: Job<unknown>) => {
+        order.push(job.queue);
+        if (order.length === 350) enough.open();
+      },
+      { connection: redis.url, concurrency: 10, weights: { [urgent]: 6 } },
+    );
     await enough.wait;
     await worker.close();
     const first = order.slice(0, 350);
@@ -213,10 +246,16 @@ describe('Worker strictPriority', () => {
     await fill(queue(bulk), 150, 'c');
     const order: string[] = [];
     const all = gate();
-    const worker = redis.track(new Worker([urgent, normal, bulk], (job: Job<unknown>) => {
-      order.push(job.queue);
-      if (order.length === 450) all.open();
-    }, { connection: redis.url, concurrency: 10, strictPriority: true }));
+    const worker = redis.track(
+      new Worker(
+        [urgent, normal, bulk],
+        (job: Job<unknown>) => {
+          order.push(job.queue);
+          if (order.length === 450) all.open();
+        },
+        { connection: redis.url, concurrency: 10, strictPriority: true },
+      ),
+    );
     await all.wait;
     await worker.close();
     assert.deepEqual(order, [...Array(150).fill(urgent), ...Array(150).fill(normal), ...Array(150).fill(bulk)]);
@@ -239,18 +278,26 @@ describe('Worker strictPriority', () => {
       let hold = gate();
       hold.open();
       let holding = 0;
-      const worker = redis.track(new Worker([urgent, bulk], async (job: Job<unknown>) => {
-        starts.push(job.queue);
-        const current = hold;
-        holding += 1;
-        await current.wait;
-        holding -= 1;
-      }, { connection: redis.url, concurrency, prefetch, partitions, strictPriority: true }));
+      const worker = redis.track(
+        new Worker(
+          [urgent, bulk],
+          async (job: Job<unknown>) => {
+            starts.push(job.queue);
+            const current = hold;
+            holding += 1;
+            await current.wait;
+            holding -= 1;
+          },
+          { connection: redis.url, concurrency, prefetch, partitions, strictPriority: true },
+        ),
+      );
       await worker.waitUntilReady();
       const connection = acquireConnection(redis.url, { debug() {}, info() {}, warn() {}, error() {} });
       const count = partitions ?? 1;
       const heard = new Set<number>();
-      const unlisten = await Promise.all(Array.from({ length: count }, (_, p) => connection.waker.listen(partitionKeys('sg', urgent, p).wakeChannel, () => heard.add(p))));
+      const unlisten = await Promise.all(
+        Array.from({ length: count }, (_, p) => connection.waker.listen(partitionKeys('sg', urgent, p).wakeChannel, () => heard.add(p))),
+      );
       try {
         for (const wave of [1, 2, 3]) {
           await waitFor(() => starts.length >= wave * 40, 10_000, `bulk running before wave ${wave}`);
@@ -290,14 +337,34 @@ describe('Worker priority options', () => {
     const handler = (): void => undefined;
     const make = (options: object) => () => new Worker(['urgent', 'bulk'], handler, { connection: 'redis://127.0.0.1:1', ...options });
     const cases: [string, () => unknown, string][] = [
-      ['both', make({ weights: { urgent: 6 }, strictPriority: true }), 'Give either `weights` or `strictPriority: true`, not both: weights share the claims between the queues, strict priority serves a queue only when those before it have nothing due'],
+      [
+        'both',
+        make({ weights: { urgent: 6 }, strictPriority: true }),
+        'Give either `weights` or `strictPriority: true`, not both: weights share the claims between the queues, strict priority serves a queue only when those before it have nothing due',
+      ],
       ['weight 0', make({ weights: { urgent: 0 } }), 'Expected `weights.urgent` to be an integer from 1 to 1000, got 0'],
       ['weight 1.5', make({ weights: { bulk: 1.5 } }), 'Expected `weights.bulk` to be an integer from 1 to 1000, got 1.5'],
-      ['weight over the bound', make({ weights: { urgent: 1_001 } }), 'Expected `weights.urgent` to be an integer from 1 to 1000, got 1001'],
-      ['weight as text', make({ weights: { urgent: '6' } }), "Expected `weights.urgent` to be an integer from 1 to 1000, got '6' (1 characters)"],
-      ['unknown queue', make({ weights: { urgnet: 6 } }), "`weights` names 'urgnet' (6 characters), which is not one of this worker's queues (urgent, bulk)"],
+      [
+        'weight over the bound',
+        make({ weights: { urgent: 1_001 } }),
+        'Expected `weights.urgent` to be an integer from 1 to 1000, got 1001',
+      ],
+      [
+        'weight as text',
+        make({ weights: { urgent: '6' } }),
+        "Expected `weights.urgent` to be an integer from 1 to 1000, got '6' (1 characters)",
+      ],
+      [
+        'unknown queue',
+        make({ weights: { urgnet: 6 } }),
+        "`weights` names 'urgnet' (6 characters), which is not one of this worker's queues (urgent, bulk)",
+      ],
       ['weights an array', make({ weights: [6, 1] }), 'Expected `weights` to be an object of queue name -> integer weight, got an array'],
-      ['strictPriority not a boolean', make({ strictPriority: 'yes' }), "Expected `strictPriority` to be true or false, got 'yes' (3 characters)"],
+      [
+        'strictPriority not a boolean',
+        make({ strictPriority: 'yes' }),
+        "Expected `strictPriority` to be true or false, got 'yes' (3 characters)",
+      ],
     ];
     for (const [label, call, message] of cases) {
       assert.throws(call, (error: unknown) => {

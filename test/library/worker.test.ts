@@ -23,10 +23,14 @@ describe('Worker', () => {
     const serverLateness: number[] = [];
     const lateness: number[] = [];
     const worker = redis.track(
-      new Worker<number>(name, async job => {
-        lateness.push(Date.now() - job.dueAt);
-        serverLateness.push((await serverNow()) - job.dueAt);
-      }, { connection: redis.url, concurrency: 20 }),
+      new Worker<number>(
+        name,
+        async job => {
+          lateness.push(Date.now() - job.dueAt);
+          serverLateness.push((await serverNow()) - job.dueAt);
+        },
+        { connection: redis.url, concurrency: 20 },
+      ),
     );
     await worker.waitUntilReady();
     await q.addBulk(Array.from({ length: 200 }, (_, i) => ({ payload: i, delay: 100 + i * 7 })));
@@ -58,10 +62,14 @@ describe('Worker', () => {
     const failed: (number | undefined)[] = [];
     let deadError: unknown;
     const worker = redis.track(
-      new Worker(name, job => {
-        attempts.push(Date.now());
-        throw new Error(`boom on attempt ${job.attempt}`);
-      }, { connection: redis.url, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 200 } }),
+      new Worker(
+        name,
+        job => {
+          attempts.push(Date.now());
+          throw new Error(`boom on attempt ${job.attempt}`);
+        },
+        { connection: redis.url, maxAttempts: 3, backoff: { type: 'fixed', delayMs: 200 } },
+      ),
     );
     worker.on('failed', (_job, _error, retryAt) => failed.push(retryAt));
     worker.on('dead', (_job, error) => (deadError = error));
@@ -77,7 +85,10 @@ describe('Worker', () => {
     assert.equal(dead?.attempts, 3);
     assert.match(dead?.lastError ?? '', /boom on attempt 3/);
     const { jobs: listed } = await q.listDead();
-    assert.deepEqual(listed.map(job => job.id), [id]);
+    assert.deepEqual(
+      listed.map(job => job.id),
+      [id],
+    );
     assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 1, paused: false, limited: 0, completed: 0 });
   });
 
@@ -86,10 +97,14 @@ describe('Worker', () => {
     const q = queue(name);
     let calls = 0;
     redis.track(
-      new Worker(name, () => {
-        calls += 1;
-        throw new UnrecoverableError('malformed order');
-      }, { connection: redis.url, maxAttempts: 5 }),
+      new Worker(
+        name,
+        () => {
+          calls += 1;
+          throw new UnrecoverableError('malformed order');
+        },
+        { connection: redis.url, maxAttempts: 5 },
+      ),
     );
     const id = await q.add('x');
     await waitFor(async () => (await q.get(id))?.state === 'dead', 5_000, 'the job to die');
@@ -101,10 +116,16 @@ describe('Worker', () => {
     const name = uniqueQueue();
     const q = queue(name);
     let calls = 0;
-    redis.track(new Worker(name, () => {
-      calls += 1;
-      throw new Error('no');
-    }, { connection: redis.url, maxAttempts: 10, backoff: { type: 'fixed', delayMs: 60_000 } }));
+    redis.track(
+      new Worker(
+        name,
+        () => {
+          calls += 1;
+          throw new Error('no');
+        },
+        { connection: redis.url, maxAttempts: 10, backoff: { type: 'fixed', delayMs: 60_000 } },
+      ),
+    );
     const id = await q.add('x', { maxAttempts: 2, backoff: { type: 'fixed', delayMs: 10 } });
     await waitFor(async () => (await q.get(id))?.state === 'dead', 5_000, 'the job to die');
     assert.equal(calls, 2);
@@ -115,9 +136,15 @@ describe('Worker', () => {
     const q = queue(name);
     let fail = true;
     let completed = 0;
-    const worker = redis.track(new Worker(name, () => {
-      if (fail) throw new UnrecoverableError('not yet');
-    }, { connection: redis.url }));
+    const worker = redis.track(
+      new Worker(
+        name,
+        () => {
+          if (fail) throw new UnrecoverableError('not yet');
+        },
+        { connection: redis.url },
+      ),
+    );
     worker.on('completed', () => (completed += 1));
     const ids = await q.addBulk([{ payload: 1 }, { payload: 2 }, { payload: 3 }, { payload: 4 }]);
     await waitFor(async () => (await q.stats()).dead === 4, 5_000, 'four dead letters');
@@ -139,15 +166,24 @@ describe('Worker', () => {
     const q = queue<number>(name);
     const batches: number[][] = [];
     await q.addBulk(Array.from({ length: 250 }, (_, i) => ({ payload: i })));
-    redis.track(new Worker<number>(name, jobs => void batches.push(jobs.map(job => job.payload)), {
-      connection: redis.url,
-      batch: { size: 100 },
-      concurrency: 1,
-    }));
+    redis.track(
+      new Worker<number>(name, jobs => void batches.push(jobs.map(job => job.payload)), {
+        connection: redis.url,
+        batch: { size: 100 },
+        concurrency: 1,
+      }),
+    );
     await waitFor(() => batches.flat().length === 250, 5_000, 'all jobs');
     assert.ok(batches.every(batch => batch.length <= 100));
-    assert.ok(batches.some(batch => batch.length === 100), `batch sizes ${batches.map(b => b.length)}`);
-    assert.deepEqual(batches.flat(), Array.from({ length: 250 }, (_, i) => i), 'due order kept');
+    assert.ok(
+      batches.some(batch => batch.length === 100),
+      `batch sizes ${batches.map(b => b.length)}`,
+    );
+    assert.deepEqual(
+      batches.flat(),
+      Array.from({ length: 250 }, (_, i) => i),
+      'due order kept',
+    );
   });
 
   it('one worker serves several queues', async () => {
@@ -165,13 +201,19 @@ describe('Worker', () => {
     let running = 0;
     let peak = 0;
     let done = 0;
-    redis.track(new Worker(name, async () => {
-      running += 1;
-      peak = Math.max(peak, running);
-      await sleep(20);
-      running -= 1;
-      done += 1;
-    }, { connection: redis.url, concurrency: 4 }));
+    redis.track(
+      new Worker(
+        name,
+        async () => {
+          running += 1;
+          peak = Math.max(peak, running);
+          await sleep(20);
+          running -= 1;
+          done += 1;
+        },
+        { connection: redis.url, concurrency: 4 },
+      ),
+    );
     await q.addBulk(Array.from({ length: 40 }, () => ({ payload: 0 })));
     await waitFor(() => done === 40, 5_000, 'all jobs');
     assert.equal(peak, 4);
@@ -198,10 +240,14 @@ describe('Worker', () => {
     const name = uniqueQueue();
     const q = queue(name);
     let finished = false;
-    const worker = new Worker(name, async () => {
-      await sleep(300);
-      finished = true;
-    }, { connection: redis.url });
+    const worker = new Worker(
+      name,
+      async () => {
+        await sleep(300);
+        finished = true;
+      },
+      { connection: redis.url },
+    );
     const id = await q.add('x');
     await waitFor(async () => (await q.get(id))?.state === 'active', 5_000, 'the job to start');
     await worker.close();
@@ -213,12 +259,17 @@ describe('Worker', () => {
     const name = uniqueQueue();
     const q = queue(name);
     let aborted: unknown;
-    const slow = new Worker(name, job => new Promise<void>(resolve => {
-      job.signal.addEventListener('abort', () => {
-        aborted = job.signal.reason;
-        resolve();
-      });
-    }), { connection: redis.url, leaseMs: 60_000, closeTimeoutMs: 100 });
+    const slow = new Worker(
+      name,
+      job =>
+        new Promise<void>(resolve => {
+          job.signal.addEventListener('abort', () => {
+            aborted = job.signal.reason;
+            resolve();
+          });
+        }),
+      { connection: redis.url, leaseMs: 60_000, closeTimeoutMs: 100 },
+    );
     const id = await q.add('x');
     await waitFor(async () => (await q.get(id))?.state === 'active', 5_000, 'the job to start');
     await slow.close();
@@ -236,7 +287,10 @@ describe('Worker', () => {
     const name = uniqueQueue();
     await queue(name).add('x', { delay: '1h' });
     const { hostname, port } = new URL(redis.url);
-    const clientsNow = async () => String(await redis.raw.client('LIST')).trim().split('\n').length;
+    const clientsNow = async () =>
+      String(await redis.raw.client('LIST'))
+        .trim()
+        .split('\n').length;
     const before = await clientsNow();
     for (let round = 0; round < 20; round++) {
       // A connection object of its own each round: the worker opens (and must close) its own clients.
@@ -253,12 +307,20 @@ describe('Worker', () => {
     const q = queue(name);
     const events: string[] = [];
     // Renewal every leaseMs/3 cannot happen while the event loop is blocked: a frozen process.
-    const worker = redis.track(new Worker(name, job => {
-      if (job.attempt === 1) {
-        const until = Date.now() + 800;
-        while (Date.now() < until) { /* blocked: no lease renewal */ }
-      }
-    }, { connection: redis.url, leaseMs: 300 }));
+    const worker = redis.track(
+      new Worker(
+        name,
+        job => {
+          if (job.attempt === 1) {
+            const until = Date.now() + 800;
+            while (Date.now() < until) {
+              /* blocked: no lease renewal */
+            }
+          }
+        },
+        { connection: redis.url, leaseMs: 300 },
+      ),
+    );
     worker.on('stale', job => events.push(`stale ${job.attempt}`));
     worker.on('completed', job => events.push(`completed ${job.attempt}`));
     const id = await q.add('x');
@@ -283,11 +345,17 @@ describe('Worker', () => {
     const finished = new Promise<void>(resolve => (finish = resolve));
     let started!: () => void;
     const running = new Promise<void>(resolve => (started = resolve));
-    const worker = redis.track(new Worker(name, async () => {
-      started();
-      await finished;
-      // prefetch 0: this worker must not claim (and reap) the job again itself while its handler runs.
-    }, { connection: redis.url, leaseMs: 60_000, concurrency: 1, prefetch: 0 }));
+    const worker = redis.track(
+      new Worker(
+        name,
+        async () => {
+          started();
+          await finished;
+          // prefetch 0: this worker must not claim (and reap) the job again itself while its handler runs.
+        },
+        { connection: redis.url, leaseMs: 60_000, concurrency: 1, prefetch: 0 },
+      ),
+    );
     worker.on('stale', job => events.push(`stale ${job.attempt}`));
     worker.on('completed', job => events.push(`completed ${job.attempt}`));
     const id = await q.add('x');

@@ -18,9 +18,15 @@ describe('due times use the Redis server clock', () => {
       const name = uniqueQueue();
       const q = redis.track(new Queue<number>(name, { connection: redis.url }));
       const lateness: number[] = [];
-      const worker = redis.track(new Worker<number>(name, async job => {
-        lateness.push((await serverNow()) - job.dueAt);
-      }, { connection: redis.url, concurrency: 20, clock: () => Date.now() + skewMs }));
+      const worker = redis.track(
+        new Worker<number>(
+          name,
+          async job => {
+            lateness.push((await serverNow()) - job.dueAt);
+          },
+          { connection: redis.url, concurrency: 20, clock: () => Date.now() + skewMs },
+        ),
+      );
       await worker.waitUntilReady();
       await q.addBulk(Array.from({ length: 120 }, (_, i) => ({ payload: i, delay: 200 + i * 7 })));
       await waitFor(() => lateness.length === 120, 10_000, 'all jobs');

@@ -66,20 +66,28 @@ function reap(model: Model): void {
 }
 
 const operations = [
-  fc.record({ id: fc.constantFrom(...IDS), due: fc.boolean(), deadline: fc.constantFrom(undefined, undefined, 'live', 'passed', 'drop') }).map(({ id, due, deadline }) => ({
-    check: () => true,
-    async run(model: Model, real: Real) {
-      // A deadline that passed: due at epoch ms 1, to start within 1 ms of that.
-      const passed = deadline === 'passed' || deadline === 'drop';
-      const expiry = deadline === undefined ? {} : deadline === 'live' ? { expireAfter: '1h' as const } : { expireAfter: 1, onExpire: passed && deadline === 'drop' ? ('drop' as const) : ('dead' as const) };
-      await real.queue.add(id, { id, ...(passed ? { at: 1 } : { delay: due ? 0 : FAR }), ...expiry });
-      // A completed id is not added again (the add is taken for a resend of the first one).
-      if (!model.jobs.has(id) && !model.completed.has(id)) {
-        model.jobs.set(id, { state: due || passed ? 'ready' : 'delayed', attempts: 0, ...(deadline ? { deadline } : {}) });
-      }
-    },
-    toString: () => `add(${id}, ${deadline === 'passed' || deadline === 'drop' ? 'at 1' : due ? 'now' : 'later'}${deadline ? `, deadline ${deadline}` : ''})`,
-  })),
+  fc
+    .record({ id: fc.constantFrom(...IDS), due: fc.boolean(), deadline: fc.constantFrom(undefined, undefined, 'live', 'passed', 'drop') })
+    .map(({ id, due, deadline }) => ({
+      check: () => true,
+      async run(model: Model, real: Real) {
+        // A deadline that passed: due at epoch ms 1, to start within 1 ms of that.
+        const passed = deadline === 'passed' || deadline === 'drop';
+        const expiry =
+          deadline === undefined
+            ? {}
+            : deadline === 'live'
+              ? { expireAfter: '1h' as const }
+              : { expireAfter: 1, onExpire: passed && deadline === 'drop' ? ('drop' as const) : ('dead' as const) };
+        await real.queue.add(id, { id, ...(passed ? { at: 1 } : { delay: due ? 0 : FAR }), ...expiry });
+        // A completed id is not added again (the add is taken for a resend of the first one).
+        if (!model.jobs.has(id) && !model.completed.has(id)) {
+          model.jobs.set(id, { state: due || passed ? 'ready' : 'delayed', attempts: 0, ...(deadline ? { deadline } : {}) });
+        }
+      },
+      toString: () =>
+        `add(${id}, ${deadline === 'passed' || deadline === 'drop' ? 'at 1' : due ? 'now' : 'later'}${deadline ? `, deadline ${deadline}` : ''})`,
+    })),
   fc.constantFrom(...IDS).map(id => ({
     check: () => true,
     async run(model: Model, real: Real) {
@@ -193,7 +201,8 @@ const operations = [
       // reply); a job that is gone otherwise (cancelled) is not found.
       const completedBy = model.completed.get(id);
       const ack = real.consumer.ack(id, token);
-      if (model.jobs.has(id) || (completedBy !== undefined && completedBy !== token)) assert.equal(await ack, 'stale', `an old token for ${id}`);
+      if (model.jobs.has(id) || (completedBy !== undefined && completedBy !== token))
+        assert.equal(await ack, 'stale', `an old token for ${id}`);
       else if (completedBy === token) assert.equal(await ack, 'acked', `a resent ack for ${id}`);
       else await assert.rejects(ack, NotFoundError, `an old token for ${id}, cancelled since`);
       assert.equal((await real.consumer.extend(id, token)).result, 'stale');
@@ -245,14 +254,26 @@ async function assertAgrees(model: Model, real: Real): Promise<void> {
     assert.equal(info?.attempts, attempts, `attempts of ${id}`);
     assert.equal(info?.result, `${id}:${model.completed.get(id)}`, `result of ${id}`);
   }
-  for (const id of IDS) if (!model.jobs.has(id) && !model.kept.has(id)) assert.equal(await real.queue.get(id), null, `${id} should not exist`);
+  for (const id of IDS)
+    if (!model.jobs.has(id) && !model.kept.has(id)) assert.equal(await real.queue.get(id), null, `${id} should not exist`);
   assert.deepEqual(await real.queue.stats(), { ...counts, paused: false, limited: 0, completed: model.kept.size });
   // The lists by state hold the same jobs (wheel jobs among the delayed ones).
   for (const state of ['delayed', 'ready', 'active', 'dead'] as const) {
     const listed = (await real.queue.list(state, { limit: 1_000 })).jobs.map(job => job.id).sort();
-    assert.deepEqual(listed, [...model.jobs].filter(([, job]) => job.state === state).map(([id]) => id).sort(), `list('${state}')`);
+    assert.deepEqual(
+      listed,
+      [...model.jobs]
+        .filter(([, job]) => job.state === state)
+        .map(([id]) => id)
+        .sort(),
+      `list('${state}')`,
+    );
   }
-  assert.deepEqual((await real.queue.list('completed', { limit: 1_000 })).jobs.map(job => job.id).sort(), [...model.kept.keys()].sort(), "list('completed')");
+  assert.deepEqual(
+    (await real.queue.list('completed', { limit: 1_000 })).jobs.map(job => job.id).sort(),
+    [...model.kept.keys()].sort(),
+    "list('completed')",
+  );
   // Storage invariant: every job in exactly one of due, active, dead, a wheel bucket; its record
   // where its state keeps it; the wheel's index in step with its buckets.
   const invariant = checkInvariant(await snapshot(redis.raw, real.name));
@@ -303,7 +324,10 @@ describe('model-based', () => {
     assert.ok(job);
     assert.equal((await consumer.fail(job.id, job.token, { error: 'x', retryDelayMs: 0 })).result, 'retried');
     assert.equal(await queue.reschedule('c', { delay: FAR }), 'rescheduled');
-    assert.ok(checkInvariant(await snapshot(redis.raw, name)).jobs === 1 && (await redis.raw.hexists(partitionKeys('sg', name, 0).jobs, 'c')) === 0, 'c waits in the wheel');
+    assert.ok(
+      checkInvariant(await snapshot(redis.raw, name)).jobs === 1 && (await redis.raw.hexists(partitionKeys('sg', name, 0).jobs, 'c')) === 0,
+      'c waits in the wheel',
+    );
     assert.equal(await consumer.ack(job.id, job.token), 'stale');
   });
 });

@@ -30,7 +30,11 @@ async function seedWaiting(s: PartitionStore, id: string, dueAt: number, rec = r
 }
 
 /** An active job as a claim leaves it: the record untouched, `active` at its deadline, its lease. */
-async function seedActive(s: PartitionStore, id: string, opts: { token: string; dueAt: number; deadline: number; rec?: string }): Promise<void> {
+async function seedActive(
+  s: PartitionStore,
+  id: string,
+  opts: { token: string; dueAt: number; deadline: number; rec?: string },
+): Promise<void> {
   await redis.raw.hset(s.keys.jobs, id, opts.rec ?? record(0, `{"id":"${id}"}`));
   await redis.raw.zadd(s.keys.active, opts.deadline, id);
   await redis.raw.hset(s.keys.leases, id, `${opts.token},${opts.dueAt}`);
@@ -94,7 +98,10 @@ describe('consumer scripts on raw keys', () => {
 
     const expected = Object.fromEntries(result.jobs.map((job, k) => [job.id, `${98 + k},${job.dueAt}`]));
     assert.equal(result.jobs.length, 15);
-    assert.deepEqual(result.jobs.map(job => job.token), Array.from({ length: 15 }, (_, k) => String(98 + k)));
+    assert.deepEqual(
+      result.jobs.map(job => job.token),
+      Array.from({ length: 15 }, (_, k) => String(98 + k)),
+    );
     assert.deepEqual(await redis.raw.hgetall(s.keys.leases), expected);
     assert.equal(await redis.raw.zcard(s.keys.due), 0);
     assert.equal(result.nextAt, result.now, 'a full batch: more may be due');
@@ -128,7 +135,9 @@ describe('consumer scripts on raw keys', () => {
     assert.deepEqual(await redis.raw.hkeys(s.keys.jobs), ['b']);
     assert.deepEqual(await redis.raw.zrange(s.keys.active, 0, -1), ['b']);
     assert.deepEqual(await redis.raw.hgetall(s.keys.leases), { b: '8,1000' });
-    const done = (await Promise.all([s.keys.done0, s.keys.done1, s.keys.done2].map(key => redis.raw.hgetall(key)))).filter(bucket => Object.keys(bucket).length > 0);
+    const done = (await Promise.all([s.keys.done0, s.keys.done1, s.keys.done2].map(key => redis.raw.hgetall(key)))).filter(
+      bucket => Object.keys(bucket).length > 0,
+    );
     assert.deepEqual(done, [{ a: '7' }], 'one bucket holds the id and the token that completed it');
     assert.equal(await redis.raw.hget(s.keys.counters, 'completed'), '1');
   });
@@ -139,7 +148,13 @@ describe('consumer scripts on raw keys', () => {
     // Token '1' is a prefix of the lease's '17': the check is on the whole token.
     const stored = await snapshot(s);
 
-    assert.deepEqual(await s.ack([{ id: 'a', token: '1' }, { id: 'a', token: '18' }]), { stale: [0, 1], notFound: [] });
+    assert.deepEqual(
+      await s.ack([
+        { id: 'a', token: '1' },
+        { id: 'a', token: '18' },
+      ]),
+      { stale: [0, 1], notFound: [] },
+    );
 
     const after = await snapshot(s);
     assert.equal(await redis.raw.hget(s.keys.counters, 'stale'), '2');
@@ -152,7 +167,13 @@ describe('consumer scripts on raw keys', () => {
     const s = store();
     await seedWaiting(s, 'waiting', FAR);
 
-    assert.deepEqual(await s.ack([{ id: 'nope', token: '3' }, { id: 'waiting', token: '3' }]), { stale: [1], notFound: [0] });
+    assert.deepEqual(
+      await s.ack([
+        { id: 'nope', token: '3' },
+        { id: 'waiting', token: '3' },
+      ]),
+      { stale: [1], notFound: [0] },
+    );
     assert.deepEqual(await redis.raw.zrange(s.keys.due, 0, -1), ['waiting']);
   });
 
@@ -160,7 +181,13 @@ describe('consumer scripts on raw keys', () => {
     const s = store();
     await seedActive(s, 'a', { token: '5', dueAt: 1_000, deadline: FAR });
 
-    assert.deepEqual(await s.ack([{ id: 'a', token: '5' }, { id: 'a', token: '5' }]), { stale: [], notFound: [] });
+    assert.deepEqual(
+      await s.ack([
+        { id: 'a', token: '5' },
+        { id: 'a', token: '5' },
+      ]),
+      { stale: [], notFound: [] },
+    );
     assert.equal(await redis.raw.hget(s.keys.counters, 'completed'), '1');
     const stored = await snapshot(s);
     assert.deepEqual(await s.ack([{ id: 'a', token: '5' }]), { stale: [], notFound: [] }, 'the resend');
@@ -247,7 +274,10 @@ describe('consumer scripts on raw keys', () => {
     assert.deepEqual(await redis.raw.zrange(s.keys.active, 0, -1), [ids[3]]);
     assert.deepEqual(await redis.raw.hgetall(s.keys.leases), { [ids[3] as string]: '103,1000' });
     assert.equal(await redis.raw.hget(s.keys.counters, 'completed'), String(ids.length - 1));
-    const done: Record<string, string> = Object.assign({}, ...(await Promise.all([s.keys.done0, s.keys.done1, s.keys.done2].map(key => redis.raw.hgetall(key)))));
+    const done: Record<string, string> = Object.assign(
+      {},
+      ...(await Promise.all([s.keys.done0, s.keys.done1, s.keys.done2].map(key => redis.raw.hgetall(key)))),
+    );
     const expected = Object.fromEntries(entries.filter((_, i) => i !== 3).map(entry => [entry.id, entry.token]));
     assert.deepEqual(done, expected, 'each id remembered with the token that completed it');
   });
@@ -264,7 +294,13 @@ describe('consumer scripts on raw keys', () => {
     assert.deepEqual(extended.lost, []);
     assert.equal(await zscore(s.keys.active, 'ünï,😀'), extended.now + 60_000);
 
-    assert.equal(await s.release([{ id: 'ünï,😀', token: '4' }, { id: 'with space', token: '3' }]), 2);
+    assert.equal(
+      await s.release([
+        { id: 'ünï,😀', token: '4' },
+        { id: 'with space', token: '3' },
+      ]),
+      2,
+    );
     assert.deepEqual(await redis.raw.zrange(s.keys.due, 0, -1, 'WITHSCORES'), ['with space', '1000', 'ünï,😀', '2000']);
     assert.equal(await redis.raw.hlen(s.keys.leases), 0);
   });
@@ -292,7 +328,13 @@ describe('consumer scripts on raw keys', () => {
     await seedActive(s, 'a', { token: '3', dueAt: 1_000, deadline: FAR, rec: record(1, '{}') });
     await seedActive(s, 'b', { token: '4', dueAt: 1_000, deadline: FAR });
 
-    assert.equal(await s.release([{ id: 'a', token: '3' }, { id: 'b', token: '3' }]), 1);
+    assert.equal(
+      await s.release([
+        { id: 'a', token: '3' },
+        { id: 'b', token: '3' },
+      ]),
+      1,
+    );
 
     assert.equal(await zscore(s.keys.due, 'a'), 1_000);
     assert.equal(await redis.raw.hget(s.keys.jobs, 'a'), record(1, '{}'), 'the record as it was');
@@ -308,9 +350,12 @@ describe('consumer scripts on raw keys', () => {
 
     assert.equal(state?.state, 'active');
     assert.equal(state?.leaseUntil, FAR);
-    assert.deepEqual(
-      state && [state.job.attempts, state.job.token, state.job.dueAt, state.job.maxAttempts, state.job.payloadJson],
-      [2, '12', 1_000, 4, '{"x":1}'],
-    );
+    assert.deepEqual(state && [state.job.attempts, state.job.token, state.job.dueAt, state.job.maxAttempts, state.job.payloadJson], [
+      2,
+      '12',
+      1_000,
+      4,
+      '{"x":1}',
+    ]);
   });
 });

@@ -75,7 +75,7 @@ async function seed(name: string): Promise<Seeded[]> {
 
 async function pageAll(queue: Queue<string>, state: JobState, limit: number): Promise<JobInfo<string>[]> {
   const jobs: JobInfo<string>[] = [];
-  for (let cursor: string | undefined; ; ) {
+  for (let cursor: string | undefined; ;) {
     const page = await queue.list(state, { limit, ...(cursor === undefined ? {} : { cursor }) });
     jobs.push(...page.jobs);
     if (page.nextCursor === null) return jobs;
@@ -89,7 +89,10 @@ describe('views over the wheel', () => {
     const jobs = await seed(name);
     const stats = await new PartitionStore(redis.raw, 'sg', name, 0).stats();
     const ready = jobs.filter(job => job.dueAt <= stats.now).length;
-    assert.ok(jobs.some(job => job.tier === 'wheel' && job.dueAt <= stats.now), 'the seed has wheel jobs past due');
+    assert.ok(
+      jobs.some(job => job.tier === 'wheel' && job.dueAt <= stats.now),
+      'the seed has wheel jobs past due',
+    );
     assert.equal(stats.ready, ready);
     assert.equal(stats.delayed, jobs.length - ready);
   });
@@ -101,10 +104,18 @@ describe('views over the wheel', () => {
     const now = Date.now();
     for (const limit of [1, 4, 7, 100, 1_000]) {
       const delayed = await pageAll(queue, 'delayed', limit);
-      assert.deepEqual(delayed.map(job => [job.id, job.dueAt]), inOrder(jobs.filter(job => job.dueAt > now)).map(job => [job.id, job.dueAt]), `delayed by ${limit}`);
+      assert.deepEqual(
+        delayed.map(job => [job.id, job.dueAt]),
+        inOrder(jobs.filter(job => job.dueAt > now)).map(job => [job.id, job.dueAt]),
+        `delayed by ${limit}`,
+      );
       assert.ok(delayed.every(job => job.state === 'delayed' && job.payload === job.id && job.attempts === 0));
       const ready = await pageAll(queue, 'ready', limit);
-      assert.deepEqual(ready.map(job => [job.id, job.dueAt]), inOrder(jobs.filter(job => job.dueAt <= now)).map(job => [job.id, job.dueAt]), `ready by ${limit}`);
+      assert.deepEqual(
+        ready.map(job => [job.id, job.dueAt]),
+        inOrder(jobs.filter(job => job.dueAt <= now)).map(job => [job.id, job.dueAt]),
+        `ready by ${limit}`,
+      );
     }
     // The script's own pages (a Queue asks one more than its page and sorts again).
     const store = new PartitionStore(redis.raw, 'sg', name, 0);
@@ -118,7 +129,11 @@ describe('views over the wheel', () => {
         if (page.count < limit || !last) break;
         after = { at: last.dueAt, id: last.job.id };
       }
-      assert.deepEqual(listed, inOrder(jobs.filter(job => job.dueAt > now)).map(job => job.id), `script pages of ${limit}`);
+      assert.deepEqual(
+        listed,
+        inOrder(jobs.filter(job => job.dueAt > now)).map(job => job.id),
+        `script pages of ${limit}`,
+      );
     }
   });
 
@@ -133,10 +148,14 @@ describe('views over the wheel', () => {
     assert.equal(histogram.ready, jobs.filter(job => job.dueAt <= now).length);
     // Exact, but for a far bucket that may span more than 16 slots (its slot a multiple of 32):
     // its jobs count at its start (dueHistogram.lua).
-    const countedAt = (job: Seeded) => (job.bucketStart !== undefined && job.bucketStart > now && (job.bucketStart / W) % 32 === 0 ? job.bucketStart : job.dueAt);
-    const expected = edges.map((edge, i) => jobs.filter(job => countedAt(job) > edge && (i + 1 === edges.length || countedAt(job) <= (edges[i + 1] as number))).length);
+    const countedAt = (job: Seeded) =>
+      job.bucketStart !== undefined && job.bucketStart > now && (job.bucketStart / W) % 32 === 0 ? job.bucketStart : job.dueAt;
+    const expected = edges.map(
+      (edge, i) =>
+        jobs.filter(job => countedAt(job) > edge && (i + 1 === edges.length || countedAt(job) <= (edges[i + 1] as number))).length,
+    );
     assert.deepEqual(histogram.counts, expected);
-    assert.ok(expected.at(-1) as number > 0, 'some jobs fall after the last bound');
+    assert.ok((expected.at(-1) as number) > 0, 'some jobs fall after the last bound');
   });
 
   it('dueHistogram counts a wide far bucket that a window edge may fall into whole, in the window of its start', async () => {

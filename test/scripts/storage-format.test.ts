@@ -50,8 +50,10 @@ async function loadFixture(raw: Redis, dump: Dump): Promise<void> {
   for (const { key: dumpedKey, type, ttlMs, value } of dump.keys) {
     const key = fill(dumpedKey);
     if (type === 'string') await raw.set(key, fill(value as string));
-    else if (type === 'hash') await raw.hset(key, Object.fromEntries(Object.entries(value as Record<string, string>).map(([f, v]) => [fill(f), fill(v)])));
-    else if (type === 'zset') await raw.zadd(key, ...(value as [string, string][]).flatMap(([member, score]) => [fill(score), fill(member)]));
+    else if (type === 'hash')
+      await raw.hset(key, Object.fromEntries(Object.entries(value as Record<string, string>).map(([f, v]) => [fill(f), fill(v)])));
+    else if (type === 'zset')
+      await raw.zadd(key, ...(value as [string, string][]).flatMap(([member, score]) => [fill(score), fill(member)]));
     else if (type === 'list') await raw.rpush(key, ...(value as string[]).map(fill));
     else await raw.sadd(key, ...(value as string[]).map(fill));
     if (ttlMs > 0) await raw.pexpire(key, ttlMs);
@@ -186,7 +188,10 @@ describe('storage format', () => {
     await writer.add('x', { id: 'a', delay: 100 });
     await writer.close();
     const writer2 = new Queue(second, { connection: redis.url, partitions: 2 });
-    await writer2.addBulk([{ payload: 1, id: 'a' }, { payload: 2, id: 'b' }]);
+    await writer2.addBulk([
+      { payload: 1, id: 'a' },
+      { payload: 2, id: 'b' },
+    ]);
     await writer2.close();
     await redis.raw.hset(partitionKeys('sg', first, 0).meta, 'format', String(newer));
     await redis.raw.hset(partitionKeys('sg', second, 1).meta, 'format', String(newer));

@@ -65,7 +65,9 @@ describe('listing and the due histogram over a crowded wheel slot', () => {
     slotStart = Math.ceil(((await serverNow(redis.raw)) + 600_000) / W) * W;
     jobs = Array.from({ length: JOBS }, (_, i) => ({ id: `r${i}`, dueAt: slotStart + ((i * 7_919) % W) }));
     for (let i = 0; i < JOBS; i += 1_000) {
-      const chunk = jobs.slice(i, i + 1_000).map(job => ({ id: job.id, due: { atMs: job.dueAt }, maxAttempts: '', backoff: '', payloadJson: '"x"' }));
+      const chunk = jobs
+        .slice(i, i + 1_000)
+        .map(job => ({ id: job.id, due: { atMs: job.dueAt }, maxAttempts: '', backoff: '', payloadJson: '"x"' }));
       await store.add(chunk, 'keep');
     }
     const keys = partitionKeys('sg', name, 0);
@@ -77,7 +79,12 @@ describe('listing and the due histogram over a crowded wheel slot', () => {
     let page: Awaited<ReturnType<Queue<string>['list']>> | undefined;
     const { bucketReads, scriptUsec } = await cost(redis.raw, async () => (page = await queue.list('delayed', { limit: 50 })));
     console.log(`first page of 50 of ${JOBS} jobs in one slot: ${bucketReads} bucket reads, ${scriptUsec} µs of script time`);
-    assert.deepEqual(page?.jobs.map(job => job.id), inOrder(jobs).slice(0, 50).map(job => job.id));
+    assert.deepEqual(
+      page?.jobs.map(job => job.id),
+      inOrder(jobs)
+        .slice(0, 50)
+        .map(job => job.id),
+    );
     // The slot's first bucket and the first cells: a handful. Reading the slot is 100 reads.
     assert.ok(bucketReads <= 10, `${bucketReads} bucket reads for one page`);
   });
@@ -89,7 +96,10 @@ describe('listing and the due histogram over a crowded wheel slot', () => {
     const { bucketReads } = await cost(redis.raw, async () => {
       entries = (await store.listJobs('delayed', { at: from.dueAt, id: from.id }, 100)).entries.map(entry => entry.job.id);
     });
-    assert.deepEqual(entries, ordered.slice(JOBS / 2 + 1, JOBS / 2 + 101).map(job => job.id));
+    assert.deepEqual(
+      entries,
+      ordered.slice(JOBS / 2 + 1, JOBS / 2 + 101).map(job => job.id),
+    );
     assert.ok(bucketReads <= 10, `${bucketReads} bucket reads for a page in the middle`);
   });
 
@@ -101,8 +111,13 @@ describe('listing and the due histogram over a crowded wheel slot', () => {
     const { bucketReads } = await cost(redis.raw, async () => (histogram = await queue.dueHistogram(bounds)));
     assert.ok(histogram);
     const at = histogram.now;
-    const counts = bounds.map((bound, i) => jobs.filter(job => job.dueAt > (i === 0 ? at : at + (bounds[i - 1] as number)) && job.dueAt <= at + bound).length);
-    assert.deepEqual(histogram.buckets.map(bucket => bucket.count), counts);
+    const counts = bounds.map(
+      (bound, i) => jobs.filter(job => job.dueAt > (i === 0 ? at : at + (bounds[i - 1] as number)) && job.dueAt <= at + bound).length,
+    );
+    assert.deepEqual(
+      histogram.buckets.map(bucket => bucket.count),
+      counts,
+    );
     assert.equal(histogram.later, jobs.filter(job => job.dueAt > at + (bounds.at(-1) as number)).length);
     // Per edge: the slot's first bucket (read once per edge) and the cell the edge falls into.
     assert.ok(bucketReads <= 3 * bounds.length, `${bucketReads} bucket reads for ${bounds.length} edges`);
@@ -124,20 +139,29 @@ describe('a slot written by an earlier version, then crowded', () => {
     const pipeline = redis.raw.multi();
     old.forEach((job, i) => {
       const n = String(slot * 100_000 + Math.floor(i / 1_000));
-      pipeline.zadd(keys.wheel, slotStart, n).rpush(`${tag}:wheel:${n}`, `${job.id}\n${job.dueAt - slotStart}\n0,0,,,\n"x"`).hset(`${tag}:wheel:idx:0`, job.id, n);
+      pipeline
+        .zadd(keys.wheel, slotStart, n)
+        .rpush(`${tag}:wheel:${n}`, `${job.id}\n${job.dueAt - slotStart}\n0,0,,,\n"x"`)
+        .hset(`${tag}:wheel:idx:0`, job.id, n);
     });
     await pipeline.hset(keys.counters, 'wheeled', old.length).exec();
     // Then this version: enough to fill the coarse cells and use fine ones.
     const added = Array.from({ length: 40_000 }, (_, i) => ({ id: `n${i}`, dueAt: slotStart + ((i * 6_007) % W) }));
     for (let i = 0; i < added.length; i += 1_000) {
-      await store.add(added.slice(i, i + 1_000).map(job => ({ id: job.id, due: { atMs: job.dueAt }, maxAttempts: '', backoff: '', payloadJson: '"x"' })), 'keep');
+      await store.add(
+        added.slice(i, i + 1_000).map(job => ({ id: job.id, due: { atMs: job.dueAt }, maxAttempts: '', backoff: '', payloadJson: '"x"' })),
+        'keep',
+      );
     }
     const all = inOrder([...old, ...added]);
     const listed: string[] = [];
     let maxReads = 0;
-    for (let cursor: string | undefined; ; ) {
+    for (let cursor: string | undefined; ;) {
       let page: Awaited<ReturnType<Queue<string>['list']>> | undefined;
-      const { bucketReads } = await cost(redis.raw, async () => (page = await queue.list('delayed', { limit: 1_000, ...(cursor === undefined ? {} : { cursor }) })));
+      const { bucketReads } = await cost(
+        redis.raw,
+        async () => (page = await queue.list('delayed', { limit: 1_000, ...(cursor === undefined ? {} : { cursor }) })),
+      );
       maxReads = Math.max(maxReads, bucketReads);
       assert.ok(page);
       listed.push(...page.jobs.map(job => job.id));
@@ -145,7 +169,11 @@ describe('a slot written by an earlier version, then crowded', () => {
       cursor = page.nextCursor;
     }
     assert.equal(listed.length, all.length, 'every job once');
-    assert.deepEqual(listed, all.map(job => job.id), 'in exact (due time, id) order');
+    assert.deepEqual(
+      listed,
+      all.map(job => job.id),
+      'in exact (due time, id) order',
+    );
     // (The cost is the other tests' concern: here a page of 1,000 spans some 25 fine cells.)
     console.log(`${all.length} jobs of both layouts listed in pages of 1,000: at most ${maxReads} bucket reads a page`);
     const now = await serverNow(redis.raw);
@@ -153,7 +181,10 @@ describe('a slot written by an earlier version, then crowded', () => {
     const histogram = await queue.dueHistogram(bounds);
     const at = histogram.now;
     const within = (from: number, to: number) => all.filter(job => job.dueAt > from && job.dueAt <= to).length;
-    assert.deepEqual(histogram.buckets.map(bucket => bucket.count), [within(at, at + (bounds[0] as number)), within(at + (bounds[0] as number), at + (bounds[1] as number))]);
+    assert.deepEqual(
+      histogram.buckets.map(bucket => bucket.count),
+      [within(at, at + (bounds[0] as number)), within(at + (bounds[0] as number), at + (bounds[1] as number))],
+    );
     assert.equal(histogram.later, within(at + (bounds[1] as number), Number.POSITIVE_INFINITY));
     assert.equal((await queue.get('o7'))?.dueAt, (old[7] as Job).dueAt, 'a job of the earlier layout is found');
   });

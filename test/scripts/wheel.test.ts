@@ -107,7 +107,11 @@ describe('the wheel', () => {
     const ids = await q.addBulk(Array.from({ length: 2_500 }, (_, i) => ({ payload: i, at })));
     await q.addBulk(Array.from({ length: 10 }, (_, i) => ({ payload: i, at: start + 2_500 })));
     assert.equal(await redis.raw.zcard(keys.due), 0);
-    assert.equal(await redis.raw.zcard(keys.wheel), 4, "the slot's bucket of 1,000, the jobs' coarse cell (1,000) and fine cell, and the later slot");
+    assert.equal(
+      await redis.raw.zcard(keys.wheel),
+      4,
+      "the slot's bucket of 1,000, the jobs' coarse cell (1,000) and fine cell, and the later slot",
+    );
     const claim = (n: number) => store.claim(0, 1_000, 10, 3, { claimId: `c${n}`, answeredClaimId: undefined });
     // Before its move time a bucket stays.
     const early = await claim(0);
@@ -170,7 +174,10 @@ describe('the wheel', () => {
     const start = Math.floor(now / W) * W + W;
     const n = String((start / W) * 100_000);
     const offsets = { a: 500, b: 30_000, c: 200_000 };
-    await redis.raw.rpush(wheelBucketKey('sg', name, 0, n), ...Object.entries(offsets).map(([id, offset]) => `${id}\n${offset}\n0,0,,,\n"${id}"`));
+    await redis.raw.rpush(
+      wheelBucketKey('sg', name, 0, n),
+      ...Object.entries(offsets).map(([id, offset]) => `${id}\n${offset}\n0,0,,,\n"${id}"`),
+    );
     await redis.raw.hset(wheelIndexKey('sg', name, 0, 0), { a: n, b: n, c: n });
     await redis.raw.zadd(keys.wheel, start, n);
     await redis.raw.hset(keys.counters, 'wheeled', 3);
@@ -195,7 +202,10 @@ describe('the wheel', () => {
     const now = Date.now();
     const ats = Array.from({ length: 300 }, () => now + 2_000 + Math.floor(Math.random() * 3_000));
     const worker = redis.track(
-      new Worker<number>(name, job => void lateness.push(Date.now() - (ats[job.payload] as number)), { connection: redis.url, concurrency: 50 }),
+      new Worker<number>(name, job => void lateness.push(Date.now() - (ats[job.payload] as number)), {
+        connection: redis.url,
+        concurrency: 50,
+      }),
     );
     await worker.waitUntilReady();
     await q.addBulk(ats.map((at, i) => ({ payload: i, at })));
@@ -309,7 +319,11 @@ describe('the wheel', () => {
     // An index entry left by a script stopped midway (its bucket lacks the id) does not make b0 exist.
     await redis.raw.hset(wheelIndexKey('sg', name, 0, 0), 'b0', '100000');
     // One slot, 2,500 jobs in three calls: the call after the first continues the slot's last bucket.
-    for (const [from, count] of [[0, 700], [700, 1_000], [1_700, 800]] as const) {
+    for (const [from, count] of [
+      [0, 700],
+      [700, 1_000],
+      [1_700, 800],
+    ] as const) {
       const { statuses } = await store.add(bulk(from, count, '1'), 'keep');
       assert.deepEqual(new Set(statuses), new Set(['added']));
     }
@@ -363,7 +377,9 @@ describe('the wheel', () => {
 
   it('the index splits its shards as it grows, each stays a small listpack, and every id stays findable', async () => {
     const { name, q, keys } = await wheelQueue<number>();
-    const ids = await q.addBulk(Array.from({ length: 5_000 }, (_, i) => ({ payload: i, delay: 10_000 + Math.floor(Math.random() * 600_000) })));
+    const ids = await q.addBulk(
+      Array.from({ length: 5_000 }, (_, i) => ({ payload: i, delay: 10_000 + Math.floor(Math.random() * 600_000) })),
+    );
     const shards = await indexShards(redis.raw, name, keys);
     assert.ok(shards.length >= 5_000 / 40, `${shards.length} shards for 5,000 ids`);
     for (const shard of shards) {
@@ -387,7 +403,14 @@ describe('the wheel', () => {
     const workers: WorkerProcess[] = [];
     const ledger = (label: string) => join(dir, `${name}-${label}.log`);
     try {
-      const victim = await spawnWorker({ url: redis.url, queue: name, ledger: ledger('victim'), concurrency: 10, leaseMs: 1_000, handlerMs: 5 });
+      const victim = await spawnWorker({
+        url: redis.url,
+        queue: name,
+        ledger: ledger('victim'),
+        concurrency: 10,
+        leaseMs: 1_000,
+        handlerMs: 5,
+      });
       workers.push(victim);
       const ids = await q.addBulk(Array.from({ length: 3_000 }, (_, i) => ({ payload: i, delay: 2_500 + (i % 3) * 300 })));
       assert.equal(await redis.raw.hget(keys.counters, 'wheeled'), '3000');
@@ -395,15 +418,23 @@ describe('the wheel', () => {
       await victim.kill('SIGKILL');
       const survivor = await spawnWorker({ url: redis.url, queue: name, ledger: ledger('survivor'), concurrency: 50, leaseMs: 1_000 });
       workers.push(survivor);
-      await waitFor(async () => {
-        const stats = await q.stats();
-        return stats.delayed + stats.ready + stats.active === 0;
-      }, 30_000, 'the queue drained');
+      await waitFor(
+        async () => {
+          const stats = await q.stats();
+          return stats.delayed + stats.ready + stats.active === 0;
+        },
+        30_000,
+        'the queue drained',
+      );
       const entries = readLedgers([ledger('victim'), ledger('survivor')]);
       // A victim's ack may land just before the kill and its ledger line not: Redis's count of
       // completions judges, and every job must have started somewhere.
       const started = new Set(entries.filter(entry => entry.kind === 'start').map(entry => entry.id));
-      assert.deepEqual([...ids].filter(id => !started.has(id)), [], 'every job started');
+      assert.deepEqual(
+        [...ids].filter(id => !started.has(id)),
+        [],
+        'every job started',
+      );
       assert.equal(await redis.raw.hget(keys.counters, 'completed'), '3000', 'every job completed once');
       const victimDone = entries.filter(entry => entry.kind === 'done' && entry.source === ledger('victim')).length;
       assert.ok(victimDone < 3_000, 'killed before the end');

@@ -9,7 +9,20 @@ import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { assertClean, CHROMIUM_PATH, HOSTILE_IMG, HOSTILE_SCRIPT, launchBrowser, NO_CHROMIUM, open as openPage, screenshot, startService, waitForText, waitUntil, type Service } from '../helpers/browser.js';
+import {
+  assertClean,
+  CHROMIUM_PATH,
+  HOSTILE_IMG,
+  HOSTILE_SCRIPT,
+  launchBrowser,
+  NO_CHROMIUM,
+  open as openPage,
+  screenshot,
+  startService,
+  waitForText,
+  waitUntil,
+  type Service,
+} from '../helpers/browser.js';
 import { sleep, uniqueQueue, useRedis } from '../helpers/redis.js';
 
 const redis = useRedis();
@@ -18,7 +31,11 @@ const shots = mkdtempSync(join(tmpdir(), 'sandglass-browse-'));
 
 const jobUrl = (queue: string, id: string) => `/v1/queues/${queue}/jobs/${encodeURIComponent(id)}`;
 
-async function addJobs(service: Service, queue: string, jobs: { payload: unknown; delay?: number | string; id?: string }[]): Promise<string[]> {
+async function addJobs(
+  service: Service,
+  queue: string,
+  jobs: { payload: unknown; delay?: number | string; id?: string }[],
+): Promise<string[]> {
   const { status, body } = await service.call<{ ids: string[] }>('POST', `/v1/queues/${queue}/jobs:bulk`, { jobs });
   assert.equal(status, 201, JSON.stringify(body));
   return body.ids;
@@ -30,7 +47,11 @@ interface Claimed {
 }
 
 async function claim(service: Service, queue: string, max: number): Promise<Claimed[]> {
-  const { status, body } = await service.call<{ jobs: Claimed[] }>('POST', `/v1/queues/${queue}/claim`, { max, leaseMs: 120_000, waitMs: 0 });
+  const { status, body } = await service.call<{ jobs: Claimed[] }>('POST', `/v1/queues/${queue}/claim`, {
+    max,
+    leaseMs: 120_000,
+    waitMs: 0,
+  });
   assert.equal(status, 200, JSON.stringify(body));
   return body.jobs;
 }
@@ -83,7 +104,11 @@ describe('dashboard job browser in a real browser', () => {
     const ids = await addJobs(
       service,
       queue,
-      Array.from({ length: 60 }, (_, i) => ({ payload: { orderId: 1000 + i }, delay: 3_600_000 + i * 60_000, id: `order-${String(i).padStart(2, '0')}` })),
+      Array.from({ length: 60 }, (_, i) => ({
+        payload: { orderId: 1000 + i },
+        delay: 3_600_000 + i * 60_000,
+        id: `order-${String(i).padStart(2, '0')}`,
+      })),
     );
 
     const watched = await open(`${service.base}/?queue=${queue}`);
@@ -127,13 +152,21 @@ describe('dashboard job browser in a real browser', () => {
     await waitForText(page.locator('#browse-page'), 'Page 2 · 51–60');
     assert.deepEqual(await shownIds(page), ids.slice(50));
 
-    const lists = watched.requests.filter(request => /\/jobs\?state=delayed/.test(request.url)).map(request => new URL(request.url).searchParams);
-    assert.ok(lists.some(params => params.get('limit') === '25' && params.has('cursor')), 'pages are read with the API\'s cursor');
-    assert.ok(watched.requests.every(request => request.method === 'GET'), 'browsing only reads');
+    const lists = watched.requests
+      .filter(request => /\/jobs\?state=delayed/.test(request.url))
+      .map(request => new URL(request.url).searchParams);
+    assert.ok(
+      lists.some(params => params.get('limit') === '25' && params.has('cursor')),
+      "pages are read with the API's cursor",
+    );
+    assert.ok(
+      watched.requests.every(request => request.method === 'GET'),
+      'browsing only reads',
+    );
     await assertClean(watched);
   });
 
-  test('pages through a partitioned queue: the partitions\' pages merged in due order, no duplicates and no gaps', async () => {
+  test("pages through a partitioned queue: the partitions' pages merged in due order, no duplicates and no gaps", async () => {
     const queue = uniqueQueue('partitioned');
     const producer = new Queue<{ n: number }>(queue, { connection: redis.url, prefix: PREFIX, partitions: 4 });
     // Ids spread over the 4 partitions; due times interleave them (two jobs share each due time: id order breaks the tie).
@@ -151,7 +184,12 @@ describe('dashboard job browser in a real browser', () => {
     await waitForText(page.locator('#count-delayed'), '34');
     await page.locator('#browse-size').selectOption('10');
     const seen: string[] = [];
-    for (const [number, range] of [[1, '1–10'], [2, '11–20'], [3, '21–30'], [4, '31–34']] as const) {
+    for (const [number, range] of [
+      [1, '1–10'],
+      [2, '11–20'],
+      [3, '21–30'],
+      [4, '31–34'],
+    ] as const) {
       await waitForText(page.locator('#browse-page'), `Page ${number} · ${range}`);
       seen.push(...(await shownIds(page)));
       if (number < 4) await page.locator('#browse-next').click();
@@ -234,24 +272,34 @@ describe('dashboard job browser in a real browser', () => {
     assert.match((await page.locator('#lookup-fields .payload').textContent()) ?? '', /"customer": "grace"/);
 
     // The section navigation reaches the schedules and limits panels.
-    const inView = (id: string) => page.evaluate(target => {
-      const box = (document.getElementById(target) as HTMLElement).getBoundingClientRect();
-      // At its top, or as far as the page scrolls (a panel near the end cannot reach the top).
-      const bottom = window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2;
-      return box.top >= -1 && (box.top < 60 || (bottom && box.top < window.innerHeight - 40));
-    }, id);
-    for (const [label, title] of [['Schedules', 'schedules-title'], ['Browse jobs', 'browse-title'], ['Limits & retention', 'flow-title'], ['Dead letters', 'dead-title']] as const) {
+    const inView = (id: string) =>
+      page.evaluate(target => {
+        const box = (document.getElementById(target) as HTMLElement).getBoundingClientRect();
+        // At its top, or as far as the page scrolls (a panel near the end cannot reach the top).
+        const bottom = window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2;
+        return box.top >= -1 && (box.top < 60 || (bottom && box.top < window.innerHeight - 40));
+      }, id);
+    for (const [label, title] of [
+      ['Schedules', 'schedules-title'],
+      ['Browse jobs', 'browse-title'],
+      ['Limits & retention', 'flow-title'],
+      ['Dead letters', 'dead-title'],
+    ] as const) {
       await page.locator('.section-nav button', { hasText: label }).click();
       await waitUntil(() => inView(title), `the ${label} panel scrolled into view`);
     }
 
-    assert.ok(watched.requests.every(request => request.method === 'GET'), 'browsing and filtering only read');
+    assert.ok(
+      watched.requests.every(request => request.method === 'GET'),
+      'browsing and filtering only read',
+    );
     await assertClean(watched);
   });
 
   test('deletes one dead letter after a confirming second click; a dead letter already gone is said plainly', async () => {
     const queue = uniqueQueue('delete');
-    for (const id of ['dead-a', 'dead-b', 'dead-c', 'dead-d', 'dead-e']) await deadLetter(service, queue, { id }, `Error: ${id} failed`, id);
+    for (const id of ['dead-a', 'dead-b', 'dead-c', 'dead-d', 'dead-e'])
+      await deadLetter(service, queue, { id }, `Error: ${id} failed`, id);
 
     const watched = await open(`${service.base}/?queue=${queue}`);
     const { page } = watched;
@@ -311,8 +359,14 @@ describe('dashboard job browser in a real browser', () => {
     assert.deepEqual(await shownIds(page), ['dead-c']);
     assert.equal(await page.locator('#dead-list li').count(), 1);
 
-    const writes = watched.requests.filter(request => request.method !== 'GET').map(request => `${request.method} ${new URL(request.url).pathname}`);
-    assert.deepEqual(writes, [`DELETE ${jobUrl(queue, 'dead-b')}`, `DELETE ${jobUrl(queue, 'dead-d')}`, `DELETE ${jobUrl(queue, 'dead-e')}`], 'one DELETE per confirmed delete, none for a job already gone');
+    const writes = watched.requests
+      .filter(request => request.method !== 'GET')
+      .map(request => `${request.method} ${new URL(request.url).pathname}`);
+    assert.deepEqual(
+      writes,
+      [`DELETE ${jobUrl(queue, 'dead-b')}`, `DELETE ${jobUrl(queue, 'dead-d')}`, `DELETE ${jobUrl(queue, 'dead-e')}`],
+      'one DELETE per confirmed delete, none for a job already gone',
+    );
     await assertClean(watched, { httpErrors: /404/ });
   });
 
@@ -320,7 +374,10 @@ describe('dashboard job browser in a real browser', () => {
     const user = 'dash-user';
     const password = 'dash-Password-77';
     await redis.raw.call('ACL', 'SETUSER', user, 'on', `>${password}`, '~*', '&*', '+@all');
-    const guarded = await startService(redis, { connection: `redis://${user}:${password}@127.0.0.1:${redis.server.port}`, prefix: 'shop-eu.1' });
+    const guarded = await startService(redis, {
+      connection: `redis://${user}:${password}@127.0.0.1:${redis.server.port}`,
+      prefix: 'shop-eu.1',
+    });
     try {
       const queue = uniqueQueue('info');
       await addJobs(guarded, queue, [{ payload: {}, delay: '1h' }]);
@@ -361,7 +418,10 @@ describe('dashboard job browser in a real browser', () => {
       await waitForText(page.locator('#browse-page'), /1 of 1 match$/);
       // A hostile filter text is repeated in the "no match" line: as text.
       await page.locator('#browse-filter').fill(HOSTILE_IMG.replace('x', 'y'));
-      await waitForText(page.locator('#browse-state'), `None of the 1 jobs on this page matches “${HOSTILE_IMG.replace('x', 'y')}”. Press Enter to find a job by this exact id.`);
+      await waitForText(
+        page.locator('#browse-state'),
+        `None of the 1 jobs on this page matches “${HOSTILE_IMG.replace('x', 'y')}”. Press Enter to find a job by this exact id.`,
+      );
       await page.locator('#browse-filter').fill('');
 
       await browseState(page, 'dead', 1);
@@ -379,7 +439,10 @@ describe('dashboard job browser in a real browser', () => {
       // The not-found message of a hostile id typed into the finder is text too.
       await page.locator('#browse-filter').fill(`${HOSTILE_IMG}x`);
       await page.locator('#browse-filter').press('Enter');
-      await waitForText(page.locator('#lookup-message'), `No job with id ${HOSTILE_IMG}x in this queue (it completed, was cancelled, or never existed).`);
+      await waitForText(
+        page.locator('#lookup-message'),
+        `No job with id ${HOSTILE_IMG}x in this queue (it completed, was cancelled, or never existed).`,
+      );
       // Delete it: the outcome names the hostile id, as text. (Made again for the second round.)
       await page.locator('#browse-filter').fill('');
       await dead.locator('.delete-dead').click();
@@ -398,7 +461,12 @@ describe('dashboard job browser in a real browser', () => {
     // The Redis line: a Sentinel master name is free text (no Redis needed to show it).
     // The client is the test's (the service never closes a client it is given): disconnect() stops
     // its reconnecting to the sentinel that is not there, so the process can exit.
-    const client = new Redis({ sentinels: [{ host: '127.0.0.1', port: 1 }], name: HOSTILE_IMG, lazyConnect: true, maxRetriesPerRequest: 1 });
+    const client = new Redis({
+      sentinels: [{ host: '127.0.0.1', port: 1 }],
+      name: HOSTILE_IMG,
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+    });
     client.on('error', () => undefined);
     const sentinel = await startService(redis, { connection: client, prefix: 'hostile' });
     try {

@@ -9,7 +9,18 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { PullConsumer, Queue, Worker } from '../../src/index.js';
-import { assertClean, HOSTILE_IMG, HOSTILE_SCRIPT, launchBrowser, open, screenshot, startService, waitForText, waitUntil, type Service } from '../helpers/browser.js';
+import {
+  assertClean,
+  HOSTILE_IMG,
+  HOSTILE_SCRIPT,
+  launchBrowser,
+  open,
+  screenshot,
+  startService,
+  waitForText,
+  waitUntil,
+  type Service,
+} from '../helpers/browser.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from '../helpers/redis.js';
 
 const redis = useRedis();
@@ -47,8 +58,17 @@ describe('dashboard limits, retention and deadlines in a real browser', () => {
     await queue.addBulk([1, 2, 3].map(payload => ({ payload })));
     // A worker with room for 3 whose handlers run until it closes: the limit lets one start and
     // refuses the worker's claims for the other two (limited counts ready jobs while claims are refused).
-    track(new Worker<unknown>(name, job => new Promise<void>(resolve => job.signal.addEventListener('abort', () => resolve())), { connection: redis.url, concurrency: 3 }));
-    await waitFor(async () => (await queue.stats()).active === 1 && (await queue.stats()).limited === 2, 10_000, 'one active, two held back by the limit');
+    track(
+      new Worker<unknown>(name, job => new Promise<void>(resolve => job.signal.addEventListener('abort', () => resolve())), {
+        connection: redis.url,
+        concurrency: 3,
+      }),
+    );
+    await waitFor(
+      async () => (await queue.stats()).active === 1 && (await queue.stats()).limited === 2,
+      10_000,
+      'one active, two held back by the limit',
+    );
 
     const watched = await open(browser, url(name));
     const { page } = watched;
@@ -62,7 +82,10 @@ describe('dashboard limits, retention and deadlines in a real browser', () => {
     assert.ok(await page.locator('#card-completed').isHidden(), 'no Completed card while the queue keeps none');
     assert.ok(await page.locator('#completed-panel').isHidden());
     await screenshot(t, page, shots, 'flow-panel');
-    assert.ok(watched.requests.every(request => request.method === 'GET'), 'reading the panel only sends GETs');
+    assert.ok(
+      watched.requests.every(request => request.method === 'GET'),
+      'reading the panel only sends GETs',
+    );
 
     // Edit: the form opens with the stored values (ms); empty the concurrency, change the rate, keep completed jobs.
     await page.locator('#flow-edit').click();
@@ -80,8 +103,14 @@ describe('dashboard limits, retention and deadlines in a real browser', () => {
     assert.deepEqual(await queue.getLimits(), { rate: { max: 20, per: 60_000 }, expireAfter: 3_600_000 });
     assert.deepEqual(await queue.getRetention(), { completed: { count: 50, age: 86_400_000 }, maxResultBytes: 65_536 });
     const writes = watched.requests.slice(before).filter(request => request.method !== 'GET');
-    assert.deepEqual(writes.map(request => `${request.method} ${new URL(request.url).pathname}`), [`PUT /v1/queues/${name}/limits`, `PUT /v1/queues/${name}/retention`]);
-    assert.ok(writes.every(request => request.authorization === `Bearer ${TOKEN}`), 'every write carries the token');
+    assert.deepEqual(
+      writes.map(request => `${request.method} ${new URL(request.url).pathname}`),
+      [`PUT /v1/queues/${name}/limits`, `PUT /v1/queues/${name}/retention`],
+    );
+    assert.ok(
+      writes.every(request => request.authorization === `Bearer ${TOKEN}`),
+      'every write carries the token',
+    );
     await waitForText(page.locator(field('Rate')), 'at most 20 starts per minute (sliding window)');
     await waitForText(page.locator(field('Concurrency')), 'no limit');
     await waitForText(page.locator(field('Keep completed')), 'the newest 50, none older than 1 d');
@@ -105,12 +134,20 @@ describe('dashboard limits, retention and deadlines in a real browser', () => {
     await queue.add({ n: 1 }, { id: 'kept' });
     await queue.add({ n: 2 }, { id: 'broken', maxAttempts: 1 });
     const worker = track(
-      new Worker<unknown>(name, async job => {
-        if (job.id === 'broken') throw new Error(`${HOSTILE_IMG}\n${HOSTILE_SCRIPT}`);
-        return { html: HOSTILE_IMG, flag: '<img src=x onerror="window.pwned=1">' };
-      }, { connection: redis.url }),
+      new Worker<unknown>(
+        name,
+        async job => {
+          if (job.id === 'broken') throw new Error(`${HOSTILE_IMG}\n${HOSTILE_SCRIPT}`);
+          return { html: HOSTILE_IMG, flag: '<img src=x onerror="window.pwned=1">' };
+        },
+        { connection: redis.url },
+      ),
     );
-    await waitFor(async () => (await queue.get('kept'))?.state === 'completed' && (await queue.get('broken'))?.state === 'dead', 10_000, 'one completed, one dead');
+    await waitFor(
+      async () => (await queue.get('kept'))?.state === 'completed' && (await queue.get('broken'))?.state === 'dead',
+      10_000,
+      'one completed, one dead',
+    );
     await worker.close();
     await queue.add({ n: 3 }, { id: 'late', expireAfter: 50 });
     await sleep(200);
@@ -142,7 +179,10 @@ describe('dashboard limits, retention and deadlines in a real browser', () => {
       await page.locator('#lookup-id').fill('broken');
       await page.getByRole('button', { name: 'Find', exact: true }).click();
       await waitForText(page.locator('#lookup-fields dd.reason'), 'failed: out of attempts');
-      assert.match((await page.locator('#lookup-fields .error-stack').textContent()) ?? '', /<img src=x onerror=alert\(1\)>\n<script>alert\(2\)<\/script>/);
+      assert.match(
+        (await page.locator('#lookup-fields .error-stack').textContent()) ?? '',
+        /<img src=x onerror=alert\(1\)>\n<script>alert\(2\)<\/script>/,
+      );
       await page.locator('#lookup-id').fill('waiting');
       await page.getByRole('button', { name: 'Find', exact: true }).click();
       await waitForText(page.locator('#lookup-fields'), /Expires\d{4}-\d\d-\d\d .*\(in 1 h 29 min.*\): not run if not started by then/);

@@ -11,7 +11,18 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { Queue } from '../../src/index.js';
-import { assertClean, HOSTILE_IMG, HOSTILE_SCRIPT, launchBrowser, open, screenshot, startService, waitForText, waitUntil, type Service } from '../helpers/browser.js';
+import {
+  assertClean,
+  HOSTILE_IMG,
+  HOSTILE_SCRIPT,
+  launchBrowser,
+  open,
+  screenshot,
+  startService,
+  waitForText,
+  waitUntil,
+  type Service,
+} from '../helpers/browser.js';
 import { sleep, uniqueQueue, useRedis } from '../helpers/redis.js';
 
 const redis = useRedis();
@@ -36,7 +47,11 @@ async function claimTicks(service: Service, queue: string, keys: string[]): Prom
   const deadline = Date.now() + 15_000;
   while (found.size < keys.length) {
     assert.ok(Date.now() < deadline, `ticks of ${keys.filter(key => !found.has(key)).join(', ')} never came`);
-    const { status, body } = await service.call<{ jobs: Claimed[] }>('POST', `/v1/queues/${queue}/claim`, { max: 10, leaseMs: 300_000, waitMs: 1_000 });
+    const { status, body } = await service.call<{ jobs: Claimed[] }>('POST', `/v1/queues/${queue}/claim`, {
+      max: 10,
+      leaseMs: 300_000,
+      waitMs: 1_000,
+    });
     assert.equal(status, 200, JSON.stringify(body));
     for (const job of body.jobs) {
       const key = job.id.slice(0, job.id.lastIndexOf('@'));
@@ -51,14 +66,19 @@ async function settle(service: Service, queue: string, job: Claimed, how: 'ack' 
   const answer =
     how === 'ack'
       ? await service.call('POST', `${jobUrl(queue, job.id)}/ack`, { token: job.token })
-      : await service.call('POST', `${jobUrl(queue, job.id)}/fail`, { token: job.token, error: 'Error: report service answered 503', ...(how === 'dead' ? { dead: true } : { retryDelayMs: 600_000 }) });
+      : await service.call('POST', `${jobUrl(queue, job.id)}/fail`, {
+          token: job.token,
+          error: 'Error: report service answered 503',
+          ...(how === 'dead' ? { dead: true } : { retryDelayMs: 600_000 }),
+        });
   assert.equal(answer.status, 200, JSON.stringify(answer.body));
 }
 
 const exactly = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`);
 
 /** The row (a tbody) of one schedule in the panel. */
-const row = (page: Page, key: string) => page.locator('#schedules-table tbody.schedule', { has: page.locator('.schedule-key', { hasText: exactly(key) }) });
+const row = (page: Page, key: string) =>
+  page.locator('#schedules-table tbody.schedule', { has: page.locator('.schedule-key', { hasText: exactly(key) }) });
 
 describe('dashboard schedules panel in a real browser', () => {
   let browser: Browser;
@@ -86,7 +106,13 @@ describe('dashboard schedules panel in a real browser', () => {
     const queue = queueOf(name);
     await queue.schedule('daily-report', { cron: '0 9 * * *', tz: 'Europe/Berlin', payload: { kind: 'daily' } });
     // Its first tick is at startAt, in a moment; the next one 5 minutes later.
-    await queue.schedule('refund-poll:42', { every: '5m', startAt: Date.now() + 1_000, payload: { refundId: 42 }, overlap: 'skip', endAt: Date.now() + 86_400_000 });
+    await queue.schedule('refund-poll:42', {
+      every: '5m',
+      startAt: Date.now() + 1_000,
+      payload: { refundId: 42 },
+      overlap: 'skip',
+      endAt: Date.now() + 86_400_000,
+    });
     await queue.schedule('weekday-sync', { cron: '30 7 * * 1-5', tz: 'America/New_York' });
     await queue.pauseSchedule('weekday-sync');
     await queue.schedule('once', { every: '1s', limit: 1, payload: { n: 1 } });
@@ -100,7 +126,11 @@ describe('dashboard schedules panel in a real browser', () => {
     const watched = await open(browser, `${service.base}/?queue=${name}`, { timezoneId: BROWSER_ZONE });
     const { page } = watched;
     await waitForText(page.locator('#schedules-summary'), '6 schedules · 1 paused');
-    assert.deepEqual(await page.locator('#schedules-table .schedule-key').allTextContents(), ['daily-report', 'failing', 'flaky', 'once', 'refund-poll:42', 'weekday-sync'], 'sorted by key');
+    assert.deepEqual(
+      await page.locator('#schedules-table .schedule-key').allTextContents(),
+      ['daily-report', 'failing', 'flaky', 'once', 'refund-poll:42', 'weekday-sync'],
+      'sorted by key',
+    );
 
     const daily = row(page, 'daily-report');
     await waitForText(daily.locator('.rule'), 'every day at 09:00');
@@ -136,11 +166,15 @@ describe('dashboard schedules panel in a real browser', () => {
     assert.equal(await daily.locator('button.expand').getAttribute('aria-expanded'), 'true');
     const upcoming = daily.locator('.upcoming li');
     await waitUntil(async () => (await upcoming.count()) === 5, 'five upcoming runs');
-    const clock = (at: number, timeZone: string) => new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at);
+    const clock = (at: number, timeZone: string) =>
+      new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at);
     for (const [i, at] of (info?.upcoming ?? []).entries()) {
       const text = (await upcoming.nth(i).textContent()) ?? '';
       assert.equal(clock(at, 'Europe/Berlin'), '09:00');
-      assert.ok(text.includes(`${clock(at, BROWSER_ZONE)} local`) && text.includes('09:00 Europe/Berlin') && /· in \d/.test(text), `run ${i}: ${text}`);
+      assert.ok(
+        text.includes(`${clock(at, BROWSER_ZONE)} local`) && text.includes('09:00 Europe/Berlin') && /· in \d/.test(text),
+        `run ${i}: ${text}`,
+      );
     }
     assert.match((await daily.locator('.payload').textContent()) ?? '', /"kind": "daily"/);
     const settings = await daily.locator('.settings').textContent();
@@ -165,7 +199,10 @@ describe('dashboard schedules panel in a real browser', () => {
     assert.ok(await fits(), 'no sideways scrolling at 390 px');
     await page.locator('section[aria-labelledby=schedules-title]').screenshot({ path: join(shots, 'schedules-narrow.png') });
     t.diagnostic(`screenshot: ${join(shots, 'schedules-narrow.png')}`);
-    assert.ok(watched.requests.every(request => request.method === 'GET'), 'reading the panel only sends GETs');
+    assert.ok(
+      watched.requests.every(request => request.method === 'GET'),
+      'reading the panel only sends GETs',
+    );
     assert.ok(watched.requests.some(request => new URL(request.url).pathname === `/v1/queues/${name}/schedules`));
     await assertClean(watched);
   });
@@ -225,7 +262,11 @@ describe('dashboard schedules panel in a real browser', () => {
 
     for (const file of ['schedules.js', 'schedule-text.js']) {
       const code = (await (await fetch(`${service.base}/${file}`)).text()).replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-      assert.doesNotMatch(code, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/, `${file} must not parse HTML or code from strings`);
+      assert.doesNotMatch(
+        code,
+        /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/,
+        `${file} must not parse HTML or code from strings`,
+      );
     }
 
     // Once with the CSP switched off, so that only the page's own code stands between the data and
@@ -263,8 +304,28 @@ describe('dashboard schedules panel in a real browser', () => {
   test('describes common cron patterns and intervals in words, and shows any other pattern as it is', async () => {
     const watched = await open(browser, `${service.base}/`);
     const described = await watched.page.evaluate(async () => {
-      const { describeCron, fmtEvery } = (await import('/schedule-text.js' as string)) as { describeCron(p: string): string | undefined; fmtEvery(ms: number): string };
-      const patterns = ['0 9 * * *', '*/5 * * * *', '* * * * *', '15 * * * *', '0 */2 * * *', '30 7 * * 1-5', '0 0 1 * *', '0 8 * * MON,WED', '0 9,17 * * *', '0 0 1 1 *', '*/10 * * * * *', '30 0 9 * * *', '0 9 1 * 1', '0 9 L * *', '0 9 * * 5#3', 'bad'];
+      const { describeCron, fmtEvery } = (await import('/schedule-text.js' as string)) as {
+        describeCron(p: string): string | undefined;
+        fmtEvery(ms: number): string;
+      };
+      const patterns = [
+        '0 9 * * *',
+        '*/5 * * * *',
+        '* * * * *',
+        '15 * * * *',
+        '0 */2 * * *',
+        '30 7 * * 1-5',
+        '0 0 1 * *',
+        '0 8 * * MON,WED',
+        '0 9,17 * * *',
+        '0 0 1 1 *',
+        '*/10 * * * * *',
+        '30 0 9 * * *',
+        '0 9 1 * 1',
+        '0 9 L * *',
+        '0 9 * * 5#3',
+        'bad',
+      ];
       return {
         cron: Object.fromEntries(patterns.map(pattern => [pattern, describeCron(pattern) ?? null])),
         every: [1_000, 1_500, 90_000, 300_000, 5_400_000, 86_400_000, 90_061_000].map(fmtEvery),

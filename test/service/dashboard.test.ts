@@ -13,7 +13,20 @@ import type { Redis } from 'ioredis';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { Queue } from '../../src/index.js';
 import type { AppOptions } from '../../src/server/app.js';
-import { assertClean, CHROMIUM_PATH, HOSTILE_IMG, HOSTILE_SCRIPT, launchBrowser, NO_CHROMIUM, open as openPage, screenshot as saveScreenshot, startService as startServiceOn, waitForText, waitUntil, type Service } from '../helpers/browser.js';
+import {
+  assertClean,
+  CHROMIUM_PATH,
+  HOSTILE_IMG,
+  HOSTILE_SCRIPT,
+  launchBrowser,
+  NO_CHROMIUM,
+  open as openPage,
+  screenshot as saveScreenshot,
+  startService as startServiceOn,
+  waitForText,
+  waitUntil,
+  type Service,
+} from '../helpers/browser.js';
 import { sleep, uniqueQueue, useRedis } from '../helpers/redis.js';
 
 const TOKEN = 'dashboard-test-token-0123456789';
@@ -78,7 +91,8 @@ async function redisState(raw: Redis): Promise<{ lasting: Record<string, unknown
     else if (type === 'zset') value = await raw.zrange(key, 0, -1, 'WITHSCORES');
     else if (type === 'set') value = (await raw.smembers(key)).sort();
     else if (type === 'list') value = await raw.lrange(key, 0, -1);
-    else if (type === 'none') continue; // expired since KEYS listed it
+    else if (type === 'none')
+      continue; // expired since KEYS listed it
     else value = type;
     ((await raw.pttl(key)) > 0 ? expiring : lasting)[key] = value;
   }
@@ -88,7 +102,8 @@ async function redisState(raw: Redis): Promise<{ lasting: Record<string, unknown
 /** Redis as it was: the same lasting keys, and no expiring key that was not there or changed. */
 function assertUnchanged(after: Awaited<ReturnType<typeof redisState>>, before: Awaited<ReturnType<typeof redisState>>): void {
   assert.deepEqual(after.lasting, before.lasting, 'Redis is unchanged');
-  for (const [key, value] of Object.entries(after.expiring)) assert.deepEqual(value, before.expiring[key], `expiring key ${key} is unchanged`);
+  for (const [key, value] of Object.entries(after.expiring))
+    assert.deepEqual(value, before.expiring[key], `expiring key ${key} is unchanged`);
 }
 
 // Never skipped: without a browser this fails, and so does every test below (their setup throws).
@@ -126,7 +141,11 @@ describe('dashboard in a real browser', () => {
       assert.equal(response.status, 200, file);
       assert.match(response.headers.get('content-type') ?? '', /javascript/);
       const code = (await response.text()).replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
-      assert.doesNotMatch(code, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/, `${file} must not parse HTML or code from strings`);
+      assert.doesNotMatch(
+        code,
+        /innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function/,
+        `${file} must not parse HTML or code from strings`,
+      );
     }
   });
 
@@ -163,7 +182,10 @@ describe('dashboard in a real browser', () => {
     await waitForText(leaseRow.locator('.lease-text'), /^(4[0-5]|3\d)\.\d s$/);
     await waitForText(page.locator('#count-ready'), '0');
     await screenshot(t, page, 'counts-after');
-    assert.ok(watched.requests.every(request => request.method === 'GET'), 'reading the page only sends GETs');
+    assert.ok(
+      watched.requests.every(request => request.method === 'GET'),
+      'reading the page only sends GETs',
+    );
     await assertClean(watched);
   });
 
@@ -275,7 +297,7 @@ describe('dashboard in a real browser', () => {
 
       await sleep(300); // a broken image would have fired its onerror by now
       assert.equal(await page.locator('img').count(), 0, 'no <img> element was created');
-      assert.equal(await page.locator('script').count(), 1, 'only the page\'s own module script');
+      assert.equal(await page.locator('script').count(), 1, "only the page's own module script");
       assert.equal(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned), undefined);
       await assertClean(watched);
     }
@@ -313,9 +335,40 @@ describe('dashboard in a real browser', () => {
 
     // Every read route, and GET on every route that changes state: none may change anything.
     const q = `/v1/queues/${queue}`;
-    const reads = ['/v1/queues', q, `${q}/jobs?state=delayed`, `${q}/jobs?state=ready`, `${q}/jobs?state=active`, `${q}/jobs?state=dead`, `${q}/timeline?bounds=60000,600000`, `${q}/activity`, `${q}/schedules`, jobUrl(queue, dead), jobUrl(queue, active.id), '/metrics', '/healthz', '/openapi.json', '/', '/app.js'];
+    const reads = [
+      '/v1/queues',
+      q,
+      `${q}/jobs?state=delayed`,
+      `${q}/jobs?state=ready`,
+      `${q}/jobs?state=active`,
+      `${q}/jobs?state=dead`,
+      `${q}/timeline?bounds=60000,600000`,
+      `${q}/activity`,
+      `${q}/schedules`,
+      jobUrl(queue, dead),
+      jobUrl(queue, active.id),
+      '/metrics',
+      '/healthz',
+      '/openapi.json',
+      '/',
+      '/app.js',
+    ];
     for (const path of reads) assert.equal((await service.call('GET', path)).status, 200, path);
-    const writesAsGets = [`${q}/dead/retry`, `${q}/dead`, `${q}/pause`, `${q}/resume`, `${q}/claim`, `${jobUrl(queue, dead)}/reschedule?delay=1`, `${jobUrl(queue, active.id)}/ack?token=${active.token}`, `${jobUrl(queue, active.id)}/fail?token=${active.token}`, `${jobUrl(queue, active.id)}/extend?token=${active.token}`, `${q}/jobs:bulk`, `${jobUrl(queue, dead)}?method=DELETE`, `${q}/schedules/nightly/pause`, `${q}/schedules/nightly/resume`];
+    const writesAsGets = [
+      `${q}/dead/retry`,
+      `${q}/dead`,
+      `${q}/pause`,
+      `${q}/resume`,
+      `${q}/claim`,
+      `${jobUrl(queue, dead)}/reschedule?delay=1`,
+      `${jobUrl(queue, active.id)}/ack?token=${active.token}`,
+      `${jobUrl(queue, active.id)}/fail?token=${active.token}`,
+      `${jobUrl(queue, active.id)}/extend?token=${active.token}`,
+      `${q}/jobs:bulk`,
+      `${jobUrl(queue, dead)}?method=DELETE`,
+      `${q}/schedules/nightly/pause`,
+      `${q}/schedules/nightly/resume`,
+    ];
     for (const path of writesAsGets) {
       const { status } = await service.call('GET', path);
       assert.ok(status === 200 ? path.endsWith('?method=DELETE') : status >= 400 && status < 500, `GET ${path} answered ${status}`);
@@ -354,13 +407,20 @@ describe('dashboard in a real browser', () => {
       const writes = watched.requests.filter(request => request.method !== 'GET');
       assert.equal(writes.length, 1);
       assert.equal(writes[0]?.authorization, `Bearer ${TOKEN}`);
-      assert.ok(watched.requests.filter(request => request.url.includes('/v1/')).every(request => request.authorization === undefined || request.authorization === `Bearer ${TOKEN}`));
+      assert.ok(
+        watched.requests
+          .filter(request => request.url.includes('/v1/'))
+          .every(request => request.authorization === undefined || request.authorization === `Bearer ${TOKEN}`),
+      );
       await assertClean(watched, { httpErrors: /401/ });
 
       // A new tab has no token: sessionStorage is per tab. A #token= link sets it and leaves the URL.
       const linked = await open(`${guarded.base}/?queue=${queue}#token=${encodeURIComponent(TOKEN)}`);
       await waitForText(linked.page.locator('#count-delayed'), '2');
-      assert.ok(!linked.page.url().includes(TOKEN) && !linked.page.url().includes('#'), `the token must leave the address bar: ${linked.page.url()}`);
+      assert.ok(
+        !linked.page.url().includes(TOKEN) && !linked.page.url().includes('#'),
+        `the token must leave the address bar: ${linked.page.url()}`,
+      );
       assert.ok(await linked.page.locator('#token-form').isHidden());
       assert.equal(await linked.page.evaluate(() => sessionStorage.getItem('sandglass.token')), TOKEN);
       await assertClean(linked);
@@ -379,34 +439,67 @@ describe('dashboard in a real browser', () => {
     const demo = await startService({ prefix: 'demo' });
     try {
       const queue = 'order-timeout';
-      for (const [delay, count] of [['20s', 9], ['4m', 14], ['40m', 22], ['6h', 17], ['3d', 8], ['30d', 4]] as const) {
-        const { status } = await demo.call('POST', `/v1/queues/${queue}/jobs:bulk`, { jobs: Array.from({ length: count }, (_, i) => ({ payload: { orderId: 4000 + i }, delay })) });
+      for (const [delay, count] of [
+        ['20s', 9],
+        ['4m', 14],
+        ['40m', 22],
+        ['6h', 17],
+        ['3d', 8],
+        ['30d', 4],
+      ] as const) {
+        const { status } = await demo.call('POST', `/v1/queues/${queue}/jobs:bulk`, {
+          jobs: Array.from({ length: count }, (_, i) => ({ payload: { orderId: 4000 + i }, delay })),
+        });
         assert.equal(status, 201);
       }
       await addJob(demo, 'membership-reminders', { payload: { memberId: 'm-1881' }, delay: '3d' });
       await addJob(demo, 'membership-reminders', { payload: { memberId: 'm-1882' }, delay: '12d' });
       await addJob(demo, 'refund-check', { payload: { refundId: 'r-77' }, delay: '5m' });
       await demo.call('POST', '/v1/queues/refund-check/pause', {});
-      await deadLetter(demo, queue, { orderId: 3127 }, 'Error: payment service answered 503 Service Unavailable\n    at closeOrder (/srv/orders/close.js:42:11)\n    at async handler (/srv/orders/worker.js:18:5)');
+      await deadLetter(
+        demo,
+        queue,
+        { orderId: 3127 },
+        'Error: payment service answered 503 Service Unavailable\n    at closeOrder (/srv/orders/close.js:42:11)\n    at async handler (/srv/orders/worker.js:18:5)',
+      );
       await deadLetter(demo, queue, { orderId: 3188 }, 'UnrecoverableError: no such order 3188');
       // Two schedules whose first ticks are days and minutes away: no claim below takes one, and
       // neither lands in a bucket of the timeline that is checked.
       const scheduler = new Queue(queue, { connection: redis.url, prefix: 'demo' });
-      await scheduler.schedule('nightly-cleanup', { cron: '0 3 * * *', tz: 'Europe/Berlin', startAt: Date.now() + 2 * 86_400_000, payload: { olderThanDays: 30 } });
+      await scheduler.schedule('nightly-cleanup', {
+        cron: '0 3 * * *',
+        tz: 'Europe/Berlin',
+        startAt: Date.now() + 2 * 86_400_000,
+        payload: { olderThanDays: 30 },
+      });
       await scheduler.schedule('refund-poll:4411', { every: '15m', startAt: Date.now() + 120_000, payload: { refundId: 4411 } });
       await scheduler.close();
       // A few seconds of pull consumers at work: claims, acks, one failure.
       for (let round = 0; round < 6; round++) {
-        const { status } = await demo.call('POST', `/v1/queues/${queue}/jobs:bulk`, { jobs: Array.from({ length: 6 + round * 2 }, (_, i) => ({ payload: { orderId: 5000 + round * 100 + i } })) });
+        const { status } = await demo.call('POST', `/v1/queues/${queue}/jobs:bulk`, {
+          jobs: Array.from({ length: 6 + round * 2 }, (_, i) => ({ payload: { orderId: 5000 + round * 100 + i } })),
+        });
         assert.equal(status, 201);
         const jobs = await claim(demo, queue, 6 + round * 2);
         for (const job of jobs.slice(1)) await demo.call('POST', `${jobUrl(queue, job.id)}/ack`, { token: job.token });
-        if (round === 3 && jobs[0]) await demo.call('POST', `${jobUrl(queue, jobs[0].id)}/fail`, { token: jobs[0].token, error: 'Error: timeout', retryDelayMs: 600_000 });
+        if (round === 3 && jobs[0])
+          await demo.call('POST', `${jobUrl(queue, jobs[0].id)}/fail`, {
+            token: jobs[0].token,
+            error: 'Error: timeout',
+            retryDelayMs: 600_000,
+          });
         await sleep(400);
       }
 
       // And a backlog that fell due just now, for the consumers to catch up with.
-      assert.equal((await demo.call('POST', `/v1/queues/${queue}/jobs:bulk`, { jobs: Array.from({ length: 12 }, (_, i) => ({ payload: { orderId: 6000 + i } })) })).status, 201);
+      assert.equal(
+        (
+          await demo.call('POST', `/v1/queues/${queue}/jobs:bulk`, {
+            jobs: Array.from({ length: 12 }, (_, i) => ({ payload: { orderId: 6000 + i } })),
+          })
+        ).status,
+        201,
+      );
 
       const watched = await open(`${demo.base}/?queue=${queue}`, { viewport: { width: 1360, height: 1000 } });
       const { page } = watched;

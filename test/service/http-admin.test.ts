@@ -68,20 +68,45 @@ describe('HTTP admin', () => {
     assert.deepEqual(entry, { name: queue, stats: { delayed: 2, ready: 1, active: 0, dead: 0, paused: false, limited: 0, completed: 0 } });
     const one = await api.call('GET', `/v1/queues/${queue}`);
     assert.equal(one.body.counters.added, 3);
-    assert.deepEqual(Object.keys(one.body.counters).sort(), ['added', 'claimed', 'completed', 'dead', 'expired', 'reaped', 'retried', 'stale', 'ticks', 'ticksSkipped']);
+    assert.deepEqual(Object.keys(one.body.counters).sort(), [
+      'added',
+      'claimed',
+      'completed',
+      'dead',
+      'expired',
+      'reaped',
+      'retried',
+      'stale',
+      'ticks',
+      'ticksSkipped',
+    ]);
   });
 
   it('lists jobs by state, paged', async () => {
     const queue = uniqueQueue('admin');
-    await addJobs(queue, [{ payload: 'r', id: 'r1' }, { payload: 'd', id: 'd1', delay: '2h' }, { payload: 'd', id: 'd2', delay: '1h' }]);
+    await addJobs(queue, [
+      { payload: 'r', id: 'r1' },
+      { payload: 'd', id: 'd1', delay: '2h' },
+      { payload: 'd', id: 'd2', delay: '1h' },
+    ]);
     const delayed = await api.call('GET', `/v1/queues/${queue}/jobs?state=delayed`);
-    assert.deepEqual(delayed.body.jobs.map((job: { id: string }) => job.id), ['d2', 'd1'], 'soonest due first');
+    assert.deepEqual(
+      delayed.body.jobs.map((job: { id: string }) => job.id),
+      ['d2', 'd1'],
+      'soonest due first',
+    );
     assert.equal(delayed.body.nextCursor, null, 'one page holds them all');
     const first = await api.call('GET', `/v1/queues/${queue}/jobs?state=delayed&limit=1`);
-    assert.deepEqual(first.body.jobs.map((job: { id: string }) => job.id), ['d2']);
+    assert.deepEqual(
+      first.body.jobs.map((job: { id: string }) => job.id),
+      ['d2'],
+    );
     const page = await api.call('GET', `/v1/queues/${queue}/jobs?state=delayed&limit=1&cursor=${first.body.nextCursor}`);
     assert.deepEqual([page.body.jobs.map((job: { id: string }) => job.id), page.body.nextCursor], [['d1'], null]);
-    assert.deepEqual((await api.call('GET', `/v1/queues/${queue}/jobs?state=ready`)).body.jobs.map((job: { id: string }) => job.id), ['r1']);
+    assert.deepEqual(
+      (await api.call('GET', `/v1/queues/${queue}/jobs?state=ready`)).body.jobs.map((job: { id: string }) => job.id),
+      ['r1'],
+    );
     await api.call('POST', `/v1/queues/${queue}/claim`, { leaseMs: 60_000 });
     const active = (await api.call('GET', `/v1/queues/${queue}/jobs?state=active`)).body.jobs;
     assert.equal(active[0].id, 'r1');
@@ -93,7 +118,11 @@ describe('HTTP admin', () => {
     await addJobs(queue, [{ payload: 0 }, { payload: 1, delay: '30s' }, { payload: 2, delay: '30m' }, { payload: 3, delay: '2d' }]);
     const timeline = (await api.call('GET', `/v1/queues/${queue}/timeline`)).body;
     assert.equal(timeline.ready, 1);
-    assert.deepEqual(timeline.buckets, [{ untilMs: 60_000, count: 1 }, { untilMs: 3_600_000, count: 1 }, { untilMs: 86_400_000, count: 0 }]);
+    assert.deepEqual(timeline.buckets, [
+      { untilMs: 60_000, count: 1 },
+      { untilMs: 3_600_000, count: 1 },
+      { untilMs: 86_400_000, count: 0 },
+    ]);
     assert.equal(timeline.later, 1);
     const custom = (await api.call('GET', `/v1/queues/${queue}/timeline?bounds=120000`)).body;
     assert.deepEqual([custom.buckets, custom.later], [[{ untilMs: 120_000, count: 1 }], 2]);
@@ -101,9 +130,13 @@ describe('HTTP admin', () => {
 
   it('retries dead letters by id and all at once, and purges them', async () => {
     const queue = uniqueQueue('admin');
-    await addJobs(queue, ['x1', 'x2', 'x3'].map(id => ({ payload: id, id, maxAttempts: 1 })));
+    await addJobs(
+      queue,
+      ['x1', 'x2', 'x3'].map(id => ({ payload: id, id, maxAttempts: 1 })),
+    );
     const claimed = (await api.call('POST', `/v1/queues/${queue}/claim`, { max: 3 })).body.jobs as { id: string; token: string }[];
-    for (const job of claimed) await api.call('POST', `/v1/queues/${queue}/jobs/${job.id}/fail`, { token: job.token, error: `boom ${job.id}` });
+    for (const job of claimed)
+      await api.call('POST', `/v1/queues/${queue}/jobs/${job.id}/fail`, { token: job.token, error: `boom ${job.id}` });
     const dead = (await api.call('GET', `/v1/queues/${queue}/jobs?state=dead`)).body.jobs;
     assert.equal(dead.length, 3);
     assert.match(dead[0].lastError, /^boom x/);
@@ -211,7 +244,11 @@ describe('HTTP operations', () => {
     const served = await api.call('GET', '/openapi.json');
     assert.equal(served.status, 200);
     if (process.env.UPDATE_OPENAPI === '1') writeFileSync(OPENAPI_FILE, served.text);
-    assert.equal(served.text, readFileSync(OPENAPI_FILE, 'utf8'), 'docs/openapi.json is stale: run UPDATE_OPENAPI=1 node --import tsx --test test/service/http-admin.test.ts');
+    assert.equal(
+      served.text,
+      readFileSync(OPENAPI_FILE, 'utf8'),
+      'docs/openapi.json is stale: run UPDATE_OPENAPI=1 node --import tsx --test test/service/http-admin.test.ts',
+    );
     const doc = served.body;
     assert.equal(doc.openapi, '3.1.0');
     assert.deepEqual(doc.components.schemas.Error.properties.error.properties.code.enum, Object.keys(ERROR_CODES));
@@ -241,7 +278,7 @@ describe('HTTP operations', () => {
       assert.equal(answer.status, 404, path);
       assert.ok(['DASHBOARD_NOT_FOUND', 'ROUTE_NOT_FOUND'].includes(answer.body.error.code), path);
     }
-    assert.ok(DEFAULT_DASHBOARD_DIR.endsWith('/dashboard/'), 'the default is the repository\'s dashboard/ folder');
+    assert.ok(DEFAULT_DASHBOARD_DIR.endsWith('/dashboard/'), "the default is the repository's dashboard/ folder");
   });
 
   it('every answer carries the security headers: success, errors, 404, bad URLs, static files', async () => {
@@ -254,7 +291,8 @@ describe('HTTP operations', () => {
       await api.call('GET', '/v1/queues/x/jobs/%E0%A4%A'),
     ];
     for (const answer of answers) {
-      for (const [name, value] of Object.entries(SECURITY_HEADERS)) assert.equal(answer.headers.get(name), value, `${name} on a ${answer.status}`);
+      for (const [name, value] of Object.entries(SECURITY_HEADERS))
+        assert.equal(answer.headers.get(name), value, `${name} on a ${answer.status}`);
     }
     assert.equal(answers[0]!.headers.get('cache-control'), 'no-store');
     const raw = await rawRequest(api.url, { method: 'GET', path: '/healthz', headers: { host: 'attacker.example' } });

@@ -4,7 +4,16 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { ClosedError, ConflictError, ConnectionError, NotFoundError, PayloadTooLargeError, RedisCommandError, RedisOutOfMemoryError, ValidationError } from '../../src/index.js';
+import {
+  ClosedError,
+  ConflictError,
+  ConnectionError,
+  NotFoundError,
+  PayloadTooLargeError,
+  RedisCommandError,
+  RedisOutOfMemoryError,
+  ValidationError,
+} from '../../src/index.js';
 import { toHttpError } from '../../src/server/errors.js';
 import { createLogger } from '../../src/server/logger.js';
 import { rawRequest, useApp } from '../helpers/http.js';
@@ -27,7 +36,14 @@ const CASES: Case[] = [
   ['delay that is not a duration', 'POST', `${Q}/jobs`, { payload: 1, delay: '30 parsecs' }, 400, 'VALIDATION'],
   ['negative delay', 'POST', `${Q}/jobs`, { payload: 1, delay: -1 }, 400, 'VALIDATION'],
   ['a payload number beyond the double range', 'POST', `${Q}/jobs`, '{"payload":{"amount":1e400}}', 400, 'VALIDATION'],
-  ['a bulk payload number beyond the double range', 'POST', `${Q}/jobs:bulk`, '{"jobs":[{"payload":1},{"payload":[-1e999]}]}', 400, 'VALIDATION'],
+  [
+    'a bulk payload number beyond the double range',
+    'POST',
+    `${Q}/jobs:bulk`,
+    '{"jobs":[{"payload":1},{"payload":[-1e999]}]}',
+    400,
+    'VALIDATION',
+  ],
   ['delay over 10 years', 'POST', `${Q}/jobs`, { payload: 1, delay: 1e15 }, 400, 'VALIDATION'],
   ['fractional delay', 'POST', `${Q}/jobs`, { payload: 1, delay: 1.5 }, 400, 'VALIDATION'],
   ['at that is not a date', 'POST', `${Q}/jobs`, { payload: 1, at: 'tomorrow-ish' }, 400, 'VALIDATION'],
@@ -45,7 +61,14 @@ const CASES: Case[] = [
   ['body that is null', 'POST', `${Q}/jobs`, 'null', 400, 'VALIDATION'],
   ['empty body', 'POST', `${Q}/jobs`, '', 400, 'VALIDATION'],
   ['bulk over 1,000 jobs', 'POST', `${Q}/jobs:bulk`, { jobs: Array.from({ length: 1_001 }, () => ({ payload: 1 })) }, 400, 'VALIDATION'],
-  ['bulk with one bad entry among good ones', 'POST', `${Q}/jobs:bulk`, { jobs: [{ payload: 1 }, { payload: 2, delay: 'soon' }] }, 400, 'VALIDATION'],
+  [
+    'bulk with one bad entry among good ones',
+    'POST',
+    `${Q}/jobs:bulk`,
+    { jobs: [{ payload: 1 }, { payload: 2, delay: 'soon' }] },
+    400,
+    'VALIDATION',
+  ],
   ['bulk that is not an array', 'POST', `${Q}/jobs:bulk`, { jobs: { payload: 1 } }, 400, 'VALIDATION'],
   ['reschedule with nothing', 'POST', `${J}/reschedule`, {}, 400, 'VALIDATION'],
   ['claim of 0 jobs', 'POST', `${Q}/claim`, { max: 0 }, 400, 'VALIDATION'],
@@ -79,7 +102,14 @@ const CASES: Case[] = [
   ['JSON nested 100,000 levels', 'POST', `${Q}/jobs`, `{"payload": ${nested(100_000)}}`, 400, 'JSON_TOO_DEEP'],
   ['__proto__ key at the top', 'POST', `${Q}/jobs`, '{"payload": 1, "__proto__": {"admin": true}}', 400, 'FORBIDDEN_KEY'],
   ['__proto__ key in the payload', 'POST', `${Q}/jobs`, '{"payload": {"a": [{"__proto__": {"polluted": 1}}]}}', 400, 'FORBIDDEN_KEY'],
-  ['constructor.prototype in the payload', 'POST', `${Q}/jobs`, '{"payload": {"constructor": {"prototype": {"x": 1}}}}', 400, 'FORBIDDEN_KEY'],
+  [
+    'constructor.prototype in the payload',
+    'POST',
+    `${Q}/jobs`,
+    '{"payload": {"constructor": {"prototype": {"x": 1}}}}',
+    400,
+    'FORBIDDEN_KEY',
+  ],
   ['body over the 1 MiB limit', 'POST', `${Q}/jobs`, JSON.stringify({ payload: 'x'.repeat(1_100_000) }), 413, 'BODY_TOO_LARGE'],
   ['payload over 256 KiB', 'POST', `${Q}/jobs`, { payload: 'x'.repeat(300_000) }, 413, 'PAYLOAD_TOO_LARGE'],
   // routes
@@ -148,10 +178,19 @@ describe('HTTP requests refused by the HTTP parser', () => {
   // A short request timeout, so that a body that never comes is answered within seconds.
   const service = useApp(redis, { requestTimeoutMs: 1_000 });
   const HOST = 'Host: 127.0.0.1\r\n';
-  const post = (headers: string, body: string) => `POST /v1/queues/raw/jobs HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n${headers}\r\n${body}`;
+  const post = (headers: string, body: string) =>
+    `POST /v1/queues/raw/jobs HTTP/1.1\r\n${HOST}Content-Type: application/json\r\n${headers}\r\n${body}`;
 
   /** Writes `data` on a TCP connection (then ends it if asked) and reads everything until the service closes it. */
-  async function rawExchange(data: string, options: { end?: boolean } = {}): Promise<{ status: number; headers: Record<string, string>; body: { error?: { code?: string; message: string } } | undefined; text: string }> {
+  async function rawExchange(
+    data: string,
+    options: { end?: boolean } = {},
+  ): Promise<{
+    status: number;
+    headers: Record<string, string>;
+    body: { error?: { code?: string; message: string } } | undefined;
+    text: string;
+  }> {
     await service.start();
     const port = Number(new URL(service.url).port);
     const text = await new Promise<string>((resolve, reject) => {
@@ -172,7 +211,9 @@ describe('HTTP requests refused by the HTTP parser', () => {
     });
     const [head = '', body = ''] = text.split('\r\n\r\n', 2);
     const [statusLine = '', ...headerLines] = head.split('\r\n');
-    const headers = Object.fromEntries(headerLines.map(line => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+    const headers = Object.fromEntries(
+      headerLines.map(line => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+    );
     let parsed: { error?: { code?: string; message: string } } | undefined;
     try {
       parsed = JSON.parse(body) as typeof parsed;
@@ -185,12 +226,31 @@ describe('HTTP requests refused by the HTTP parser', () => {
   const cases: [name: string, request: string, status: number, code: string, message: RegExp, end?: boolean][] = [
     ['a Content-Length that is not a number', post('Content-Length: abc\r\n', '{}'), 400, 'BAD_REQUEST', /Content-Length/],
     ['two different Content-Lengths', post('Content-Length: 2\r\nContent-Length: 3\r\n', '{}'), 400, 'BAD_REQUEST', /Content-Length/],
-    ['headers over 16 KiB', `GET /healthz HTTP/1.1\r\n${HOST}X-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431, 'HEADERS_TOO_LARGE', /headers are over 16384 bytes/],
+    [
+      'headers over 16 KiB',
+      `GET /healthz HTTP/1.1\r\n${HOST}X-Big: ${'a'.repeat(17_000)}\r\n\r\n`,
+      431,
+      'HEADERS_TOO_LARGE',
+      /headers are over 16384 bytes/,
+    ],
     ['a malformed request line', 'GARBAGE\r\n\r\n', 400, 'BAD_REQUEST', /request line is malformed/],
     ['a method with a forbidden character', `G@T / HTTP/1.1\r\n${HOST}\r\n`, 400, 'BAD_REQUEST', /request line is malformed/],
     ['a header name with a space', `GET /healthz HTTP/1.1\r\n${HOST}Bad Header: 1\r\n\r\n`, 400, 'BAD_REQUEST', /not valid HTTP/],
-    ['a body shorter than its Content-Length, then the end of the connection', post('Content-Length: 100\r\n', '{"payload":1}'), 400, 'BAD_REQUEST', /ended before the request was complete/, true],
-    ['a body shorter than its Content-Length, then nothing', post('Content-Length: 100\r\n', '{"payload":1}'), 408, 'REQUEST_TIMEOUT', /not received completely within 1 s/],
+    [
+      'a body shorter than its Content-Length, then the end of the connection',
+      post('Content-Length: 100\r\n', '{"payload":1}'),
+      400,
+      'BAD_REQUEST',
+      /ended before the request was complete/,
+      true,
+    ],
+    [
+      'a body shorter than its Content-Length, then nothing',
+      post('Content-Length: 100\r\n', '{"payload":1}'),
+      408,
+      'REQUEST_TIMEOUT',
+      /not received completely within 1 s/,
+    ],
   ];
 
   it('answers each in the API error format with a stable code, and closes the connection', async () => {
@@ -255,7 +315,11 @@ describe('HTTP bearer token', () => {
   it('leaves /healthz, /readyz and the dashboard open; a token lifts the loopback Host rule', async () => {
     for (const path of ['/healthz', '/readyz']) assert.equal((await fetch(secured.url + path)).status, 200, path);
     assert.notEqual((await fetch(`${secured.url}/`)).status, 401);
-    const remote = await rawRequest(secured.url, { method: 'GET', path: '/v1/queues', headers: { host: 'queues.example.com', authorization: `Bearer ${TOKEN}` } });
+    const remote = await rawRequest(secured.url, {
+      method: 'GET',
+      path: '/v1/queues',
+      headers: { host: 'queues.example.com', authorization: `Bearer ${TOKEN}` },
+    });
     assert.equal(remote.status, 200);
   });
 

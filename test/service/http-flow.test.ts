@@ -64,7 +64,11 @@ describe('HTTP limits and retention', () => {
     assert.deepEqual((await api.call('GET', limitsPath(name))).body, set);
     assert.deepEqual(await queue(name).getLimits(), set, 'the library reads what HTTP wrote');
 
-    assert.deepEqual(await put(limitsPath(name), { concurrency: 2 }), { rate: { max: 100, per: 1_000 }, concurrency: 2, expireAfter: 3_600_000 });
+    assert.deepEqual(await put(limitsPath(name), { concurrency: 2 }), {
+      rate: { max: 100, per: 1_000 },
+      concurrency: 2,
+      expireAfter: 3_600_000,
+    });
     assert.deepEqual(await put(limitsPath(name), { rate: null, expireAfter: 90_000 }), { concurrency: 2, expireAfter: 90_000 });
     assert.deepEqual(await put(limitsPath(name), {}), { concurrency: 2, expireAfter: 90_000 }, 'an empty body changes nothing');
     assert.deepEqual(await put(limitsPath(name), { concurrency: null, expireAfter: null }), {});
@@ -113,7 +117,11 @@ describe('HTTP limits and retention', () => {
     const before = await digest();
     await assertRefused(cases);
     assertError(await api.call('PUT', limitsPath(name), '{"concurrency": '), 400, 'INVALID_JSON');
-    assertError(await api.call('PUT', limitsPath(name), 'concurrency=3', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    assertError(
+      await api.call('PUT', limitsPath(name), 'concurrency=3', { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
     assertError(await api.call('PUT', '/v1/queues/bad%20name/limits', { concurrency: 3 }), 400, 'VALIDATION', /params\.queue/);
     assertError(await api.call('POST', limitsPath(name), { concurrency: 3 }), 404, 'ROUTE_NOT_FOUND');
     assert.equal(await digest(), before, 'nothing was written to Redis');
@@ -179,14 +187,28 @@ describe('HTTP limits and retention', () => {
 describe('HTTP jobs with deadlines and kept results', () => {
   it('adding a job takes expireAfter and onExpire; the job answers expiresAt; bad values are 400s', async () => {
     const name = uniqueQueue('flow');
-    const added = await api.call('POST', `/v1/queues/${name}/jobs`, { payload: 1, id: 'deadline', delay: '1h', expireAfter: '30m', onExpire: 'drop' });
+    const added = await api.call('POST', `/v1/queues/${name}/jobs`, {
+      payload: 1,
+      id: 'deadline',
+      delay: '1h',
+      expireAfter: '30m',
+      onExpire: 'drop',
+    });
     assert.equal(added.status, 201, added.text);
     const job = (await api.call('GET', `/v1/queues/${name}/jobs/deadline`)).body;
     assertDocumented('JobInfo', job);
     assert.equal(job.expiresAt, job.dueAt + 1_800_000);
-    const bulk = await api.call('POST', `/v1/queues/${name}/jobs:bulk`, { jobs: [{ payload: 2, id: 'b1', delay: 60_000, expireAfter: 5_000 }, { payload: 3, id: 'b2', delay: 60_000 }] });
+    const bulk = await api.call('POST', `/v1/queues/${name}/jobs:bulk`, {
+      jobs: [
+        { payload: 2, id: 'b1', delay: 60_000, expireAfter: 5_000 },
+        { payload: 3, id: 'b2', delay: 60_000 },
+      ],
+    });
     assert.equal(bulk.status, 201, bulk.text);
-    const [b1, b2] = [(await api.call('GET', `/v1/queues/${name}/jobs/b1`)).body, (await api.call('GET', `/v1/queues/${name}/jobs/b2`)).body];
+    const [b1, b2] = [
+      (await api.call('GET', `/v1/queues/${name}/jobs/b1`)).body,
+      (await api.call('GET', `/v1/queues/${name}/jobs/b2`)).body,
+    ];
     assert.equal(b1.expiresAt, b1.dueAt + 5_000);
     assert.equal(b2.expiresAt, undefined, 'no deadline without expireAfter (and no queue default)');
 
@@ -201,7 +223,12 @@ describe('HTTP jobs with deadlines and kept results', () => {
       assert.deepEqual([what, answer.status, answer.body?.error?.code], [what, 400, 'VALIDATION'], `${what}: ${answer.text.slice(0, 300)}`);
       assert.match(answer.body.error.message, message, what);
     }
-    assertError(await api.call('POST', `/v1/queues/${name}/jobs:bulk`, { jobs: [{ payload: 1, expireAfter: 'x' }] }), 400, 'VALIDATION', /expireAfter/);
+    assertError(
+      await api.call('POST', `/v1/queues/${name}/jobs:bulk`, { jobs: [{ payload: 1, expireAfter: 'x' }] }),
+      400,
+      'VALIDATION',
+      /expireAfter/,
+    );
   });
 
   it('a job not started by its deadline is dead with reason expired, counted in counters.expired', async () => {
@@ -214,7 +241,10 @@ describe('HTTP jobs with deadlines and kept results', () => {
     assert.deepEqual([job.state, job.reason], ['dead', 'expired']);
     assertDocumented('JobInfo', job);
     const dead = (await api.call('GET', `/v1/queues/${name}/jobs?state=dead`)).body.jobs;
-    assert.deepEqual(dead.map((entry: { id: string; reason: string }) => [entry.id, entry.reason]), [['late', 'expired']]);
+    assert.deepEqual(
+      dead.map((entry: { id: string; reason: string }) => [entry.id, entry.reason]),
+      [['late', 'expired']],
+    );
     const info = (await api.call('GET', `/v1/queues/${name}`)).body;
     assert.equal(info.counters.expired, 1);
     assertDocumented('QueueCounters', info.counters);
@@ -224,15 +254,24 @@ describe('HTTP jobs with deadlines and kept results', () => {
     const name = uniqueQueue('flow');
     await put(retentionPath(name), { completed: { count: 10 } });
     await api.call('POST', `/v1/queues/${name}/jobs`, { payload: { n: 1 }, id: 'kept' });
-    const worker = redis.track(new Worker<unknown>(name, async () => ({ sent: true, note: '<img src=x onerror=alert(1)>' }), { connection: redis.url }));
-    await waitFor(async () => (await api.call('GET', `/v1/queues/${name}/jobs/kept`)).body.state === 'completed', 10_000, 'the job to complete');
+    const worker = redis.track(
+      new Worker<unknown>(name, async () => ({ sent: true, note: '<img src=x onerror=alert(1)>' }), { connection: redis.url }),
+    );
+    await waitFor(
+      async () => (await api.call('GET', `/v1/queues/${name}/jobs/kept`)).body.state === 'completed',
+      10_000,
+      'the job to complete',
+    );
     await worker.close();
     const job = (await api.call('GET', `/v1/queues/${name}/jobs/kept`)).body;
     assertDocumented('JobInfo', job);
     assert.deepEqual(job.result, { sent: true, note: '<img src=x onerror=alert(1)>' });
     assert.ok(job.finishedAt >= job.dueAt);
     const page = (await api.call('GET', `/v1/queues/${name}/jobs?state=completed`)).body;
-    assert.deepEqual(page.jobs.map((entry: { id: string }) => entry.id), ['kept']);
+    assert.deepEqual(
+      page.jobs.map((entry: { id: string }) => entry.id),
+      ['kept'],
+    );
     const stats = (await api.call('GET', `/v1/queues/${name}`)).body.stats;
     assertDocumented('QueueStats', stats);
     assert.equal(stats.completed, 1);
@@ -242,8 +281,17 @@ describe('HTTP jobs with deadlines and kept results', () => {
   it('a pull consumer acks with a result: kept with the completed job, a marker when over maxResultBytes', async () => {
     const name = uniqueQueue('flow');
     await put(retentionPath(name), { completed: { count: 10 }, maxResultBytes: 100 });
-    await api.call('POST', `/v1/queues/${name}/jobs:bulk`, { jobs: [{ payload: 1, id: 'small' }, { payload: 2, id: 'big' }, { payload: 3, id: 'none' }] });
-    const claimed = (await api.call('POST', `/v1/queues/${name}/claim`, { max: 3, waitMs: 5_000 })).body.jobs as { id: string; token: string }[];
+    await api.call('POST', `/v1/queues/${name}/jobs:bulk`, {
+      jobs: [
+        { payload: 1, id: 'small' },
+        { payload: 2, id: 'big' },
+        { payload: 3, id: 'none' },
+      ],
+    });
+    const claimed = (await api.call('POST', `/v1/queues/${name}/claim`, { max: 3, waitMs: 5_000 })).body.jobs as {
+      id: string;
+      token: string;
+    }[];
     assert.equal(claimed.length, 3);
     const results: Record<string, unknown> = { small: { sent: true, note: '<img src=x onerror=alert(1)>' }, big: 'x'.repeat(500) };
     for (const job of claimed) {
@@ -265,12 +313,17 @@ describe('HTTP jobs with deadlines and kept results', () => {
     await api.call('POST', `/v1/queues/${name}/jobs:bulk`, { jobs: [{ payload: 1 }, { payload: 2 }, { payload: 3 }] });
     const claimed = await api.call('POST', `/v1/queues/${name}/claim`, { max: 3, waitMs: 5_000 });
     assert.equal(claimed.body.jobs.length, 1, 'concurrency 1: one job handed out');
-    for (const field of Object.keys(claimed.body.jobs[0])) assert.ok(field in ((components.PulledJob as Schema).properties ?? {}), `PulledJob.${field} is documented`);
+    for (const field of Object.keys(claimed.body.jobs[0]))
+      assert.ok(field in ((components.PulledJob as Schema).properties ?? {}), `PulledJob.${field} is documented`);
     // A job that waited on the limit (heldByLimit) has its lateness reported apart from sandglass's own.
     const held = claimed.body.jobs[0].heldByLimit === true;
     const metrics = (await api.call('GET', '/metrics')).text;
     const count = (metric: string) => new RegExp(`^${metric}_count\\{queue="${name}",source="pull"\\} 1$`, 'm').test(metrics);
-    assert.deepEqual([count('sandglass_limited_lateness_seconds'), count('sandglass_lateness_seconds')], [held, !held], `heldByLimit ${held}`);
+    assert.deepEqual(
+      [count('sandglass_limited_lateness_seconds'), count('sandglass_lateness_seconds')],
+      [held, !held],
+      `heldByLimit ${held}`,
+    );
     const stats = (await api.call('GET', `/v1/queues/${name}`)).body.stats;
     assert.deepEqual([stats.active, stats.ready, stats.limited], [1, 2, 2]);
     const listed = (await api.call('GET', '/v1/queues')).body.queues.find((entry: { name: string }) => entry.name === name);
@@ -278,7 +331,13 @@ describe('HTTP jobs with deadlines and kept results', () => {
   });
 
   it('the OpenAPI document has the four flow operations under admin, and the new fields', () => {
-    const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, { operationId: string; tags: string[]; requestBody?: unknown; responses: Record<string, unknown> }>>; components: { schemas: Record<string, Schema> } };
+    const doc = buildOpenApiDocument() as {
+      paths: Record<
+        string,
+        Record<string, { operationId: string; tags: string[]; requestBody?: unknown; responses: Record<string, unknown> }>
+      >;
+      components: { schemas: Record<string, Schema> };
+    };
     const expected: [operationId: string, method: string, path: string][] = [
       ['getLimits', 'get', '/v1/queues/{queue}/limits'],
       ['setLimits', 'put', '/v1/queues/{queue}/limits'],
@@ -294,7 +353,8 @@ describe('HTTP jobs with deadlines and kept results', () => {
       if (method === 'put') assert.ok(operation.requestBody && operation.responses['400'], `${operationId} documents its body and 400`);
     }
     const { schemas } = doc.components;
-    for (const field of ['reason', 'expiresAt', 'finishedAt', 'result']) assert.ok(field in (schemas.JobInfo?.properties ?? {}), `JobInfo.${field}`);
+    for (const field of ['reason', 'expiresAt', 'finishedAt', 'result'])
+      assert.ok(field in (schemas.JobInfo?.properties ?? {}), `JobInfo.${field}`);
     for (const field of ['limited', 'completed']) assert.ok(schemas.QueueStats?.required?.includes(field), `QueueStats.${field}`);
     assert.ok(schemas.QueueCounters?.required?.includes('expired'));
   });

@@ -30,7 +30,11 @@ describe('GET /v1/info', () => {
 
     const answer = await api.call('GET', '/v1/info');
     assert.equal(answer.status, 200, answer.text);
-    assert.deepEqual(answer.body, { version: VERSION, prefix: 'shop', redis: { mode: 'single', nodes: [`127.0.0.1:${port}`], tls: false, db: 0 } });
+    assert.deepEqual(answer.body, {
+      version: VERSION,
+      prefix: 'shop',
+      redis: { mode: 'single', nodes: [`127.0.0.1:${port}`], tls: false, db: 0 },
+    });
     assert.equal(answer.headers.get('cache-control'), 'no-store');
   });
 
@@ -47,7 +51,10 @@ describe('GET /v1/info', () => {
   });
 
   it('answers while Redis is down: it reads the connection options only', async () => {
-    const api = await startApp(redis, { connection: `rediss://:${PASSWORD}@127.0.0.1:1/4`, redisDown: () => 'the private redis-server died' });
+    const api = await startApp(redis, {
+      connection: `rediss://:${PASSWORD}@127.0.0.1:1/4`,
+      redisDown: () => 'the private redis-server died',
+    });
     const answer = await api.call('GET', '/v1/info');
     assert.equal(answer.status, 200, answer.text);
     assert.deepEqual(answer.body.redis, { mode: 'single', nodes: ['127.0.0.1:1'], tls: true, db: 4 });
@@ -71,10 +78,20 @@ describe('describeRedis', () => {
     } finally {
       fromUrl.disconnect();
     }
-    assert.deepEqual(describeConnection(`rediss://${USER}:${PASSWORD}@cache.example.com:6380/1`), { mode: 'single', nodes: ['cache.example.com:6380'], tls: true, db: 1 });
+    assert.deepEqual(describeConnection(`rediss://${USER}:${PASSWORD}@cache.example.com:6380/1`), {
+      mode: 'single',
+      nodes: ['cache.example.com:6380'],
+      tls: true,
+      db: 1,
+    });
     assert.deepEqual(describeConnection('redis://localhost'), { mode: 'single', nodes: ['localhost:6379'], tls: false, db: 0 });
     assert.deepEqual(describeConnection('/run/redis/redis.sock'), { mode: 'single', nodes: ['/run/redis/redis.sock'], tls: false, db: 0 });
-    assert.deepEqual(describeConnection({ port: 7000, password: PASSWORD }), { mode: 'single', nodes: ['localhost:7000'], tls: false, db: 0 });
+    assert.deepEqual(describeConnection({ port: 7000, password: PASSWORD }), {
+      mode: 'single',
+      nodes: ['localhost:7000'],
+      tls: false,
+      db: 0,
+    });
     assert.deepEqual(describeConnection('not a url'), { mode: 'single', nodes: ['(an invalid URL)'], tls: false });
   });
 
@@ -86,7 +103,11 @@ describe('describeRedis', () => {
     try {
       assert.equal(cluster.status, 'wait', 'never connected');
       const described = describeRedis(cluster);
-      assert.deepEqual(described, { mode: 'cluster', nodes: ['10.0.0.1:7000', '10.0.0.2:7001', '10.0.0.3:7002', '127.0.0.1:7003'], tls: false });
+      assert.deepEqual(described, {
+        mode: 'cluster',
+        nodes: ['10.0.0.1:7000', '10.0.0.2:7001', '10.0.0.3:7002', '127.0.0.1:7003'],
+        tls: false,
+      });
       assertNoCredentials(JSON.stringify(described));
       assert.deepEqual(describeConnection(cluster), described);
     } finally {
@@ -102,7 +123,10 @@ describe('describeRedis', () => {
 
   it('describes a Sentinel client by its sentinels and master name (no server needed)', () => {
     const client = new Redis({
-      sentinels: [{ host: '10.0.1.1', port: 26379 }, { host: '10.0.1.2', port: 26380 }],
+      sentinels: [
+        { host: '10.0.1.1', port: 26379 },
+        { host: '10.0.1.2', port: 26380 },
+      ],
       name: 'orders-master',
       db: 1,
       password: PASSWORD,
@@ -112,7 +136,13 @@ describe('describeRedis', () => {
     });
     try {
       const described = describeRedis(client);
-      assert.deepEqual(described, { mode: 'sentinel', nodes: ['10.0.1.1:26379', '10.0.1.2:26380'], tls: false, db: 1, name: 'orders-master' });
+      assert.deepEqual(described, {
+        mode: 'sentinel',
+        nodes: ['10.0.1.1:26379', '10.0.1.2:26380'],
+        tls: false,
+        db: 1,
+        name: 'orders-master',
+      });
       assertNoCredentials(JSON.stringify(described));
     } finally {
       client.disconnect();

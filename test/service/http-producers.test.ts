@@ -48,7 +48,10 @@ describe('HTTP producers', () => {
     const jobs = Array.from({ length: 1_000 }, (_, i) => ({ payload: { i }, id: `b${i}`, delay: i % 2 === 0 ? 0 : '1h' }));
     const answer = await api.call('POST', `${jobsOf(queue)}:bulk`, { jobs });
     assert.equal(answer.status, 201, answer.text);
-    assert.deepEqual(answer.body.ids, jobs.map(job => job.id));
+    assert.deepEqual(
+      answer.body.ids,
+      jobs.map(job => job.id),
+    );
     const stats = (await api.call('GET', `/v1/queues/${queue}`)).body.stats;
     assert.deepEqual([stats.ready, stats.delayed], [500, 500]);
   });
@@ -102,7 +105,10 @@ describe('HTTP pull consumers', () => {
     await sleep(100);
     const { body } = await api.call('POST', jobsOf(queue), { payload: 'soon', delay: 300 });
     const jobs = await pending;
-    assert.deepEqual(jobs.map(job => job.id), [body.id]);
+    assert.deepEqual(
+      jobs.map(job => job.id),
+      [body.id],
+    );
     const job = jobs[0]!;
     // Returned when the job fell due, not at the end of the 5 s long poll; never early is exact.
     assert.ok(Date.now() - started < 3_000, `took ${Date.now() - started} ms`);
@@ -136,7 +142,11 @@ describe('HTTP pull consumers', () => {
     await sleep(300);
     const [second] = await claimOne(queue, { leaseMs: 10_000 });
     assert.equal(second?.attempt, 2);
-    for (const [action, body] of [['ack', {}], ['fail', {}], ['extend', {}]] as const) {
+    for (const [action, body] of [
+      ['ack', {}],
+      ['fail', {}],
+      ['extend', {}],
+    ] as const) {
       const answer = await api.call('POST', `${jobPath(queue, 's1')}/${action}`, { token: first!.token, ...body });
       assert.deepEqual([action, answer.status, answer.body.error.code], [action, 409, 'STALE_TOKEN']);
     }

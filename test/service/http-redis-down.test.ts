@@ -45,7 +45,8 @@ describe('HTTP with Redis full', () => {
       assert.equal((await api.call('POST', '/v1/queues/full/jobs', { payload: 'first', id: 'first', delay: '1h' })).status, 201);
       const payload = 'x'.repeat(200_000);
       let answer = await api.call('POST', '/v1/queues/full/jobs', { payload, delay: '1h' });
-      for (let i = 0; i < 100 && answer.status === 201; i++) answer = await api.call('POST', '/v1/queues/full/jobs', { payload, delay: '1h' });
+      for (let i = 0; i < 100 && answer.status === 201; i++)
+        answer = await api.call('POST', '/v1/queues/full/jobs', { payload, delay: '1h' });
       assert.deepEqual([answer.status, answer.body.error.code], [507, 'REDIS_FULL']);
       const before = (await api.call('GET', '/v1/queues/full')).body.stats.delayed;
       assert.equal((await api.call('POST', '/v1/queues/full/jobs', { payload, delay: '1h' })).status, 507);

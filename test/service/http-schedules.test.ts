@@ -29,7 +29,11 @@ function assertScheduleInfo(info: Record<string, unknown>): void {
   for (const field of Object.keys(info)) assert.ok(field in (schema.properties ?? {}), `ScheduleInfo.${field} is documented`);
 }
 
-async function upsert(queue: string, key: string, spec: Record<string, unknown>): Promise<Record<string, unknown> & { nextAt: number | null; upcoming: number[] }> {
+async function upsert(
+  queue: string,
+  key: string,
+  spec: Record<string, unknown>,
+): Promise<Record<string, unknown> & { nextAt: number | null; upcoming: number[] }> {
   const answer = await api.call('PUT', schedulePath(queue, key), spec);
   assert.equal(answer.status, 200, answer.text);
   assertScheduleInfo(answer.body);
@@ -67,12 +71,19 @@ describe('HTTP schedules', () => {
     assert.equal(typeof first.nextAt, 'number');
     assert.equal(first.upcoming.length, 5);
     assert.equal(first.upcoming[0], first.nextAt);
-    assert.ok(first.upcoming.every((at, i) => i === 0 || at - first.upcoming[i - 1]! === 3_600_000), 'one hour apart');
+    assert.ok(
+      first.upcoming.every((at, i) => i === 0 || at - first.upcoming[i - 1]! === 3_600_000),
+      'one hour apart',
+    );
     const ticks = await waitingIds(queue);
     assert.ok(ticks.length <= 1 && ticks.every(id => id.startsWith('refund-poll:42@')), `one pending tick at most: ${ticks.join(', ')}`);
 
     const again = await upsert(queue, 'refund-poll:42', spec);
-    assert.deepEqual([again.nextAt, again.runs, again.upcoming], [first.nextAt, first.runs, first.upcoming], 'an unchanged definition changes nothing');
+    assert.deepEqual(
+      [again.nextAt, again.runs, again.upcoming],
+      [first.nextAt, first.runs, first.upcoming],
+      'an unchanged definition changes nothing',
+    );
     assert.deepEqual(await waitingIds(queue), ticks, 'no second tick job');
   });
 
@@ -83,7 +94,12 @@ describe('HTTP schedules', () => {
     const changed = await upsert(queue, 'report', { cron: '0 9 * * *', tz: 'Europe/Berlin', payload: 'daily' });
     assert.deepEqual([changed.cron, changed.every, changed.tz, changed.payload], ['0 9 * * *', undefined, 'Europe/Berlin', 'daily']);
     for (const at of changed.upcoming) {
-      const wall = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at);
+      const wall = new Intl.DateTimeFormat('en-GB', {
+        timeZone: 'Europe/Berlin',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      }).format(at);
       assert.equal(wall, '09:00', `${new Date(at).toISOString()} is 09:00 in Berlin`);
     }
     assert.deepEqual((await waitingIds(queue)).length, 1, 'the pending tick was replaced, not doubled');
@@ -93,7 +109,14 @@ describe('HTTP schedules', () => {
     const queue = uniqueQueue('sched');
     const startAt = Date.now() + 86_400_000;
     const endAt = startAt + 7 * 86_400_000;
-    const info = await upsert(queue, 'bounded', { every: '1d', startAt: new Date(startAt).toISOString(), endAt, limit: 3, overlap: 'skip', catchUp: 'none' });
+    const info = await upsert(queue, 'bounded', {
+      every: '1d',
+      startAt: new Date(startAt).toISOString(),
+      endAt,
+      limit: 3,
+      overlap: 'skip',
+      catchUp: 'none',
+    });
     assert.deepEqual([info.startAt, info.endAt, info.limit, info.overlap, info.catchUp], [startAt, endAt, 3, 'skip', 'none']);
     assert.ok((info.nextAt as number) >= startAt, 'no tick before startAt');
     assert.ok(info.upcoming.length <= 3, 'no more ticks than the limit');
@@ -115,7 +138,10 @@ describe('HTTP schedules', () => {
     assert.equal((await api.call('GET', `${schedulesPath(queue)}/a/b`)).status, 404, 'an unencoded slash is another path');
     const list = await api.call('GET', schedulesPath(queue));
     assert.equal(list.status, 200, list.text);
-    assert.deepEqual(list.body.schedules.map((info: { key: string }) => info.key), [...keys].sort());
+    assert.deepEqual(
+      list.body.schedules.map((info: { key: string }) => info.key),
+      [...keys].sort(),
+    );
     list.body.schedules.forEach(assertScheduleInfo);
     assert.deepEqual((await api.call('GET', schedulesPath(uniqueQueue('empty')))).body, { schedules: [] }, 'a queue without schedules');
   });
@@ -129,7 +155,11 @@ describe('HTTP schedules', () => {
     assert.deepEqual([paused.body.paused, paused.body.nextAt, paused.body.upcoming], [true, null, []]);
     assert.deepEqual(await waitingIds(queue), [], 'the pending tick was removed');
     assert.equal((await api.call('GET', schedulePath(queue, 'poll'))).body.paused, true);
-    assert.equal((await api.call('POST', `${schedulePath(queue, 'poll')}/pause`, {})).status, 200, 'pausing twice is fine; `{}` is the same as no body');
+    assert.equal(
+      (await api.call('POST', `${schedulePath(queue, 'poll')}/pause`, {})).status,
+      200,
+      'pausing twice is fine; `{}` is the same as no body',
+    );
     const resumed = await api.call('POST', `${schedulePath(queue, 'poll')}/resume`, {});
     assert.equal(resumed.status, 200, resumed.text);
     assert.equal(resumed.body.paused, false);
@@ -144,7 +174,12 @@ describe('HTTP schedules', () => {
     assert.deepEqual([removed.status, removed.body], [200, { result: 'removed' }]);
     assert.deepEqual(await waitingIds(queue), [], 'no tick left behind');
     assert.deepEqual((await api.call('GET', schedulesPath(queue))).body, { schedules: [] });
-    for (const [method, suffix] of [['GET', ''], ['DELETE', ''], ['POST', '/pause'], ['POST', '/resume']] as const) {
+    for (const [method, suffix] of [
+      ['GET', ''],
+      ['DELETE', ''],
+      ['POST', '/pause'],
+      ['POST', '/resume'],
+    ] as const) {
       const answer = await api.call(method, `${schedulePath(queue, 'gone:1')}${suffix}`);
       assertError(answer, 404, 'NOT_FOUND', /gone:1/);
     }
@@ -190,7 +225,12 @@ describe('HTTP schedules', () => {
     assertError(await api.call('GET', schedulePath(queue, 'k')), 404, 'NOT_FOUND');
     // A key the library refuses is refused on every route, not looked up: 400, not 404.
     for (const key of ['k'.repeat(181), '']) {
-      for (const [method, suffix] of [['GET', ''], ['DELETE', ''], ['POST', '/pause'], ['POST', '/resume']] as const) {
+      for (const [method, suffix] of [
+        ['GET', ''],
+        ['DELETE', ''],
+        ['POST', '/pause'],
+        ['POST', '/resume'],
+      ] as const) {
         assertError(await api.call(method, `${schedulePath(queue, key)}${suffix}`), 400, 'VALIDATION', /schedule key of 1-180 characters/);
       }
     }
@@ -218,7 +258,12 @@ describe('HTTP schedules', () => {
       ['no body', '', 'VALIDATION'],
       ['invalid JSON', '{"every": ', 'INVALID_JSON'],
       ['a __proto__ key', '{"every":"5m","payload":{"__proto__":{"x":1}}}', 'FORBIDDEN_KEY'],
-      ['a payload number beyond the double range', '{"every":"5m","payload":{"n":1e400}}', 'VALIDATION', /body\.payload\.n is a number out of range/],
+      [
+        'a payload number beyond the double range',
+        '{"every":"5m","payload":{"n":1e400}}',
+        'VALIDATION',
+        /body\.payload\.n is a number out of range/,
+      ],
     ];
     const before = await digest();
     for (const [name, body, code, message] of cases) {
@@ -282,7 +327,21 @@ describe('HTTP schedules', () => {
   });
 
   it('the OpenAPI document has the six schedule operations, under the schedules tag, with their schemas', () => {
-    const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, { operationId: string; tags: string[]; parameters?: { name: string }[]; requestBody?: unknown; responses: Record<string, unknown> }>> };
+    const doc = buildOpenApiDocument() as {
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            operationId: string;
+            tags: string[];
+            parameters?: { name: string }[];
+            requestBody?: unknown;
+            responses: Record<string, unknown>;
+          }
+        >
+      >;
+    };
     const expected: [operationId: string, method: string, path: string][] = [
       ['upsertSchedule', 'put', '/v1/queues/{queue}/schedules/{key}'],
       ['listSchedules', 'get', '/v1/queues/{queue}/schedules'],
@@ -299,13 +358,20 @@ describe('HTTP schedules', () => {
       assert.ok(operation.responses['200'], `${operationId} documents its answer`);
       assert.ok(operation.responses['401'] && operation.responses['400'], `${operationId} documents 400 and 401`);
       if (path.endsWith('{key}') || path.includes('{key}/')) {
-        assert.deepEqual(operation.parameters?.map(p => p.name), ['queue', 'key']);
+        assert.deepEqual(
+          operation.parameters?.map(p => p.name),
+          ['queue', 'key'],
+        );
         if (operationId !== 'upsertSchedule') assert.ok(operation.responses['404'], `${operationId} documents 404`);
       }
     }
     assert.ok(doc.paths['/v1/queues/{queue}/schedules/{key}']?.put?.requestBody, 'the upsert documents its body');
     assert.equal(ROUTES.filter(route => route.tag === 'schedules').length, 6);
     const body = ROUTES.find(route => route.operationId === 'upsertSchedule')?.body as Schema;
-    assert.deepEqual(Object.keys(body.properties ?? {}).sort(), ['backoff', 'catchUp', 'cron', 'endAt', 'every', 'limit', 'maxAttempts', 'overlap', 'payload', 'startAt', 'tz'], 'every ScheduleSpec option');
+    assert.deepEqual(
+      Object.keys(body.properties ?? {}).sort(),
+      ['backoff', 'catchUp', 'cron', 'endAt', 'every', 'limit', 'maxAttempts', 'overlap', 'payload', 'startAt', 'tz'],
+      'every ScheduleSpec option',
+    );
   });
 });

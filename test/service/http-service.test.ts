@@ -37,7 +37,14 @@ describe('serve configuration', () => {
   });
 
   it('reads the environment, and a flag wins over its variable', () => {
-    const env = { REDIS_URL: 'redis://db:6379', PORT: '7000', SANDGLASS_PREFIX: 'app', SANDGLASS_BODY_LIMIT: '2mb', LOG_LEVEL: 'warn', SANDGLASS_DATA_DIR: '/tmp/sg' };
+    const env = {
+      REDIS_URL: 'redis://db:6379',
+      PORT: '7000',
+      SANDGLASS_PREFIX: 'app',
+      SANDGLASS_BODY_LIMIT: '2mb',
+      LOG_LEVEL: 'warn',
+      SANDGLASS_DATA_DIR: '/tmp/sg',
+    };
     const config = parseServeConfig(['--port', '9000', '--prefix', 'other', '--body-limit', '512kb'], env);
     assert.deepEqual(
       [config.redis?.url, config.port, config.prefix, config.bodyLimit, config.logLevel, config.dataDir],
@@ -47,7 +54,10 @@ describe('serve configuration', () => {
 
   it('refuses to listen beyond loopback without a token, and allows it with one', () => {
     for (const host of ['0.0.0.0', '::', '192.168.1.10']) {
-      assert.throws(() => resolveServeConfig({ host }, {}), (error: Error) => error instanceof ConfigError && /Refusing to listen on .* without a token/.test(error.message));
+      assert.throws(
+        () => resolveServeConfig({ host }, {}),
+        (error: Error) => error instanceof ConfigError && /Refusing to listen on .* without a token/.test(error.message),
+      );
     }
     assert.equal(resolveServeConfig({ host: '0.0.0.0' }, { SANDGLASS_TOKEN: TOKEN }).host, '0.0.0.0');
     assert.ok(['127.0.0.1', '127.1.2.3', '::1', 'localhost'].every(isLoopback));
@@ -67,7 +77,12 @@ describe('serve configuration', () => {
   it('parses webhook bindings and never quotes their secrets in errors', () => {
     const binding = { queue: 'orders', url: 'https://hooks.example/orders', secret: 'S3cr3t-S3cr3t-S3cr3t' };
     assert.deepEqual(resolveServeConfig({}, { SANDGLASS_WEBHOOKS: JSON.stringify([binding]) }).webhooks, [binding]);
-    for (const bad of ['{not json', JSON.stringify({ ...binding }), JSON.stringify([{ ...binding, url: 'ftp://x' }]), JSON.stringify([{ ...binding, secret: 'S3cr3t' }])]) {
+    for (const bad of [
+      '{not json',
+      JSON.stringify({ ...binding }),
+      JSON.stringify([{ ...binding, url: 'ftp://x' }]),
+      JSON.stringify([{ ...binding, secret: 'S3cr3t' }]),
+    ]) {
       assert.throws(
         () => resolveServeConfig({}, { SANDGLASS_WEBHOOKS: bad }),
         (error: Error) => error instanceof ConfigError && !error.message.includes('S3cr3t'),
@@ -102,11 +117,17 @@ describe('startServer', () => {
         done();
       },
     });
-    const server = await startServer(resolveServeConfig({ port: '0', redis: redis.url }, {}), { logger: createLogger({ destination: sink }) });
+    const server = await startServer(resolveServeConfig({ port: '0', redis: redis.url }, {}), {
+      logger: createLogger({ destination: sink }),
+    });
     try {
       assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
       assert.equal(server.managedRedis, undefined);
-      const added = await fetch(`${server.url}/v1/queues/served/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"payload":1}' });
+      const added = await fetch(`${server.url}/v1/queues/served/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"payload":1}',
+      });
       assert.equal(added.status, 201);
       const log = lines.join('');
       assert.match(log, /No SANDGLASS_TOKEN: the API is open without authentication, so it listens on 127\.0\.0\.1 \(loopback\) only/);
@@ -118,9 +139,15 @@ describe('startServer', () => {
   });
 
   it('close ends pending long polls at once (they answer an empty list) and then refuses connections', async () => {
-    const server = await startServer(resolveServeConfig({ port: '0', redis: redis.url }, {}), { logger: createLogger({ level: 'silent' }) });
+    const server = await startServer(resolveServeConfig({ port: '0', redis: redis.url }, {}), {
+      logger: createLogger({ level: 'silent' }),
+    });
     const started = Date.now();
-    const pending = fetch(`${server.url}/v1/queues/polled/claim`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"waitMs":30000}' });
+    const pending = fetch(`${server.url}/v1/queues/polled/claim`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"waitMs":30000}',
+    });
     await sleep(200);
     await server.close();
     const answer = await pending;
@@ -139,18 +166,34 @@ describe('startServer', () => {
       });
     });
     await new Promise<void>(listening => receiver.listen(0, '127.0.0.1', listening));
-    const binding = { queue: 'hooked', url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, secret: 'webhook-secret-0123456789' };
+    const binding = {
+      queue: 'hooked',
+      url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+      secret: 'webhook-secret-0123456789',
+    };
     const config = resolveServeConfig({ port: '0', redis: redis.url }, { SANDGLASS_WEBHOOKS: JSON.stringify([binding]) });
     const server = await startServer(config, { logger: createLogger({ level: 'silent' }) });
     try {
-      const added = await fetch(`${server.url}/v1/queues/hooked/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"payload":{"n":1},"delay":200}' });
+      const added = await fetch(`${server.url}/v1/queues/hooked/jobs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"payload":{"n":1},"delay":200}',
+      });
       const { id } = (await added.json()) as { id: string };
       await waitFor(() => received.length === 1, 5_000, 'the webhook delivery');
       assert.equal(received[0]?.id, id);
       assert.ok(received[0]!.at >= received[0]!.dueAt, 'not early');
-      await waitFor(async () => (await (await fetch(`${server.url}/v1/queues/hooked`)).json() as { counters: { completed: number } }).counters.completed === 1, 5_000, 'the ack');
+      await waitFor(
+        async () =>
+          ((await (await fetch(`${server.url}/v1/queues/hooked`)).json()) as { counters: { completed: number } }).counters.completed === 1,
+        5_000,
+        'the ack',
+      );
       const activity = (await (await fetch(`${server.url}/v1/queues/hooked/activity`)).json()) as { points: { delivered: number }[] };
-      assert.equal(activity.points.reduce((sum, point) => sum + point.delivered, 0), 1);
+      assert.equal(
+        activity.points.reduce((sum, point) => sum + point.delivered, 0),
+        1,
+      );
       const metrics = await (await fetch(`${server.url}/metrics`)).text();
       assert.match(metrics, /sandglass_lateness_seconds_count\{queue="hooked",source="webhook"\} 1/);
     } finally {
@@ -163,13 +206,23 @@ describe('startServer', () => {
     const dataDir = join(mkdtempSync(join(tmpdir(), 'sandglass-serve-')), 'data');
     const first = await serveChild(dataDir);
     assert.ok(first.redisPid > 0);
-    assert.match(first.stdout(), new RegExp(`started a private redis-server \\(AOF on\\) with its data in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    assert.match(
+      first.stdout(),
+      new RegExp(`started a private redis-server \\(AOF on\\) with its data in ${dataDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+    );
     assert.equal((await fetch(`${first.url}/readyz`)).status, 200);
-    const added = await fetch(`${first.url}/v1/queues/zero/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"payload":"kept","id":"j1","delay":"1h"}' });
+    const added = await fetch(`${first.url}/v1/queues/zero/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"payload":"kept","id":"j1","delay":"1h"}',
+    });
     assert.equal(added.status, 201);
     assert.equal(await first.stop('SIGTERM'), 0, 'a clean exit');
     assert.ok(!isAlive(first.redisPid), 'the private redis-server is gone');
-    assert.ok(readdirSync(dataDir).some(name => name.startsWith('appendonly')), `AOF in ${readdirSync(dataDir).join(', ')}`);
+    assert.ok(
+      readdirSync(dataDir).some(name => name.startsWith('appendonly')),
+      `AOF in ${readdirSync(dataDir).join(', ')}`,
+    );
 
     const second = await serveChild(dataDir);
     const job = await fetch(`${second.url}/v1/queues/zero/jobs/j1`);
@@ -193,7 +246,10 @@ const FIXTURE = fileURLToPath(new URL('../fixtures/http-serve.ts', import.meta.u
 /** Runs the serve fixture with no REDIS_URL; resolves once it listens. */
 async function serveChild(dataDir: string) {
   const env = { ...process.env, REDIS_URL: '', SANDGLASS_TOKEN: '', LOG_LEVEL: 'info' };
-  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, '--port', '0', '--data-dir', dataDir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, '--port', '0', '--data-dir', dataDir], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', chunk => (stdout += String(chunk)));

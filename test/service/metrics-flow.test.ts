@@ -50,7 +50,11 @@ describe('flow control metrics', () => {
     const text = (await api.call('GET', '/metrics')).text;
     assert.equal(value(text, 'sandglass_queue_jobs', { queue: name, state: 'completed' }), 3);
     assert.equal(value(text, 'sandglass_queue_jobs', { queue: name, state: 'ready' }), stats.ready);
-    assert.equal(value(text, 'sandglass_queue_jobs', { queue: name, state: 'limited' }), undefined, 'limited is part of ready: not a state of its own');
+    assert.equal(
+      value(text, 'sandglass_queue_jobs', { queue: name, state: 'limited' }),
+      undefined,
+      'limited is part of ready: not a state of its own',
+    );
     assert.equal(value(text, 'sandglass_queue_jobs_limited', { queue: name }), stats.limited);
     assert.equal(value(text, 'sandglass_jobs_expired_total', { queue: name }), 1);
     assert.match(text, /# HELP sandglass_queue_jobs_limited .*rate or concurrency limit/);
@@ -73,6 +77,10 @@ describe('lateness a limit caused', () => {
     assert.equal(value(text, 'sandglass_lateness_seconds_count', { queue: name, source: 'webhook' }), 1);
     assert.equal(value(text, 'sandglass_lateness_seconds_sum', { queue: name, source: 'webhook' }), 0.003);
     assert.equal(value(text, 'sandglass_limited_lateness_seconds_count', { queue: name, source: 'webhook' }), 2);
-    assert.equal(value(text, 'sandglass_limited_lateness_seconds_sum', { queue: name, source: 'webhook' }), 3.505, 'start of the request minus due: claim lateness plus the binding hold');
+    assert.equal(
+      value(text, 'sandglass_limited_lateness_seconds_sum', { queue: name, source: 'webhook' }),
+      3.505,
+      'start of the request minus due: claim lateness plus the binding hold',
+    );
   });
 });

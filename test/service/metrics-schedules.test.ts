@@ -114,7 +114,9 @@ describe('schedule metrics of sandglass serve', () => {
   before(async () => {
     receiver = await startReceiver();
     const binding = { queue: bound, url: receiver.url, secret: SECRET };
-    server = await startServer(resolveServeConfig({ port: '0', redis: redis.url }, { SANDGLASS_WEBHOOKS: JSON.stringify([binding]) }), { logger: createLogger({ level: 'silent' }) });
+    server = await startServer(resolveServeConfig({ port: '0', redis: redis.url }, { SANDGLASS_WEBHOOKS: JSON.stringify([binding]) }), {
+      logger: createLogger({ level: 'silent' }),
+    });
     queue = new Queue(bound, { connection: redis.url });
   });
 
@@ -156,36 +158,60 @@ describe('schedule metrics of sandglass serve', () => {
     // pending tick lowers its schedule's runs but not the count of tick jobs created.
     await queue.pauseSchedule('fast');
     await queue.pauseSchedule('slow');
-    await waitFor(async () => {
-      const stats = await queue.stats();
-      return stats.active + stats.ready + stats.delayed === 0;
-    }, 15_000, 'the last ticks to finish');
+    await waitFor(
+      async () => {
+        const stats = await queue.stats();
+        return stats.active + stats.ready + stats.delayed === 0;
+      },
+      15_000,
+      'the last ticks to finish',
+    );
     const list = await queue.listSchedules();
-    assert.deepEqual(list.map(s => s.key), ['fast', 'later', 'once', 'slow']);
+    assert.deepEqual(
+      list.map(s => s.key),
+      ['fast', 'later', 'once', 'slow'],
+    );
     text = await scrape();
     const paused = scheduleMetrics(text, bound);
     const sums = expected(list);
     assert.deepEqual([paused.active, paused.paused, paused.ended], [0, 3, 1]);
     const counters = await queue.counters();
     assert.deepEqual([paused.runs, paused.skipped], [counters.ticks, counters.ticksSkipped]);
-    assert.ok(paused.runs >= running.runs && paused.runs >= sums.runs, `runs: ${running.runs} at the last scrape, ${sums.runs} summed now, ${paused.runs} counted`);
+    assert.ok(
+      paused.runs >= running.runs && paused.runs >= sums.runs,
+      `runs: ${running.runs} at the last scrape, ${sums.runs} summed now, ${paused.runs} counted`,
+    );
     assert.equal(paused.skipped, sums.skipped);
 
     // Lateness: one observation per tick whose first delivery succeeded; none for the plain job.
     const firstTicks = receiver.deliveries.filter(delivery => delivery.tickAt !== undefined && delivery.attempt === 1);
     await waitFor(() => receiver.answered() === receiver.deliveries.length, 10_000, 'every answer sent');
-    const observed = async () => value(await scrape(), 'sandglass_schedule_tick_lateness_seconds_count', { queue: bound, source: 'webhook' });
+    const observed = async () =>
+      value(await scrape(), 'sandglass_schedule_tick_lateness_seconds_count', { queue: bound, source: 'webhook' });
     await waitFor(async () => (await observed()) === firstTicks.length, 10_000, `${firstTicks.length} tick lateness observations`);
     text = await scrape();
-    assert.equal(value(text, 'sandglass_lateness_seconds_count', { queue: bound, source: 'webhook' }), receiver.deliveries.length, 'every delivery, the plain job too');
+    assert.equal(
+      value(text, 'sandglass_lateness_seconds_count', { queue: bound, source: 'webhook' }),
+      receiver.deliveries.length,
+      'every delivery, the plain job too',
+    );
     assert.equal(receiver.deliveries.filter(delivery => delivery.tickAt === undefined).length, 1, 'one plain job');
-    for (const tick of firstTicks) assert.ok(tick.at >= (tick.tickAt as number), `tick ${tick.id} arrived ${(tick.tickAt as number) - tick.at} ms early`);
+    for (const tick of firstTicks)
+      assert.ok(tick.at >= (tick.tickAt as number), `tick ${tick.id} arrived ${(tick.tickAt as number) - tick.at} ms early`);
     // The receiver sees a request a little after the service sent it: the sums agree to within that.
     const receiverSum = firstTicks.reduce((sum, tick) => sum + (tick.at - (tick.tickAt as number)) / 1000, 0);
     const metricSum = value(text, 'sandglass_schedule_tick_lateness_seconds_sum', { queue: bound, source: 'webhook' });
-    assert.ok(metricSum <= receiverSum + 0.001 && metricSum >= receiverSum - 0.1 * firstTicks.length, `metric ${metricSum} s, receiver ${receiverSum} s`);
-    assert.equal(value(text, 'sandglass_schedule_tick_lateness_seconds_bucket', { queue: bound, source: 'webhook', le: '+Inf' }), firstTicks.length);
-    t.diagnostic(`${sums.runs} runs, ${sums.skipped} skipped; ${firstTicks.length} ticks timed, mean lateness ${((metricSum / firstTicks.length) * 1000).toFixed(1)} ms`);
+    assert.ok(
+      metricSum <= receiverSum + 0.001 && metricSum >= receiverSum - 0.1 * firstTicks.length,
+      `metric ${metricSum} s, receiver ${receiverSum} s`,
+    );
+    assert.equal(
+      value(text, 'sandglass_schedule_tick_lateness_seconds_bucket', { queue: bound, source: 'webhook', le: '+Inf' }),
+      firstTicks.length,
+    );
+    t.diagnostic(
+      `${sums.runs} runs, ${sums.skipped} skipped; ${firstTicks.length} ticks timed, mean lateness ${((metricSum / firstTicks.length) * 1000).toFixed(1)} ms`,
+    );
 
     // Removing schedules takes their runs and skips out of the sums, not out of the counters. A
     // resumed schedule creates its next tick: one more tick job.
@@ -193,9 +219,21 @@ describe('schedule metrics of sandglass serve', () => {
     await queue.unschedule('slow');
     const removed = expected(await queue.listSchedules());
     assert.ok(removed.runs < sums.runs && removed.skipped < sums.skipped, JSON.stringify({ sums, removed }));
-    assert.deepEqual(scheduleMetrics(await scrape(), bound), { active: 0, paused: 2, ended: 0, runs: paused.runs, skipped: paused.skipped });
+    assert.deepEqual(scheduleMetrics(await scrape(), bound), {
+      active: 0,
+      paused: 2,
+      ended: 0,
+      runs: paused.runs,
+      skipped: paused.skipped,
+    });
     await queue.resumeSchedule('later');
-    assert.deepEqual(scheduleMetrics(await scrape(), bound), { active: 1, paused: 1, ended: 0, runs: paused.runs + 1, skipped: paused.skipped });
+    assert.deepEqual(scheduleMetrics(await scrape(), bound), {
+      active: 1,
+      paused: 1,
+      ended: 0,
+      runs: paused.runs + 1,
+      skipped: paused.skipped,
+    });
     assert.equal(samples(text, 'sandglass_schedule_tick_lateness_seconds_count').filter(sample => sample.labels.queue === idle).length, 0);
   });
 });
@@ -205,7 +243,8 @@ describe('tick lateness as the service observes it', () => {
   const api = useApp(redis, { webhooks });
 
   /** A delivered job as a binding's Worker reports it. */
-  const delivered = (queue: string, job: Partial<Job<unknown>>, latenessMs: number) => webhooks.emit('delivered', queue, { id: 'j', payload: null, attempt: 1, ...job } as Job<unknown>, latenessMs, 0);
+  const delivered = (queue: string, job: Partial<Job<unknown>>, latenessMs: number) =>
+    webhooks.emit('delivered', queue, { id: 'j', payload: null, attempt: 1, ...job } as Job<unknown>, latenessMs, 0);
 
   it('counts from the tick time (a catch-up tick falls due after it), and leaves out retries and plain jobs', async () => {
     const queue = uniqueQueue('observed');
@@ -213,7 +252,11 @@ describe('tick lateness as the service observes it', () => {
     const tickAt = 1_700_000_000_000;
     delivered(queue, { id: `k@${tickAt}`, dueAt: tickAt, schedule: { key: 'k', tickAt } }, 40);
     delivered(queue, { id: `k@${tickAt + 60_000}`, dueAt: tickAt + 65_000, schedule: { key: 'k', tickAt: tickAt + 60_000 } }, 20);
-    delivered(queue, { id: `k@${tickAt + 120_000}`, dueAt: tickAt + 130_000, attempt: 2, schedule: { key: 'k', tickAt: tickAt + 120_000 } }, 30);
+    delivered(
+      queue,
+      { id: `k@${tickAt + 120_000}`, dueAt: tickAt + 130_000, attempt: 2, schedule: { key: 'k', tickAt: tickAt + 120_000 } },
+      30,
+    );
     delivered(queue, { id: 'plain', dueAt: tickAt }, 50);
     const text = (await api.call('GET', '/metrics')).text;
     const labels = { queue, source: 'webhook' };

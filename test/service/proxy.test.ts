@@ -53,7 +53,11 @@ async function evalshaCalls(): Promise<number> {
 
 async function counters(h: Harness): Promise<Record<string, number>> {
   const raw = await redis.raw.hgetall(h.keys.counters);
-  return Object.fromEntries(Object.entries(raw).filter(([key]) => key !== 'seq').map(([key, value]) => [key, Number(value)]));
+  return Object.fromEntries(
+    Object.entries(raw)
+      .filter(([key]) => key !== 'seq')
+      .map(([key, value]) => [key, Number(value)]),
+  );
 }
 
 /** Everything stored for the queue except the counters: ids per structure and records. */
@@ -116,9 +120,17 @@ describe('fault proxy: lost replies and resets', () => {
     await queue.cancel('warm-up');
     const calls = await evalshaCalls();
     h.proxy.setMode(dropRepliesThenReset(RESET_AFTER_MS));
-    const entries = Array.from({ length: 1_200 }, (_, n) => ({ payload: { n }, delay: '1h' as const, ...(n % 2 === 0 ? { id: `even-${n}` } : {}) }));
+    const entries = Array.from({ length: 1_200 }, (_, n) => ({
+      payload: { n },
+      delay: '1h' as const,
+      ...(n % 2 === 0 ? { id: `even-${n}` } : {}),
+    }));
     const ids = await queue.addBulk(entries);
-    assert.equal((await evalshaCalls()) - calls, 6, 'three chunks, all sent before the first answered (addBulk pipelines them), each resent once');
+    assert.equal(
+      (await evalshaCalls()) - calls,
+      6,
+      'three chunks, all sent before the first answered (addBulk pipelines them), each resent once',
+    );
     assert.equal(new Set(ids).size, 1_200);
     const snap = await storageSnapshot(redis.raw, h.name);
     assert.deepEqual([...snap.jobs, ...snap.wheel.buckets.keys()].sort(), [...ids].sort(), 'the 1,200 jobs, each once');
@@ -206,7 +218,10 @@ describe('fault proxy: lost replies and resets', () => {
     const queue = h.own(new Queue<string>(h.name, { connection: h.proxy.url }));
     const outcomes: string[] = [];
     const worker = h.own(
-      new Worker<string>(h.name, async () => void h.proxy.setMode(dropRepliesThenReset(RESET_AFTER_MS)), { connection: h.proxy.url, concurrency: 1 }),
+      new Worker<string>(h.name, async () => void h.proxy.setMode(dropRepliesThenReset(RESET_AFTER_MS)), {
+        connection: h.proxy.url,
+        concurrency: 1,
+      }),
     );
     worker.on('error', () => undefined);
     worker.on('completed', () => outcomes.push('completed'));
@@ -265,7 +280,10 @@ describe('fault proxy: lost replies and resets', () => {
     const jobs = await consumer.claim({ max: 1, leaseMs, waitMs: 5_000 });
     const redeliveredMs = Date.now() - startedAt;
     assert.ok((await evalshaCalls()) - calls >= 2, 'claim, then the resent claim');
-    assert.deepEqual(jobs.map(j => j.id), [target]);
+    assert.deepEqual(
+      jobs.map(j => j.id),
+      [target],
+    );
     assert.equal(jobs[0]?.attempt, 1, 'the lost reply cost no attempt');
     assert.ok(redeliveredMs < leaseMs, `delivered after ${redeliveredMs} ms, before the lease (${leaseMs} ms) ran out`);
     assert.equal(await consumer.ack(target, jobs[0]!.token), 'acked');
@@ -280,7 +298,11 @@ describe('fault proxy: lost replies and resets', () => {
     const leaseMs = 1_000;
     const runs: { attempt: number; at: number }[] = [];
     const worker = h.own(
-      new Worker<string>(h.name, job => void runs.push({ attempt: job.attempt, at: Date.now() }), { connection: h.viaProxy(), leaseMs, concurrency: 1 }),
+      new Worker<string>(h.name, job => void runs.push({ attempt: job.attempt, at: Date.now() }), {
+        connection: h.viaProxy(),
+        leaseMs,
+        concurrency: 1,
+      }),
     );
     worker.on('error', () => undefined);
     await worker.waitUntilReady();
@@ -294,7 +316,11 @@ describe('fault proxy: lost replies and resets', () => {
     await waitFor(async () => (await redis.raw.hexists(h.keys.jobs, id)) === 0, 2_000, 'the ack');
     assert.ok((await evalshaCalls()) - calls >= 2, 'claim, then the resent claim');
     await sleep(300);
-    assert.deepEqual(runs.map(r => r.attempt), [1], 'ran once, as attempt 1');
+    assert.deepEqual(
+      runs.map(r => r.attempt),
+      [1],
+      'ran once, as attempt 1',
+    );
     const lateMs = (runs[0]?.at ?? 0) - dueAt;
     assert.ok(lateMs >= 0 && lateMs < leaseMs, `ran ${lateMs} ms after due, before the lease (${leaseMs} ms) ran out`);
     assert.equal((await counters(h)).reaped ?? 0, 0);
@@ -307,7 +333,9 @@ describe('fault proxy: lost replies and resets', () => {
     const h = await harness(t);
     const queue = h.own(new Queue<string>(h.name, { connection: h.proxy.url }));
     const runs: number[] = [];
-    const worker = h.own(new Worker<string>(h.name, job => void runs.push(job.attempt), { connection: h.viaProxy(), leaseMs: 500, maxAttempts: 1 }));
+    const worker = h.own(
+      new Worker<string>(h.name, job => void runs.push(job.attempt), { connection: h.viaProxy(), leaseMs: 500, maxAttempts: 1 }),
+    );
     worker.on('error', () => undefined);
     await worker.waitUntilReady();
     const id = await queue.add('x', { delay: 300 });
@@ -335,13 +363,21 @@ describe('fault proxy: latency and blackholes', () => {
       job.signal.addEventListener('abort', () => (run.aborted = true));
       await sleep(ms);
     };
-    const holder = h.own(new Worker<string>(h.name, handler('holder', options.holderMs), { connection: h.proxy.url, leaseMs: options.leaseMs, concurrency: 1 }));
+    const holder = h.own(
+      new Worker<string>(h.name, handler('holder', options.holderMs), {
+        connection: h.proxy.url,
+        leaseMs: options.leaseMs,
+        concurrency: 1,
+      }),
+    );
     for (const event of ['completed', 'stale'] as const) holder.on(event, () => outcomes.push(`holder ${event}`));
     holder.on('error', () => undefined);
     await holder.waitUntilReady();
     const id = await queue.add('long job');
     await waitFor(() => runs.length === 1, 5_000, 'the holder to take the job');
-    const observer = h.own(new Worker<string>(h.name, handler('observer', 10), { connection: redis.url, leaseMs: options.leaseMs, concurrency: 1 }));
+    const observer = h.own(
+      new Worker<string>(h.name, handler('observer', 10), { connection: redis.url, leaseMs: options.leaseMs, concurrency: 1 }),
+    );
     for (const event of ['completed', 'stale'] as const) observer.on(event, () => outcomes.push(`observer ${event}`));
     observer.on('error', () => undefined);
     await observer.waitUntilReady();
@@ -355,7 +391,10 @@ describe('fault proxy: latency and blackholes', () => {
     await waitFor(() => outcomes.length > 0, 10_000, 'the holder to finish');
     h.proxy.setMode('pass');
     assert.deepEqual(outcomes, ['holder completed']);
-    assert.deepEqual(runs.map(r => [r.who, r.attempt, r.aborted]), [['holder', 1, false]]);
+    assert.deepEqual(
+      runs.map(r => [r.who, r.attempt, r.aborted]),
+      [['holder', 1, false]],
+    );
     assert.equal(await redis.raw.hexists(h.keys.jobs, id), 0);
     const c = await counters(h);
     assert.equal(c.reaped ?? 0, 0, 'no false lease expiry');
@@ -372,12 +411,15 @@ describe('fault proxy: latency and blackholes', () => {
     await waitFor(() => outcomes.length > 0, 10_000, 'the holder to finish');
     await sleep(300);
     assert.deepEqual(outcomes, ['holder completed']);
-    assert.deepEqual(runs.map(r => [r.who, r.attempt, r.aborted]), [['holder', 1, false]]);
+    assert.deepEqual(
+      runs.map(r => [r.who, r.attempt, r.aborted]),
+      [['holder', 1, false]],
+    );
     assert.equal(await redis.raw.hexists(h.keys.jobs, id), 0);
     assert.equal((await counters(h)).reaped ?? 0, 0);
   });
 
-  it('a blackhole longer than the lease: the job runs again elsewhere, the frozen holder\'s late ack is stale', async t => {
+  it("a blackhole longer than the lease: the job runs again elsewhere, the frozen holder's late ack is stale", async t => {
     const leaseMs = 2_000;
     const { h, id, runs, outcomes, claimedAt } = await holderAndObserver(t, { leaseMs, holderMs: 2_000 });
     await sleep(Math.max(0, claimedAt + 300 - Date.now()));
@@ -391,14 +433,24 @@ describe('fault proxy: latency and blackholes', () => {
     const redeliveredMs = (runs[1]?.at as number) - claimedAt;
     await sleep(Math.max(0, claimedAt + leaseMs + 1_000 - Date.now()));
     h.proxy.setMode('pass'); // the held renewals and the late ack reach Redis now
-    await waitFor(() => outcomes.length === 2, 5_000, 'the holder\'s late ack');
+    await waitFor(() => outcomes.length === 2, 5_000, "the holder's late ack");
     assert.deepEqual(outcomes.sort(), ['holder stale', 'observer completed']);
-    assert.deepEqual(runs.map(r => [r.who, r.attempt]), [['holder', 1], ['observer', 2]], 'the documented duplicate, no more');
+    assert.deepEqual(
+      runs.map(r => [r.who, r.attempt]),
+      [
+        ['holder', 1],
+        ['observer', 2],
+      ],
+      'the documented duplicate, no more',
+    );
     assert.equal(await redis.raw.hexists(h.keys.jobs, id), 0);
     const c = await counters(h);
     assert.equal(c.completed, 1, 'completed once');
     assert.equal(c.reaped, 1);
-    assert.ok(leaseEndsAt >= claimedAt + leaseMs - 1_000, `the lease ends at ${leaseEndsAt}, ${leaseEndsAt - claimedAt} ms after the holder started`);
+    assert.ok(
+      leaseEndsAt >= claimedAt + leaseMs - 1_000,
+      `the lease ends at ${leaseEndsAt}, ${leaseEndsAt - claimedAt} ms after the holder started`,
+    );
     assert.ok((runs[1]?.at as number) >= leaseEndsAt, `redelivered ${leaseEndsAt - (runs[1]?.at as number)} ms before the lease ran out`);
     t.diagnostic(`blackhole: the observer ran the job ${redeliveredMs} ms after the holder's claim (lease ${leaseMs} ms)`);
   });
@@ -460,7 +512,11 @@ describe('fault proxy: resets under load', () => {
     // A job runs twice only if a lease of it ran out: every extra start has a reap behind it.
     const extraStarts = duplicates.reduce((sum, list) => sum + list.length - 1, 0);
     assert.ok(extraStarts <= (c.reaped ?? 0), `${extraStarts} extra starts, ${c.reaped ?? 0} leases reaped`);
-    for (const list of duplicates) assert.ok(list.every((start, i) => i === 0 || start.attempt > (list[i - 1]?.attempt ?? 0)), 'a later start has a later attempt');
+    for (const list of duplicates)
+      assert.ok(
+        list.every((start, i) => i === 0 || start.attempt > (list[i - 1]?.attempt ?? 0)),
+        'a later start has a later attempt',
+      );
     const snapshotAfter = await snapshot(h);
     assert.deepEqual([snapshotAfter.due.length, snapshotAfter.active.length, snapshotAfter.dead.length], [0, 0, 0]);
     const stats = h.proxy.stats();

@@ -93,7 +93,11 @@ async function listening(serve: Serve, dir?: string): Promise<{ url: string; red
 }
 
 async function addJob(url: string, id: string): Promise<number> {
-  const answer = await fetch(`${url}/v1/queues/kept/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ payload: id, id, delay: '1h' }) });
+  const answer = await fetch(`${url}/v1/queues/kept/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ payload: id, id, delay: '1h' }),
+  });
   return answer.status;
 }
 
@@ -109,7 +113,9 @@ async function stop(serve: Serve): Promise<number | null> {
 /** The exit code, or a failure when the process is still running after `ms`. */
 function exitCode(serve: Serve, ms = 30_000): Promise<number | null> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`still running after ${ms} ms: ${serve.output()}`)), ms)));
+  const late = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`still running after ${ms} ms: ${serve.output()}`)), ms)),
+  );
   return Promise.race([serve.exited, late]).finally(() => clearTimeout(timer));
 }
 
@@ -122,10 +128,14 @@ describe('the data folder lock', () => {
   it('is refused while its owner lives, and taken over from a dead owner or a reused pid', () => {
     const dir = dataFolder();
     mkdirSync(dir, { recursive: true });
-    const record = (pid: number, startTime: string | null) => JSON.stringify({ pid, startTime, host: hostname(), claimedAt: new Date().toISOString() });
+    const record = (pid: number, startTime: string | null) =>
+      JSON.stringify({ pid, startTime, host: hostname(), claimedAt: new Date().toISOString() });
 
     const claim = claimDataFolder(dir);
-    assert.throws(() => claimDataFolder(dir), (error: unknown) => error instanceof ConflictError && /is in use by another sandglass serve \(pid \d+/.test(error.message));
+    assert.throws(
+      () => claimDataFolder(dir),
+      (error: unknown) => error instanceof ConflictError && /is in use by another sandglass serve \(pid \d+/.test(error.message),
+    );
     claim.setRedis({ pid: 1, port: 6380, url: 'redis://127.0.0.1:6380' });
     assert.equal(readDataFolderOwner(dir)?.redis?.port, 6380);
     claim.release();
@@ -156,7 +166,12 @@ describe('serve owns its data folder', { timeout: 120_000 }, () => {
     const { url } = await listening(first, dir);
     const second = spawnServe(['--data-dir', dir]);
     assert.equal(await exitCode(second, 20_000), 4, second.output());
-    assert.match(second.output(), new RegExp(`sandglass: The data folder ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another sandglass serve \\(pid ${first.child.pid}`));
+    assert.match(
+      second.output(),
+      new RegExp(
+        `sandglass: The data folder ${dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is in use by another sandglass serve \\(pid ${first.child.pid}`,
+      ),
+    );
     assert.equal(redisServersOn(dir).length, 1, 'one redis-server on the folder');
     assert.equal(await addJob(url, 'after-refusal'), 201, 'the first serve still works');
     assert.equal(await stop(first), 0);
@@ -185,7 +200,9 @@ describe('serve owns its data folder', { timeout: 120_000 }, () => {
     const { url, redisPid } = await listening(first, dir);
     assert.equal(await addJob(url, 'before-kill'), 201);
     // Kill serve together with the watcher that would stop its redis-server: the orphan keeps running.
-    const watcher = readdirSync('/proc').find(entry => /^\d+$/.test(entry) && readFileSafe(`/proc/${entry}/cmdline`).includes(`sandglass-redis-watch\0${redisPid}`));
+    const watcher = readdirSync('/proc').find(
+      entry => /^\d+$/.test(entry) && readFileSafe(`/proc/${entry}/cmdline`).includes(`sandglass-redis-watch\0${redisPid}`),
+    );
     assert.ok(watcher, 'the redis-server has a watcher');
     process.kill(Number(watcher), 'SIGKILL');
     first.child.kill('SIGKILL');
@@ -212,12 +229,20 @@ describe('serve supervises its redis-server', { timeout: 120_000 }, () => {
     assert.equal((await fetch(`${url}/healthz`)).status, 200);
 
     process.kill(redisPid, 'SIGKILL');
-    await waitFor(() => serve.output().includes(`The private redis-server (pid ${redisPid}) was killed by SIGKILL: restarting it`), 10_000, 'the death in the log');
+    await waitFor(
+      () => serve.output().includes(`The private redis-server (pid ${redisPid}) was killed by SIGKILL: restarting it`),
+      10_000,
+      'the death in the log',
+    );
     const ready = await fetch(`${url}/readyz`);
     assert.equal(ready.status, 503);
     assert.equal(((await ready.json()) as { error: { code: string } }).error.code, 'NOT_READY');
     const started = Date.now();
-    const add = await fetch(`${url}/v1/queues/kept/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"payload":1}' });
+    const add = await fetch(`${url}/v1/queues/kept/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"payload":1}',
+    });
     assert.deepEqual([add.status, ((await add.json()) as { error: { code: string } }).error.code], [503, 'REDIS_UNAVAILABLE']);
     assert.ok(Date.now() - started < 2_000, `answered in ${Date.now() - started} ms, not after a Redis timeout`);
     assert.equal((await fetch(`${url}/healthz`)).status, 200, '/healthz: the HTTP process is alive');
@@ -269,7 +294,7 @@ describe('serve with an unreachable REDIS_URL', { timeout: 60_000 }, () => {
 });
 
 describe('the CLI and a running serve', { timeout: 60_000 }, () => {
-  it("without --redis or REDIS_URL, the CLI uses the private Redis of the serve running on --data-dir and says which Redis it uses", async () => {
+  it('without --redis or REDIS_URL, the CLI uses the private Redis of the serve running on --data-dir and says which Redis it uses', async () => {
     const dir = dataFolder();
     const serve = spawnServe(['--data-dir', dir]);
     const { url } = await listening(serve, dir);
@@ -280,7 +305,10 @@ describe('the CLI and a running serve', { timeout: 60_000 }, () => {
     const found = await runCli(['stats', '--data-dir', dir]);
     assert.equal(found.code, 0, found.stderr);
     assert.match(found.stdout, /kept/);
-    assert.match(found.stderr, new RegExp(`Redis redis://127\\.0\\.0\\.1:${port} \\(private redis-server of sandglass serve pid ${serve.child.pid}`));
+    assert.match(
+      found.stderr,
+      new RegExp(`Redis redis://127\\.0\\.0\\.1:${port} \\(private redis-server of sandglass serve pid ${serve.child.pid}`),
+    );
 
     const flagged = await runCli(['stats', '--data-dir', dir, '--redis', other.url]);
     assert.equal(flagged.code, 0, flagged.stderr);

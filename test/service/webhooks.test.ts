@@ -43,7 +43,14 @@ async function receiver(reply: (request: Delivery, index: number) => Reply = () 
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const request: Delivery = { at, method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw, body: raw ? JSON.parse(raw) : undefined };
+      const request: Delivery = {
+        at,
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        raw,
+        body: raw ? JSON.parse(raw) : undefined,
+      };
       received.push(request);
       inFlight += 1;
       maxInFlight = Math.max(maxInFlight, inFlight);
@@ -156,7 +163,11 @@ describe('webhook delivery', () => {
     await queue(name).addBulk(Array.from({ length: 40 }, (_, i) => ({ payload: i, delay: 100 + i * 20 })));
     await waitFor(() => target.received.length === 40, 5_000, '40 deliveries');
     // Never early (exact, every request); on time as a distribution (an HTTP round trip per job).
-    assertNeverEarlyAndOnTime(target.received.map(request => request.at - request.body.dueAt), { p50Ms: 50, p99Ms: 1_000 }, 'deliveries');
+    assertNeverEarlyAndOnTime(
+      target.received.map(request => request.at - request.body.dueAt),
+      { p50Ms: 50, p99Ms: 1_000 },
+      'deliveries',
+    );
   });
 
   it('retries after a 500 and acks the 2xx that follows, signing each attempt afresh', async () => {
@@ -167,12 +178,25 @@ describe('webhook delivery', () => {
     const id = await queue(name).add({ n: 1 }, fast);
     await waitFor(() => events.delivered.length === 1, 5_000, 'the third attempt to be acked');
 
-    assert.deepEqual(target.received.map(request => request.headers['sandglass-attempt']), ['1', '2', '3']);
-    assert.deepEqual(target.received.map(request => request.body.attempt), [1, 2, 3]);
+    assert.deepEqual(
+      target.received.map(request => request.headers['sandglass-attempt']),
+      ['1', '2', '3'],
+    );
+    assert.deepEqual(
+      target.received.map(request => request.body.attempt),
+      [1, 2, 3],
+    );
     const dueAts = target.received.map(request => request.body.dueAt);
     assert.ok(dueAts[0]! < dueAts[1]! && dueAts[1]! < dueAts[2]!, 'a retry carries the due time of its own attempt');
     for (const request of target.received) {
-      assert.ok(verifySignature(SECRET, request.headers['sandglass-timestamp'] as string, request.raw, request.headers['sandglass-signature'] as string));
+      assert.ok(
+        verifySignature(
+          SECRET,
+          request.headers['sandglass-timestamp'] as string,
+          request.raw,
+          request.headers['sandglass-signature'] as string,
+        ),
+      );
     }
     assert.equal(events.failed.length, 2);
     for (const { error, retryAt } of events.failed) {
@@ -193,7 +217,11 @@ describe('webhook delivery', () => {
     await waitFor(() => events.dead.length === 1, 5_000, 'the job to die');
 
     assert.equal(target.received.length, 3);
-    assert.deepEqual(events.failed.map(event => event.retryAt === undefined), [false, false, true], 'the last failure has no retry');
+    assert.deepEqual(
+      events.failed.map(event => event.retryAt === undefined),
+      [false, false, true],
+      'the last failure has no retry',
+    );
     assert.match(events.dead[0]?.error.message ?? '', /answered 503 Service Unavailable/);
     const dead = await queue(name).get(id);
     assert.equal(dead?.state, 'dead');
@@ -230,7 +258,10 @@ describe('webhook delivery', () => {
     assert.match((await queue(gone).get(goneId))?.lastError ?? '', /^Webhook http:\/\/127\.0\.0\.1:\d+ answered 410 Gone: ok$/);
     assert.equal(sent(missing), 2, '404: retried, then delivered');
     assert.equal(sent(moved), 2, '301: retried up to maxAttempts');
-    assert.ok(target.received.every(request => request.method === 'POST'), 'a redirect never turns into a GET');
+    assert.ok(
+      target.received.every(request => request.method === 'POST'),
+      'a redirect never turns into a GET',
+    );
     assert.match((await queue(moved).get(movedId))?.lastError ?? '', /answered 301 Moved Permanently \(redirects are not followed/);
   });
 
@@ -238,7 +269,9 @@ describe('webhook delivery', () => {
     const gone = uniqueQueue('gone');
     const failing = uniqueQueue('failing');
     const unreachable = uniqueQueue('unreachable');
-    const target = await receiver(request => (request.body?.queue === gone ? { status: 410, body: 'gone for good' } : { status: 503, body: 'upstream timed out' }));
+    const target = await receiver(request =>
+      request.body?.queue === gone ? { status: 410, body: 'gone for good' } : { status: 503, body: 'upstream timed out' },
+    );
     const closed = await receiver();
     await closed.close();
     const { delivery, events } = deliveryFor([
@@ -317,14 +350,24 @@ describe('webhook delivery', () => {
     // this same event loop, late by up to tens of ms on a loaded machine, so 100 ms of each window are
     // left to that jitter. A fixed-window counter (20 at the end of one second, 20 at the start of the
     // next) or a token bucket of 20 (20 at once, then one per 50 ms) would put 38-40 in such a window.
-    const inWindow = (windowMs: number) => Math.max(...arrivals.map((at, i) => arrivals.slice(i).filter(other => other < at + windowMs).length));
+    const inWindow = (windowMs: number) =>
+      Math.max(...arrivals.map((at, i) => arrivals.slice(i).filter(other => other < at + windowMs).length));
     const busiest = inWindow(900);
-    assert.ok(busiest <= 21, `at most 20 (+1 for timing) arrivals in any 900 ms window, got ${busiest}: ${JSON.stringify(arrivals.map(at => at - (arrivals[0] as number)))}`);
+    assert.ok(
+      busiest <= 21,
+      `at most 20 (+1 for timing) arrivals in any 900 ms window, got ${busiest}: ${JSON.stringify(arrivals.map(at => at - (arrivals[0] as number)))}`,
+    );
     assert.ok(busiest >= 15, `the rate is used, not just obeyed: ${busiest} in the busiest window`);
     // 60 starts at 20 per second: the third batch of 20 cannot start before 2 s after the first.
-    assert.ok((arrivals.at(-1) as number) - (arrivals[0] as number) >= 1_900, `60 arrivals span ${(arrivals.at(-1) as number) - (arrivals[0] as number)} ms`);
+    assert.ok(
+      (arrivals.at(-1) as number) - (arrivals[0] as number) >= 1_900,
+      `60 arrivals span ${(arrivals.at(-1) as number) - (arrivals[0] as number)} ms`,
+    );
     assert.ok(target.maxInFlight <= 4, `at most 4 in flight, got ${target.maxInFlight}`);
-    assert.ok(events.delivered.some(({ heldMs }) => heldMs >= 500), 'the deliveries held by the rate say how long');
+    assert.ok(
+      events.delivered.some(({ heldMs }) => heldMs >= 500),
+      'the deliveries held by the rate say how long',
+    );
   });
 
   it('close() while requests wait for the rate hands their jobs back, none sent twice', async () => {
@@ -398,7 +441,8 @@ describe('webhook delivery', () => {
 
 describe('webhook bindings', () => {
   const good = { queue: 'orders', url: 'https://shop.example/hooks?token=t0ps3cret', secret: SECRET };
-  const make = (binding: Record<string, unknown>) => new WebhookDelivery({ connection: 'redis://127.0.0.1:1', bindings: [binding as unknown as WebhookBinding] });
+  const make = (binding: Record<string, unknown>) =>
+    new WebhookDelivery({ connection: 'redis://127.0.0.1:1', bindings: [binding as unknown as WebhookBinding] });
 
   it('refuses a bad binding with a ValidationError that quotes neither the secret nor the URL', () => {
     const cases: [Record<string, unknown>, RegExp][] = [
@@ -424,14 +468,20 @@ describe('webhook bindings', () => {
       [{ ...good, rate: '100/s' }, /`bindings\[0\]\.rate` to be \{ max, per \}/],
     ];
     for (const [binding, message] of cases) {
-      assert.throws(() => make(binding), (error: unknown) => {
-        assert.ok(error instanceof ValidationError, `${String(message)}: ${String(error)}`);
-        assert.match(error.message, message);
-        assert.doesNotMatch(error.message, /t0ps3cret|test-secret/);
-        return true;
-      });
+      assert.throws(
+        () => make(binding),
+        (error: unknown) => {
+          assert.ok(error instanceof ValidationError, `${String(message)}: ${String(error)}`);
+          assert.match(error.message, message);
+          assert.doesNotMatch(error.message, /t0ps3cret|test-secret/);
+          return true;
+        },
+      );
     }
-    assert.throws(() => new WebhookDelivery({ connection: 'redis://127.0.0.1:1', bindings: [good, { ...good, url: 'https://other.example/' }] }), /bound twice/);
+    assert.throws(
+      () => new WebhookDelivery({ connection: 'redis://127.0.0.1:1', bindings: [good, { ...good, url: 'https://other.example/' }] }),
+      /bound twice/,
+    );
     assert.ok(make(good) instanceof WebhookDelivery);
     assert.ok(make({ ...good, rate: { max: 100, per: '1s' } }) instanceof WebhookDelivery);
     assert.ok(make({ ...good, rate: { max: 5, per: 250 } }) instanceof WebhookDelivery);
@@ -441,7 +491,10 @@ describe('webhook bindings', () => {
     assert.deepEqual(parseWebhookBindings(JSON.stringify([good])), [good]);
     assert.deepEqual(parseWebhookBindings(undefined), []);
     assert.deepEqual(parseWebhookBindings('  '), []);
-    assert.throws(() => parseWebhookBindings(`[${JSON.stringify(good)}`), (error: unknown) => error instanceof ValidationError && !error.message.includes('t0ps3cret'));
+    assert.throws(
+      () => parseWebhookBindings(`[${JSON.stringify(good)}`),
+      (error: unknown) => error instanceof ValidationError && !error.message.includes('t0ps3cret'),
+    );
     assert.throws(() => parseWebhookBindings(JSON.stringify(good)), /JSON array/);
     assert.throws(() => parseWebhookBindings(JSON.stringify([{ ...good, secret: 'x' }])), /bindings\[0\]\.secret/);
     const limited = { ...good, rate: { max: 100, per: '1s' } };
@@ -459,7 +512,16 @@ describe('webhook bindings', () => {
     assert.equal(verifySignature(SECRET, at, body, signature, { nowMs: nowMs + 301_000 }), false, 'older than 5 minutes: a replay');
     assert.equal(verifySignature(SECRET, at, body, signature, { nowMs: nowMs - 301_000 }), false, 'more than 5 minutes ahead');
     assert.equal(verifySignature(SECRET, at, body, signature.toUpperCase().replace('V1=', 'v1='), { nowMs }), true, 'hex in capitals');
-    for (const bad of [undefined, null, '', 'v1=', signature.slice(3), `v0=${signature.slice(3)}`, `${signature}00`, `v1=${'z'.repeat(64)}`]) {
+    for (const bad of [
+      undefined,
+      null,
+      '',
+      'v1=',
+      signature.slice(3),
+      `v0=${signature.slice(3)}`,
+      `${signature}00`,
+      `v1=${'z'.repeat(64)}`,
+    ]) {
       assert.equal(verifySignature(SECRET, at, body, bad, { nowMs }), false, String(bad));
     }
     for (const bad of [undefined, null, '', '1e9', ' 1767225600', '-1767225600', '1767225600.5']) {
@@ -483,7 +545,10 @@ describe('SlidingWindow (a binding rate)', () => {
     );
     aborted.abort('gone');
     await Promise.all(waits);
-    assert.deepEqual(starts.map(start => start.index), [0, 1, 2, 3, 5, 6, 7]);
+    assert.deepEqual(
+      starts.map(start => start.index),
+      [0, 1, 2, 3, 5, 6, 7],
+    );
     // Stamped when each promise's callback ran, a little after the limiter recorded the start (the
     // first three resolve at once but run their callbacks only after this loop): 5 ms of slack for
     // that under load; a limiter letting a 4th start into a window would show a gap near 0.

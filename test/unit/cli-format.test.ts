@@ -34,7 +34,11 @@ describe('CLI human output', () => {
   it('never passes terminal control characters through', () => {
     assert.equal(printable('a\u001b[31mb\u009bc\nd\te'), 'a?[31mb?c\nd\te');
     assert.equal(oneLine('line one\nline two\u001b', 12), 'line one ...');
-    const job = formatJob('q', { id: 'x', payload: 'p', state: 'dead', dueAt: 0, attempts: 1, deadAt: 0, lastError: 'Error: \u001b]0;pwned\u0007\n    at f' }, 60_000);
+    const job = formatJob(
+      'q',
+      { id: 'x', payload: 'p', state: 'dead', dueAt: 0, attempts: 1, deadAt: 0, lastError: 'Error: \u001b]0;pwned\u0007\n    at f' },
+      60_000,
+    );
     assert.ok(!job.includes('\u001b') && !job.includes('\u0007'), job);
     assert.match(job, /^state\s+dead \(died 1m ago\)$/m);
     assert.match(job, /^last error\s+Error: \?\]0;pwned\?\n\s+at f$/m);
@@ -46,8 +50,14 @@ describe('import lines', () => {
     assert.deepEqual(parseLine('{"payload":{"a":1},"delay":"30m","id":"x","maxAttempts":2}', 'envelope'), {
       job: { payload: { a: 1 }, delay: '30m', id: 'x', maxAttempts: 2 },
     });
-    assert.deepEqual(parseLine('{"payload":1,"at":"2030-01-01T00:00:00Z"}', 'envelope'), { job: { payload: 1, at: new Date('2030-01-01T00:00:00Z') } });
-    assert.deepEqual(parseLine('{"payload":null}', 'envelope', { delay: '5m' }), { job: { payload: null, delay: '5m' } }, 'the default applies');
+    assert.deepEqual(parseLine('{"payload":1,"at":"2030-01-01T00:00:00Z"}', 'envelope'), {
+      job: { payload: 1, at: new Date('2030-01-01T00:00:00Z') },
+    });
+    assert.deepEqual(
+      parseLine('{"payload":null}', 'envelope', { delay: '5m' }),
+      { job: { payload: null, delay: '5m' } },
+      'the default applies',
+    );
     assert.deepEqual(parseLine('{"payload":1,"delay":0}', 'envelope', { delay: '5m' }), { job: { payload: 1, delay: 0 } }, 'the line wins');
   });
 

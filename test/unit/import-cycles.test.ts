@@ -15,14 +15,22 @@ function specifiersOf(fileName: string, text: string): string[] {
   const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       found.push(node.moduleSpecifier.text);
     } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
       const [argument] = node.arguments;
       if (argument && ts.isStringLiteralLike(argument)) found.push(argument.text);
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
       found.push(node.argument.literal.text);
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference) &&
+      ts.isStringLiteral(node.moduleReference.expression)
+    ) {
       found.push(node.moduleReference.expression.text);
     }
     ts.forEachChild(node, visit);
@@ -92,7 +100,8 @@ describe('imports', () => {
   });
 
   it('the search finds a cycle through a type-only import, a re-export and an import()', () => {
-    const text = "import type { A } from './a.js';\nexport { B } from './b.js';\nconst c = await import('./c.js');\ntype D = typeof import('./d.js');";
+    const text =
+      "import type { A } from './a.js';\nexport { B } from './b.js';\nconst c = await import('./c.js');\ntype D = typeof import('./d.js');";
     assert.deepEqual(specifiersOf('x.ts', text), ['./a.js', './b.js', './c.js', './d.js']);
     const graph = new Map([
       ['a', ['b']],
@@ -101,6 +110,14 @@ describe('imports', () => {
       ['d', ['b']],
     ]);
     assert.deepEqual(findCycle(graph), ['b', 'd', 'b']);
-    assert.equal(findCycle(new Map([['a', ['b']], ['b', []]])), undefined);
+    assert.equal(
+      findCycle(
+        new Map([
+          ['a', ['b']],
+          ['b', []],
+        ]),
+      ),
+      undefined,
+    );
   });
 });

@@ -7,25 +7,48 @@ import { MIN_EVERY_MS, resolveScheduleSpec, scheduleDefinitionHash } from '../..
 const NOW = Date.parse('2027-01-01T00:00:00Z');
 
 function refuses(spec: unknown, message: RegExp, key: unknown = 'k'): void {
-  assert.throws(() => resolveScheduleSpec(key, spec, NOW), (error: unknown) => {
-    assert.ok(error instanceof ValidationError, `expected a ValidationError, got ${String(error)}`);
-    assert.match(error.message, message);
-    return true;
-  });
+  assert.throws(
+    () => resolveScheduleSpec(key, spec, NOW),
+    (error: unknown) => {
+      assert.ok(error instanceof ValidationError, `expected a ValidationError, got ${String(error)}`);
+      assert.match(error.message, message);
+      return true;
+    },
+  );
 }
 
 describe('resolveScheduleSpec', () => {
   it('fills in the defaults: UTC (never the machine zone), allow, latest, anchor at now, null payload', () => {
     const spec = resolveScheduleSpec('daily-report', { cron: '0 9 * * *' }, NOW);
-    assert.deepEqual(spec, { key: 'daily-report', cron: '0 9 * * *', tz: 'UTC', payloadJson: 'null', overlap: 'allow', catchUp: 'latest', anchorMs: NOW });
+    assert.deepEqual(spec, {
+      key: 'daily-report',
+      cron: '0 9 * * *',
+      tz: 'UTC',
+      payloadJson: 'null',
+      overlap: 'allow',
+      catchUp: 'latest',
+      anchorMs: NOW,
+    });
   });
 
   it('normalizes: every as a duration, tz spelling, cron spacing, Dates as epoch ms, anchor at startAt', () => {
     const startAt = new Date(NOW + 60_000);
-    const spec = resolveScheduleSpec('refund-poll:42', {
-      every: '5m', tz: 'europe/berlin', payload: { refundId: 42 }, startAt, endAt: NOW + 86_400_000, limit: 3,
-      overlap: 'skip', catchUp: 'all', maxAttempts: 5, backoff: { type: 'fixed', delayMs: 1000 },
-    }, NOW);
+    const spec = resolveScheduleSpec(
+      'refund-poll:42',
+      {
+        every: '5m',
+        tz: 'europe/berlin',
+        payload: { refundId: 42 },
+        startAt,
+        endAt: NOW + 86_400_000,
+        limit: 3,
+        overlap: 'skip',
+        catchUp: 'all',
+        maxAttempts: 5,
+        backoff: { type: 'fixed', delayMs: 1000 },
+      },
+      NOW,
+    );
     assert.equal(spec.every, 300_000);
     assert.equal(spec.tz, 'Europe/Berlin');
     assert.equal(spec.payloadJson, '{"refundId":42}');
@@ -108,13 +131,30 @@ describe('scheduleDefinitionHash', () => {
     const hash = scheduleDefinitionHash(resolveScheduleSpec('k', base, NOW));
     assert.match(hash, /^[0-9a-f]{40}$/);
     assert.equal(scheduleDefinitionHash(resolveScheduleSpec('k', base, NOW + 5000)), hash, 'the upsert time is not part of the definition');
-    assert.equal(scheduleDefinitionHash(resolveScheduleSpec('k', { ...base, cron: '0  9 * * *', tz: 'europe/berlin' }, NOW)), hash, 'normalized spellings');
-    const changes: object[] = [{ cron: '0 10 * * *' }, { tz: 'UTC' }, { payload: { a: 2 } }, { startAt: NOW }, { endAt: NOW + 1e6 }, { limit: 2 },
-      { overlap: 'skip' }, { catchUp: 'none' }, { maxAttempts: 2 }, { backoff: { type: 'fixed', delayMs: 5 } }];
+    assert.equal(
+      scheduleDefinitionHash(resolveScheduleSpec('k', { ...base, cron: '0  9 * * *', tz: 'europe/berlin' }, NOW)),
+      hash,
+      'normalized spellings',
+    );
+    const changes: object[] = [
+      { cron: '0 10 * * *' },
+      { tz: 'UTC' },
+      { payload: { a: 2 } },
+      { startAt: NOW },
+      { endAt: NOW + 1e6 },
+      { limit: 2 },
+      { overlap: 'skip' },
+      { catchUp: 'none' },
+      { maxAttempts: 2 },
+      { backoff: { type: 'fixed', delayMs: 5 } },
+    ];
     const hashes = new Set([hash]);
     for (const change of changes) hashes.add(scheduleDefinitionHash(resolveScheduleSpec('k', { ...base, ...change }, NOW)));
     hashes.add(scheduleDefinitionHash(resolveScheduleSpec('other', base, NOW)));
     assert.equal(hashes.size, changes.length + 2, 'every change gives a new hash');
-    assert.notEqual(scheduleDefinitionHash(resolveScheduleSpec('k', { every: '1m' }, NOW)), scheduleDefinitionHash(resolveScheduleSpec('k', { every: '2m' }, NOW)));
+    assert.notEqual(
+      scheduleDefinitionHash(resolveScheduleSpec('k', { every: '1m' }, NOW)),
+      scheduleDefinitionHash(resolveScheduleSpec('k', { every: '2m' }, NOW)),
+    );
   });
 });

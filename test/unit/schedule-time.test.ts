@@ -6,7 +6,7 @@ import { resolveScheduleSpec, type ScheduleSpec } from '../../src/schedules/spec
 import { MAX_CATCH_UP_TICKS, missedTicks, nextTickAfter, upcomingTicks } from '../../src/schedules/time.js';
 
 const ms = (iso: string): number => Date.parse(iso);
-const iso = (ticks: number[]): string[] => ticks.map((t) => new Date(t).toISOString());
+const iso = (ticks: number[]): string[] => ticks.map(t => new Date(t).toISOString());
 const spec = (input: ScheduleSpec, nowIso = '2027-01-01T00:00:00Z') => resolveScheduleSpec('k', input, ms(nowIso));
 
 describe('cron ticks across DST', () => {
@@ -76,14 +76,22 @@ describe('cron ticks across DST', () => {
 
   it('a day of month and a weekday both given match either, as in Vixie cron', () => {
     const s = spec({ cron: '0 0 13 * 5' }); // 2027-01-01 is a Friday
-    assert.deepEqual(iso(upcomingTicks(s, ms('2027-01-01T00:00:00Z'), 4)),
-      ['2027-01-01T00:00:00.000Z', '2027-01-08T00:00:00.000Z', '2027-01-13T00:00:00.000Z', '2027-01-15T00:00:00.000Z']);
+    assert.deepEqual(iso(upcomingTicks(s, ms('2027-01-01T00:00:00Z'), 4)), [
+      '2027-01-01T00:00:00.000Z',
+      '2027-01-08T00:00:00.000Z',
+      '2027-01-13T00:00:00.000Z',
+      '2027-01-15T00:00:00.000Z',
+    ]);
   });
 
   it('a 6-field cron ticks on seconds, strictly after the given instant', () => {
     const s = spec({ cron: '*/15 * * * * *' });
-    assert.deepEqual(iso(upcomingTicks(s, ms('2027-01-01T00:00:00.500Z'), 4)),
-      ['2027-01-01T00:00:15.000Z', '2027-01-01T00:00:30.000Z', '2027-01-01T00:00:45.000Z', '2027-01-01T00:01:00.000Z']);
+    assert.deepEqual(iso(upcomingTicks(s, ms('2027-01-01T00:00:00.500Z'), 4)), [
+      '2027-01-01T00:00:15.000Z',
+      '2027-01-01T00:00:30.000Z',
+      '2027-01-01T00:00:45.000Z',
+      '2027-01-01T00:01:00.000Z',
+    ]);
     assert.equal(nextTickAfter(s, ms('2027-01-01T00:00:15Z')), ms('2027-01-01T00:00:30Z'));
     assert.equal(nextTickAfter(s, ms('2027-01-01T00:00:14.999Z')), ms('2027-01-01T00:00:15Z'));
   });
@@ -92,10 +100,20 @@ describe('cron ticks across DST', () => {
     const yearStart = ms('2027-01-01T00:00:00Z') - 14 * 3_600_000;
     const yearEnd = ms('2028-01-01T00:00:00Z') + 14 * 3_600_000;
     for (const tz of ['Europe/Berlin', 'America/New_York', 'Australia/Lord_Howe', 'America/Santiago', 'Asia/Tehran']) {
-      const local = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', hourCycle: 'h23' });
-      const in2027 = (cron: string): string[] => upcomingTicks(spec({ cron, tz, endAt: yearEnd }, '2026-12-01T00:00:00Z'), yearStart, 10_000).map((t) => local.format(t)).filter((l) => l.startsWith('2027'));
+      const local = new Intl.DateTimeFormat('en-CA', {
+        timeZone: tz,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        hourCycle: 'h23',
+      });
+      const in2027 = (cron: string): string[] =>
+        upcomingTicks(spec({ cron, tz, endAt: yearEnd }, '2026-12-01T00:00:00Z'), yearStart, 10_000)
+          .map(t => local.format(t))
+          .filter(l => l.startsWith('2027'));
       for (const cron of ['30 2 * * *', '0 0 * * *']) {
-        const days = in2027(cron).map((l) => l.slice(0, 10));
+        const days = in2027(cron).map(l => l.slice(0, 10));
         assert.equal(days.length, 365, `${cron} ${tz}`);
         assert.equal(new Set(days).size, 365, `${cron} ${tz}: one tick per local day`);
       }
@@ -110,7 +128,11 @@ describe('cron ticks across DST', () => {
 describe('every ticks', () => {
   it('are a grid anchored at the first upsert, and ignore DST', () => {
     const s = spec({ every: '1h', tz: 'Europe/Berlin' }, '2027-03-28T00:17:00Z');
-    assert.deepEqual(iso(upcomingTicks(s, ms('2027-03-28T00:00:00Z'), 3)), ['2027-03-28T00:17:00.000Z', '2027-03-28T01:17:00.000Z', '2027-03-28T02:17:00.000Z']);
+    assert.deepEqual(iso(upcomingTicks(s, ms('2027-03-28T00:00:00Z'), 3)), [
+      '2027-03-28T00:17:00.000Z',
+      '2027-03-28T01:17:00.000Z',
+      '2027-03-28T02:17:00.000Z',
+    ]);
     assert.equal(nextTickAfter(s, ms('2027-03-28T01:17:00Z')), ms('2027-03-28T02:17:00Z'), 'a tick exactly at afterMs is not next');
     assert.equal(nextTickAfter(s, ms('2027-03-28T05:16:59.999Z')), ms('2027-03-28T05:17:00Z'));
   });
@@ -125,7 +147,11 @@ describe('every ticks', () => {
 describe('startAt, endAt and limit', () => {
   it('cron: startAt is inclusive, endAt exclusive', () => {
     const s = spec({ cron: '0 * * * *', startAt: ms('2027-01-01T03:00:00Z'), endAt: ms('2027-01-01T06:00:00Z') });
-    assert.deepEqual(iso(upcomingTicks(s, ms('2027-01-01T00:00:00Z'), 10)), ['2027-01-01T03:00:00.000Z', '2027-01-01T04:00:00.000Z', '2027-01-01T05:00:00.000Z']);
+    assert.deepEqual(iso(upcomingTicks(s, ms('2027-01-01T00:00:00Z'), 10)), [
+      '2027-01-01T03:00:00.000Z',
+      '2027-01-01T04:00:00.000Z',
+      '2027-01-01T05:00:00.000Z',
+    ]);
     assert.equal(nextTickAfter(s, ms('2027-01-01T05:00:00Z')), null);
     const s1 = spec({ cron: '0 * * * *', startAt: ms('2027-01-01T03:00:00.001Z') });
     assert.equal(nextTickAfter(s1, 0), ms('2027-01-01T04:00:00Z'), 'a millisecond after the hour is after the tick');
@@ -153,9 +179,17 @@ describe('missedTicks', () => {
     const now = ms('2027-01-01T00:13:30Z');
     assert.deepEqual(missedTicks(s, last, now, 'none'), []);
     assert.deepEqual(iso(missedTicks(s, last, now, 'latest')), ['2027-01-01T00:13:00.000Z']);
-    assert.deepEqual(iso(missedTicks(s, last, now, 'all')), ['2027-01-01T00:11:00.000Z', '2027-01-01T00:12:00.000Z', '2027-01-01T00:13:00.000Z']);
+    assert.deepEqual(iso(missedTicks(s, last, now, 'all')), [
+      '2027-01-01T00:11:00.000Z',
+      '2027-01-01T00:12:00.000Z',
+      '2027-01-01T00:13:00.000Z',
+    ]);
     assert.deepEqual(missedTicks(s, last, ms('2027-01-01T00:10:59.999Z'), 'all'), [], 'a restart shorter than an interval misses nothing');
-    assert.deepEqual(iso(missedTicks(s, last, ms('2027-01-01T00:11:00Z'), 'all')), ['2027-01-01T00:11:00.000Z'], 'a tick exactly at now is due');
+    assert.deepEqual(
+      iso(missedTicks(s, last, ms('2027-01-01T00:11:00Z'), 'all')),
+      ['2027-01-01T00:11:00.000Z'],
+      'a tick exactly at now is due',
+    );
   });
 
   it(`'all' is bounded by ${MAX_CATCH_UP_TICKS}: the most recent ones, oldest first`, () => {
@@ -173,19 +207,36 @@ describe('missedTicks', () => {
   it('honours endAt, startAt, limit and a schedule that never ticked', () => {
     const bounded = spec({ every: '1m', startAt: ms('2027-01-01T00:00:00Z'), endAt: ms('2027-01-01T00:03:00Z'), limit: 5 });
     const now = ms('2027-01-01T01:00:00Z');
-    assert.deepEqual(iso(missedTicks(bounded, null, now, 'all')), ['2027-01-01T00:00:00.000Z', '2027-01-01T00:01:00.000Z', '2027-01-01T00:02:00.000Z']);
+    assert.deepEqual(iso(missedTicks(bounded, null, now, 'all')), [
+      '2027-01-01T00:00:00.000Z',
+      '2027-01-01T00:01:00.000Z',
+      '2027-01-01T00:02:00.000Z',
+    ]);
     assert.deepEqual(iso(missedTicks(bounded, null, now, 'latest')), ['2027-01-01T00:02:00.000Z']);
-    assert.deepEqual(iso(missedTicks(bounded, null, now, 'all', 3)), ['2027-01-01T00:01:00.000Z', '2027-01-01T00:02:00.000Z'], 'limit 5 after 3 runs leaves 2');
+    assert.deepEqual(
+      iso(missedTicks(bounded, null, now, 'all', 3)),
+      ['2027-01-01T00:01:00.000Z', '2027-01-01T00:02:00.000Z'],
+      'limit 5 after 3 runs leaves 2',
+    );
     assert.deepEqual(missedTicks(bounded, null, now, 'latest', 5), []);
     const cronBounded = spec({ cron: '0 * * * *', startAt: ms('2027-01-01T02:00:00Z') });
-    assert.deepEqual(iso(missedTicks(cronBounded, null, ms('2027-01-01T04:30:00Z'), 'all')), ['2027-01-01T02:00:00.000Z', '2027-01-01T03:00:00.000Z', '2027-01-01T04:00:00.000Z']);
+    assert.deepEqual(iso(missedTicks(cronBounded, null, ms('2027-01-01T04:30:00Z'), 'all')), [
+      '2027-01-01T02:00:00.000Z',
+      '2027-01-01T03:00:00.000Z',
+      '2027-01-01T04:00:00.000Z',
+    ]);
   });
 
   it('finds a yearly cron missed long ago without walking every minute', () => {
     const yearly = spec({ cron: '0 0 1 1 *' }, '2020-06-01T00:00:00Z');
     const started = Date.now();
-    assert.deepEqual(iso(missedTicks(yearly, ms('2021-01-01T00:00:00Z'), ms('2026-06-01T00:00:00Z'), 'all')),
-      ['2022-01-01T00:00:00.000Z', '2023-01-01T00:00:00.000Z', '2024-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z']);
+    assert.deepEqual(iso(missedTicks(yearly, ms('2021-01-01T00:00:00Z'), ms('2026-06-01T00:00:00Z'), 'all')), [
+      '2022-01-01T00:00:00.000Z',
+      '2023-01-01T00:00:00.000Z',
+      '2024-01-01T00:00:00.000Z',
+      '2025-01-01T00:00:00.000Z',
+      '2026-01-01T00:00:00.000Z',
+    ]);
     assert.ok(Date.now() - started < 2000);
   });
 });

@@ -3,7 +3,18 @@
 // and duplicated, so a soak that passes means what it says.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { busiestWindow, heapGrowth, judge, jobKey, Ledger, maxOverlap, memoryBack, parseLine, tickGaps, type Plan } from '../../bench/soak/ledger.js';
+import {
+  busiestWindow,
+  heapGrowth,
+  judge,
+  jobKey,
+  Ledger,
+  maxOverlap,
+  memoryBack,
+  parseLine,
+  tickGaps,
+  type Plan,
+} from '../../bench/soak/ledger.js';
 import { percentile } from '../../bench/stats.js';
 
 const Q = 'soak-main';
@@ -27,14 +38,30 @@ describe('soak ledger verdict', () => {
   test('a job that completed, a retried one and a planned dead letter pass', () => {
     const ledger = ledgerOf({ a: 'ok', b: 'once', c: 'always' });
     for (const event of [
-      start('a', 1, 'A', 10), end('a', 1, 'A', 11, true), outcome('completed', 'a', 1, 'A'),
-      start('b', 1, 'A', 10), end('b', 1, 'A', 11, false), outcome('retry', 'b', 1, 'A'),
-      start('b', 2, 'B1', 20), end('b', 2, 'B1', 21, true), outcome('completed', 'b', 2, 'B1'),
-      start('c', 1, 'A', 10), end('c', 1, 'A', 11, false), outcome('dead', 'c', 1, 'A'),
-    ]) ledger.record(event);
+      start('a', 1, 'A', 10),
+      end('a', 1, 'A', 11, true),
+      outcome('completed', 'a', 1, 'A'),
+      start('b', 1, 'A', 10),
+      end('b', 1, 'A', 11, false),
+      outcome('retry', 'b', 1, 'A'),
+      start('b', 2, 'B1', 20),
+      end('b', 2, 'B1', 21, true),
+      outcome('completed', 'b', 2, 'B1'),
+      start('c', 1, 'A', 10),
+      end('c', 1, 'A', 11, false),
+      outcome('dead', 'c', 1, 'A'),
+    ])
+      ledger.record(event);
     const verdict = judge(ledger, new Set([jobKey(Q, 'c')]), 1000);
     assert.deepEqual(
-      { lost: verdict.lost, early: verdict.early, dup: verdict.unexplainedDuplicates, wrong: verdict.wrongOutcome, completed: verdict.completed, dead: verdict.deadAsPlanned },
+      {
+        lost: verdict.lost,
+        early: verdict.early,
+        dup: verdict.unexplainedDuplicates,
+        wrong: verdict.wrongOutcome,
+        completed: verdict.completed,
+        dead: verdict.deadAsPlanned,
+      },
       { lost: 0, early: 0, dup: 0, wrong: 0, completed: 2, dead: 1 },
     );
   });
@@ -84,9 +111,22 @@ describe('soak ledger verdict', () => {
     ledger.record(end('every-second@3000', 1, 'A', 11, true));
     assert.equal(judge(ledger, new Set(), 1000).ticksMissing, 1);
     // Touching intervals (one ends in the ms the next starts) are not an overlap.
-    assert.equal(maxOverlap([{ from: 0, to: 10 }, { from: 10, to: 20 }, { from: 5, to: 15 }]), 2);
+    assert.equal(
+      maxOverlap([
+        { from: 0, to: 10 },
+        { from: 10, to: 20 },
+        { from: 5, to: 15 },
+      ]),
+      2,
+    );
     assert.equal(busiestWindow([0, 999, 1000, 1500, 1999], 1000), 3);
-    assert.equal(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 99), 99);
+    assert.equal(
+      percentile(
+        Array.from({ length: 100 }, (_, i) => i + 1),
+        99,
+      ),
+      99,
+    );
     assert.equal(percentile([1, 2, 3], 99), 3);
   });
 

@@ -52,7 +52,17 @@ describe('bad input gets a typed error and writes nothing', () => {
       ['bigint payload', q.add({ n: 1n } as unknown as number), ValidationError],
       ['Infinity in a payload (JSON would write null)', q.add({ amount: Number.POSITIVE_INFINITY } as unknown as number), ValidationError],
       ['NaN in a payload', q.add([1, { n: Number.NaN }] as unknown as number), ValidationError],
-      ['circular payload', q.add((() => { const o: Record<string, unknown> = {}; o.self = o; return o; })() as unknown as number), ValidationError],
+      [
+        'circular payload',
+        q.add(
+          (() => {
+            const o: Record<string, unknown> = {};
+            o.self = o;
+            return o;
+          })() as unknown as number,
+        ),
+        ValidationError,
+      ],
       ['payload too large', q.add('x'.repeat(2_000) as unknown as number), PayloadTooLargeError],
       ['maxAttempts 0', q.add(1, { maxAttempts: 0 }), ValidationError],
       ['bad backoff', q.add(1, { backoff: { type: 'linear', delayMs: 5 } as never }), ValidationError],
@@ -76,7 +86,10 @@ describe('bad input gets a typed error and writes nothing', () => {
 
   it('gives exact messages for bad worker options', () => {
     const make = (options: object) => () => new Worker('w', () => undefined, { connection: redis.url, ...options });
-    assert.throws(make({ concurrency: 0 }), { name: 'ValidationError', message: 'Expected `concurrency` to be an integer from 1 to 100000, got 0' });
+    assert.throws(make({ concurrency: 0 }), {
+      name: 'ValidationError',
+      message: 'Expected `concurrency` to be an integer from 1 to 100000, got 0',
+    });
     assert.throws(make({ concurrency: 1.5 }), ValidationError);
     assert.throws(make({ leaseMs: 10 }), ValidationError);
     assert.throws(make({ maxAttempts: 0 }), ValidationError);

@@ -24,7 +24,10 @@ export function adminRoutes({ connection, prefix, pool, activity, logger }: Serv
   return {
     async listQueues() {
       const names = await listQueues({ connection, prefix, logger });
-      const queues = await mapLimit(names, LIST_CONCURRENCY, async name => ({ name, stats: await pool.queue(name, queue => queue.stats()) }));
+      const queues = await mapLimit(names, LIST_CONCURRENCY, async name => ({
+        name,
+        stats: await pool.queue(name, queue => queue.stats()),
+      }));
       return { queues };
     },
 

@@ -7,7 +7,10 @@ import { params, type Handlers, type ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 
 function stale(id: string): HttpError {
-  return new HttpError('STALE_TOKEN', `The token no longer holds the lease of job ${id} (it ran out and the job was claimed again, or the job was settled); nothing changed`);
+  return new HttpError(
+    'STALE_TOKEN',
+    `The token no longer holds the lease of job ${id} (it ran out and the job was claimed again, or the job was settled); nothing changed`,
+  );
 }
 
 export function consumerRoutes({ pool, activity, metrics, logger, closing }: ServiceContext): Handlers {
@@ -41,7 +44,11 @@ export function consumerRoutes({ pool, activity, metrics, logger, closing }: Ser
         // Claimed in the instant the client left: nobody has them. Hand them back at once rather
         // than after the lease (the attempt counts, as it would when the lease ran out).
         await pool.consumer(name, consumer =>
-          Promise.all(jobs.map(job => consumer.fail(job.id, job.token, { retryDelayMs: 0, error: 'the HTTP client disconnected before the claim was answered' }))),
+          Promise.all(
+            jobs.map(job =>
+              consumer.fail(job.id, job.token, { retryDelayMs: 0, error: 'the HTTP client disconnected before the claim was answered' }),
+            ),
+          ),
         );
         logger.warn(`claim on ${name}: the client disconnected; ${jobs.length} job(s) handed back`);
         return { jobs: [] };
@@ -50,9 +57,14 @@ export function consumerRoutes({ pool, activity, metrics, logger, closing }: Ser
       const lateness = jobs.map(job => Math.max(0, job.leaseUntilAt - leaseMs - job.dueAt));
       if (jobs.length > 0) activity.delivered(name, lateness);
       // Lateness the queue's limit caused is reported apart from sandglass's own.
-      jobs.forEach((job, i) => (job.heldByLimit ? metrics.observeLimitedLateness(name, 'pull', lateness[i] as number) : metrics.observeLateness(name, 'pull', lateness[i] as number)));
+      jobs.forEach((job, i) =>
+        job.heldByLimit
+          ? metrics.observeLimitedLateness(name, 'pull', lateness[i] as number)
+          : metrics.observeLateness(name, 'pull', lateness[i] as number),
+      );
       // A schedule tick's first start, from its tick time (a caught-up tick falls due after it).
-      for (const job of jobs) if (job.schedule && job.attempt === 1) metrics.observeTickLateness(name, 'pull', job.leaseUntilAt - leaseMs - job.schedule.tickAt);
+      for (const job of jobs)
+        if (job.schedule && job.attempt === 1) metrics.observeTickLateness(name, 'pull', job.leaseUntilAt - leaseMs - job.schedule.tickAt);
       return { jobs };
     },
 

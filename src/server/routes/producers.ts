@@ -1,5 +1,14 @@
 /** Producer routes: add, bulk add, get, cancel, reschedule. */
-import { ValidationError, requestTraceparent, type AddOptions, type BackoffOption, type Duration, type IfExists, type OnExpire, type When } from '../../index.js';
+import {
+  ValidationError,
+  requestTraceparent,
+  type AddOptions,
+  type BackoffOption,
+  type Duration,
+  type IfExists,
+  type OnExpire,
+  type When,
+} from '../../index.js';
 import { params, type Handlers, type ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
 
@@ -37,7 +46,9 @@ export function producerRoutes({ pool }: ServiceContext): Handlers {
       const body = request.body as JobBody & { ifExists?: IfExists };
       // The caller's trace context (a `traceparent` header) goes with the job: its handler's span joins that trace.
       const traceparent = requestTraceparent(request.headers.traceparent);
-      const id = await pool.queue(params(request).queue, queue => queue.add(body.payload, { ...addOptions(body), ifExists: body.ifExists, traceparent }));
+      const id = await pool.queue(params(request).queue, queue =>
+        queue.add(body.payload, { ...addOptions(body), ifExists: body.ifExists, traceparent }),
+      );
       return reply.code(201).send({ id });
     },
 

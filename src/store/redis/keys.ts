@@ -56,7 +56,24 @@ export interface PartitionKeys {
 }
 
 /** The names of a partition's keys, in the order the scripts' KEYS arrays use them. */
-export const PARTITION_KEY_NAMES = ['due', 'active', 'dead', 'jobs', 'errors', 'counters', 'meta', 'done0', 'done1', 'done2', 'leases', 'wheel', 'schedules', 'expiry', 'completed', 'results'] as const;
+export const PARTITION_KEY_NAMES = [
+  'due',
+  'active',
+  'dead',
+  'jobs',
+  'errors',
+  'counters',
+  'meta',
+  'done0',
+  'done1',
+  'done2',
+  'leases',
+  'wheel',
+  'schedules',
+  'expiry',
+  'completed',
+  'results',
+] as const;
 export type PartitionKeyName = (typeof PARTITION_KEY_NAMES)[number];
 
 export function partitionKeys(prefix: string, queue: string, partition: number): PartitionKeys {

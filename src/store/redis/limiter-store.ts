@@ -5,7 +5,13 @@ import type { QueueLimits } from '../../core/types.js';
 import type { Grant, LimiterStorage } from '../limiter-storage.js';
 
 /** The `meta` fields that hold a queue's limits (partition 0 holds all; every partition `limited` and `expireAfter`). */
-const FIELDS = { rateMax: 'rateMax', ratePer: 'ratePer', concurrency: 'concurrency', expireAfter: 'expireAfter', limited: 'limited' } as const;
+const FIELDS = {
+  rateMax: 'rateMax',
+  ratePer: 'ratePer',
+  concurrency: 'concurrency',
+  expireAfter: 'expireAfter',
+  limited: 'limited',
+} as const;
 
 /**
  * The limiter of one queue (lua/limiter.lua), in partition 0's slot: a typed call per operation,
@@ -18,7 +24,7 @@ export class LimiterStore implements LimiterStorage {
   /** `stores`: the queue's partitions, in partition order (the limiter lives with partition 0). */
   constructor(stores: readonly PartitionStore[]) {
     const first = stores[0];
-    if (!first) throw new Error('A limiter needs the queue\'s partitions');
+    if (!first) throw new Error("A limiter needs the queue's partitions");
     this.#stores = stores;
     this.#keys = limiterKeys(first.prefix, first.queue);
   }
@@ -32,7 +38,15 @@ export class LimiterStore implements LimiterStorage {
   async acquire(want: number, leaseMs: number, id: string): Promise<Grant> {
     const reply = (await this.#run(['acquire', this.#keys.wakeChannel, want, leaseMs, id])) as number[];
     const kinds = reply[3] as number;
-    return { now: reply[0] as number, id, count: reply[1] as number, retryAt: reply[2] as number, rate: (kinds & 1) === 1, concurrency: (kinds & 2) === 2, limitedAt: reply[4] as number };
+    return {
+      now: reply[0] as number,
+      id,
+      count: reply[1] as number,
+      retryAt: reply[2] as number,
+      rate: (kinds & 1) === 1,
+      concurrency: (kinds & 2) === 2,
+      limitedAt: reply[4] as number,
+    };
   }
 
   /**
@@ -77,11 +91,22 @@ export class LimiterStore implements LimiterStorage {
     const [first, ...rest] = this.#stores as [PartitionStore, ...PartitionStore[]];
     const keys = this.#keys;
     const own = [
-      FIELDS.rateMax, limits.rate ? String(limits.rate.max) : '',
-      FIELDS.ratePer, limits.rate ? String(limits.rate.per) : '',
-      FIELDS.concurrency, limits.concurrency === undefined ? '' : String(limits.concurrency),
+      FIELDS.rateMax,
+      limits.rate ? String(limits.rate.max) : '',
+      FIELDS.ratePer,
+      limits.rate ? String(limits.rate.per) : '',
+      FIELDS.concurrency,
+      limits.concurrency === undefined ? '' : String(limits.concurrency),
     ];
-    await runScript(first.redis, 'limiter', first.keys, ['configure', keys.wakeChannel, '1', ...own, ...everywhere], [keys.starts, keys.slots]);
-    await Promise.all(rest.map(store => runScript(store.redis, 'limiter', store.keys, ['configure', keys.wakeChannel, '0', ...everywhere])));
+    await runScript(
+      first.redis,
+      'limiter',
+      first.keys,
+      ['configure', keys.wakeChannel, '1', ...own, ...everywhere],
+      [keys.starts, keys.slots],
+    );
+    await Promise.all(
+      rest.map(store => runScript(store.redis, 'limiter', store.keys, ['configure', keys.wakeChannel, '0', ...everywhere])),
+    );
   }
 }

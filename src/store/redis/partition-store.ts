@@ -52,7 +52,9 @@ function snapshot(state: JobState, id: string, record: string, score: number, la
   if (state === 'delayed' || state === 'ready') {
     // Its deadline, if it has one: the due time + the `expiry` entry's ms (lua/includes/keys.lua, "Deadlines").
     const expireAfterMs = expiry === '' ? Number.NaN : Number.parseInt(expiry, 10);
-    return Number.isNaN(expireAfterMs) ? { state, job, dueAt: score, lastError: error } : { state, job, dueAt: score, expiresAt: score + expireAfterMs, lastError: error };
+    return Number.isNaN(expireAfterMs)
+      ? { state, job, dueAt: score, lastError: error }
+      : { state, job, dueAt: score, expiresAt: score + expireAfterMs, lastError: error };
   }
   const dueAt = job.dueAt ?? score;
   if (state === 'active') return { state, job, dueAt, leaseUntil: score, lastError: error };
@@ -90,11 +92,7 @@ export class PartitionStore implements PartitionStorage {
    * Adds jobs. With `replication`, also waits for that many replicas to confirm the write
    * (`acknowledged` is then their count).
    */
-  async add(
-    jobs: readonly EncodedJob[],
-    ifExists: IfExists,
-    replication?: { replicas: number; timeoutMs: number },
-  ): Promise<AddOutcome> {
+  async add(jobs: readonly EncodedJob[], ifExists: IfExists, replication?: { replicas: number; timeoutMs: number }): Promise<AddOutcome> {
     const args: (string | number)[] = [ifExists];
     for (const job of jobs) {
       const delay = 'delayMs' in job.due ? job.due.delayMs : '';
@@ -142,8 +140,24 @@ export class PartitionStore implements PartitionStorage {
     // An idle claim pays one HMGET and a ZRANGEBYSCORE for it, inside its one call.
     const sinceMs = Date.now() - this.#trimmedAt;
     const trimKept = this.#trimMore || sinceMs >= (this.#keeps === false ? TRIM_KEPT_IDLE_MS : TRIM_KEPT_MS);
-    const args = [limit, leaseMs, reapLimit, defaultMaxAttempts, forget, askSchedules ? '1' : '0', granted ? '1' : '0', trimKept ? '1' : '0'];
-    const reply = (await runScript(this.redis, 'claim', this.keys, args, [memoKey, answeredKey])) as [number, number, number, string, string, ...(string | number)[]];
+    const args = [
+      limit,
+      leaseMs,
+      reapLimit,
+      defaultMaxAttempts,
+      forget,
+      askSchedules ? '1' : '0',
+      granted ? '1' : '0',
+      trimKept ? '1' : '0',
+    ];
+    const reply = (await runScript(this.redis, 'claim', this.keys, args, [memoKey, answeredKey])) as [
+      number,
+      number,
+      number,
+      string,
+      string,
+      ...(string | number)[],
+    ];
     // A fresh claim's tokens run on from the first; the answer to a resend lists them (claim.lua).
     // firstToken 0: no job, or the answer to a resend (its tokens follow; it names no schedules).
     const resent = reply[2] === 0 && reply[3] !== '';
@@ -184,13 +198,19 @@ export class PartitionStore implements PartitionStorage {
    */
   async fail(entries: readonly FailEntry[]): Promise<FailResult> {
     const args = entries.flatMap(entry => [entry.id, entry.token, entry.retryDelayMs, entry.message]);
-    const reply = (await runScript(this.redis, 'fail', this.keys, args, [failMemoKey(this.prefix, this.queue, this.partition)])) as number[];
+    const reply = (await runScript(this.redis, 'fail', this.keys, args, [
+      failMemoKey(this.prefix, this.queue, this.partition),
+    ])) as number[];
     const split = reply.indexOf(-1, 1);
     if (split === -1) return { now: reply[0] as number, stale: reply.slice(1), resent: [] };
     const resent: ResentFail[] = [];
     for (let i = split + 1; i + 1 < reply.length; i += 2) {
       const outcome = reply[i + 1] as number;
-      resent.push(outcome === -1 ? { index: reply[i] as number, result: 'dead' } : { index: reply[i] as number, result: 'retried', retryAt: outcome === 0 ? undefined : outcome });
+      resent.push(
+        outcome === -1
+          ? { index: reply[i] as number, result: 'dead' }
+          : { index: reply[i] as number, result: 'retried', retryAt: outcome === 0 ? undefined : outcome },
+      );
     }
     return { now: reply[0] as number, stale: reply.slice(1, split), resent };
   }
@@ -214,7 +234,13 @@ export class PartitionStore implements PartitionStorage {
   async release(leases: readonly LeaseRef[], freeSlots = false): Promise<number> {
     if (!freeSlots) return (await this.#run('release', [encodeEntries(leases)])) as number;
     const limiter = limiterKeys(this.prefix, this.queue);
-    return (await runScript(this.redis, 'release', this.keys, [encodeEntries(leases), limiter.wakeChannel, this.partition], [limiter.starts, limiter.slots])) as number;
+    return (await runScript(
+      this.redis,
+      'release',
+      this.keys,
+      [encodeEntries(leases), limiter.wakeChannel, this.partition],
+      [limiter.starts, limiter.slots],
+    )) as number;
   }
 
   async cancel(id: string): Promise<CancelResult> {
@@ -240,9 +266,9 @@ export class PartitionStore implements PartitionStorage {
   async stats(): Promise<PartitionStats> {
     // Partition 0 holds the queue's limiter: its stats also say whether a limit has no room now.
     const limiter = this.partition === 0 ? limiterKeys(this.prefix, this.queue) : undefined;
-    const reply = (limiter
-      ? await runScript(this.redis, 'stats', this.keys, ['1'], [limiter.starts, limiter.slots])
-      : await this.#run('stats', [])) as [number, number, number, number, number, number, number, number, ...string[]];
+    const reply = (
+      limiter ? await runScript(this.redis, 'stats', this.keys, ['1'], [limiter.starts, limiter.slots]) : await this.#run('stats', [])
+    ) as [number, number, number, number, number, number, number, number, ...string[]];
     const counters: Record<string, number> = {};
     for (let i = 8; i < reply.length; i += 2) counters[reply[i] as string] = Number(reply[i + 1]);
     // stats.lua counts all waiting jobs and the ready ones among them.
@@ -301,7 +327,8 @@ export class PartitionStore implements PartitionStorage {
   async readSchedules(key?: string): Promise<{ now: number; schedules: StoredSchedule[] }> {
     const reply = (await this.#run('scheduleRead', [key ?? ''])) as [number, ...string[]];
     const schedules: StoredSchedule[] = [];
-    for (let i = 1; i < reply.length; i += 3) schedules.push(decodeSchedule(reply[i] as string, reply[i + 1] as string, reply[i + 2] as string));
+    for (let i = 1; i < reply.length; i += 3)
+      schedules.push(decodeSchedule(reply[i] as string, reply[i + 1] as string, reply[i + 2] as string));
     return { now: reply[0], schedules };
   }
 
@@ -331,7 +358,12 @@ export class PartitionStore implements PartitionStorage {
       default:
         args = [''];
     }
-    const [status, now, record, lastRunState] = (await this.#run('scheduleWrite', [write.op, write.key, ...args])) as [ScheduleWriteResult['status'], number, string, string];
+    const [status, now, record, lastRunState] = (await this.#run('scheduleWrite', [write.op, write.key, ...args])) as [
+      ScheduleWriteResult['status'],
+      number,
+      string,
+      string,
+    ];
     return { status, now, schedule: record === '' ? null : decodeSchedule(write.key, record, lastRunState) };
   }
 }

@@ -60,7 +60,10 @@ export class QueuePartitions {
    */
   async #resolve(create: boolean): Promise<{ stores: PartitionStore[]; stored: boolean }> {
     const keys = partitionKeys(this.prefix, this.queue, 0);
-    const [stored, format, created] = (await runScript(this.redis, 'initQueue', keys, [create ? (this.requested ?? 1) : '', STORAGE_FORMAT])) as [number, number, number];
+    const [stored, format, created] = (await runScript(this.redis, 'initQueue', keys, [
+      create ? (this.requested ?? 1) : '',
+      STORAGE_FORMAT,
+    ])) as [number, number, number];
     if (format > STORAGE_FORMAT) throw new IncompatibleStorageError(this.queue, 0, format, STORAGE_FORMAT);
     if (stored !== 0 && this.requested !== undefined && stored !== this.requested) {
       throw new ConflictError(
@@ -73,7 +76,9 @@ export class QueuePartitions {
       // The other partitions carry the format too (they may live on other nodes), written there by
       // the process that created the queue (initQueue said so); a partition without one is in the
       // queue's format.
-      const formats = (await Promise.all(stores.slice(1).map(store => runScript(this.redis, 'checkFormat', store.keys, [STORAGE_FORMAT, created === 1 ? '1' : '0'])))) as number[];
+      const formats = (await Promise.all(
+        stores.slice(1).map(store => runScript(this.redis, 'checkFormat', store.keys, [STORAGE_FORMAT, created === 1 ? '1' : '0'])),
+      )) as number[];
       const newer = formats.findIndex(found => found > STORAGE_FORMAT);
       if (newer !== -1) throw new IncompatibleStorageError(this.queue, newer + 1, formats[newer] as number, STORAGE_FORMAT);
     }

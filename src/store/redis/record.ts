@@ -94,7 +94,16 @@ function digitsAt(text: string, start: number, end: number): number {
 export function decodeRecord(id: string, record: string): StoredJob {
   const match = HEADER.exec(record);
   if (!match) throw new Error(`Job ${id} has a malformed record`);
-  const [header, attempts, token, dueAt, maxAttempts, backoff, tickAt, traceparent] = match as unknown as [string, string, string, string, string, string, string | undefined, string | undefined];
+  const [header, attempts, token, dueAt, maxAttempts, backoff, tickAt, traceparent] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string | undefined,
+    string | undefined,
+  ];
   return {
     id,
     attempts: Number(attempts),

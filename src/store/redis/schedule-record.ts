@@ -8,7 +8,8 @@ const RECORD = /^(\d+),(\d+),(\d+),([a-z]*)\n([^\n]*)\n([^\n]*)\n([^\n]*)\n([0-9
 export function decodeSchedule(key: string, value: string, lastRunState: string): StoredSchedule {
   const m = RECORD.exec(value);
   if (!m) throw new Error(`Schedule ${key} has a malformed record`);
-  const [, gen, runs, skipped, flags, head, ticks, last, hash, maxAttempts, backoff, limit, payloadJson, specJson] = m as unknown as string[];
+  const [, gen, runs, skipped, flags, head, ticks, last, hash, maxAttempts, backoff, limit, payloadJson, specJson] =
+    m as unknown as string[];
   const entries = ticks === '' ? [] : (ticks as string).split(',');
   const complete = entries.at(-1) === '$';
   if (complete) entries.pop();

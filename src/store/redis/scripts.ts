@@ -144,7 +144,10 @@ export function withinCallTimeout<R>(redis: Redis | Cluster, operation: string, 
   // One promise and one timer per call (no race between two promises): this runs for every claim
   // and every ack. A `work` that settles after the timeout is heard and ignored.
   return new Promise<R>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new ConnectionError(`${operation}: Redis did not answer within ${timeoutMs} ms (unreachable or frozen)`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new ConnectionError(`${operation}: Redis did not answer within ${timeoutMs} ms (unreachable or frozen)`)),
+      timeoutMs,
+    );
     work.then(
       value => {
         clearTimeout(timer);
@@ -175,7 +178,9 @@ export async function runScript(
   // The arrays go to ioredis as they are: it flattens its arguments into a fresh array anyway, so
   // nothing is copied here per call (this runs for every claim and every ack).
   const rest = [partitionKeyList(keys), extraKeys, keys.wakeChannel, args] as unknown as string[];
-  return run(redis, name, useSource => (useSource ? redis.eval(script.source, numKeys, ...rest) : redis.evalsha(script.sha, numKeys, ...rest)));
+  return run(redis, name, useSource =>
+    useSource ? redis.eval(script.source, numKeys, ...rest) : redis.evalsha(script.sha, numKeys, ...rest),
+  );
 }
 
 // The KEYS of each partition, in script order, built once per partition (every call names them all).

@@ -24,7 +24,11 @@ export function addsAndClaims(open: OpenPartition): void {
     assert.deepEqual((await store.add([job('run', overdue(), { payloadJson: '"other"' })], 'replace')).statuses, ['running']);
     assert.equal((await store.get('run'))?.job.payloadJson, '{"id":"run"}', 'the running job is as it was');
     assert.deepEqual(await store.ack([done]), { stale: [], notFound: [] });
-    assert.deepEqual((await store.add([job('done')], 'keep')).statuses, ['completed-recently'], 'a resent add after a lost reply must not run it twice');
+    assert.deepEqual(
+      (await store.add([job('done')], 'keep')).statuses,
+      ['completed-recently'],
+      'a resent add after a lost reply must not run it twice',
+    );
     assert.equal(await store.get('done'), null, 'nothing was written');
   });
 
@@ -42,12 +46,22 @@ export function addsAndClaims(open: OpenPartition): void {
     assert.deepEqual([empty.jobs.length, empty.nextAt], [0, -1], 'nothing waiting: nextAt -1');
     await store.add([job('c', overdue(100)), job('a', overdue(300)), job('b', overdue(200)), job('later', { delayMs: 60_000 })], 'keep');
     const two = await claim(store, 2);
-    assert.deepEqual(two.jobs.map(j => j.id), ['a', 'b'], 'soonest due first');
+    assert.deepEqual(
+      two.jobs.map(j => j.id),
+      ['a', 'b'],
+      'soonest due first',
+    );
     assert.equal(two.nextAt, two.now, 'more is due: claim again now');
     const rest = await claim(store, 10);
-    assert.deepEqual(rest.jobs.map(j => j.id), ['c']);
+    assert.deepEqual(
+      rest.jobs.map(j => j.id),
+      ['c'],
+    );
     const laterAt = (await store.get('later'))?.dueAt as number;
-    assert.ok(rest.nextAt > rest.now && rest.nextAt <= laterAt, `next claim at ${rest.nextAt}: after now (${rest.now}), not after the waiting job's due time (${laterAt})`);
+    assert.ok(
+      rest.nextAt > rest.now && rest.nextAt <= laterAt,
+      `next claim at ${rest.nextAt}: after now (${rest.now}), not after the waiting job's due time (${laterAt})`,
+    );
   });
 
   it('claim never takes a job before its due time, and takes it once the backend clock reaches it', async () => {
@@ -60,14 +74,27 @@ export function addsAndClaims(open: OpenPartition): void {
     assert.ok(early.nextAt > early.now && early.nextAt <= dueAt, `next claim at ${early.nextAt}, due at ${dueAt}`);
     await until(store, dueAt);
     const due = await claim(store, 10);
-    assert.deepEqual(due.jobs.map(j => j.id), ['soon']);
+    assert.deepEqual(
+      due.jobs.map(j => j.id),
+      ['soon'],
+    );
     assert.ok(due.now >= dueAt, `claimed at ${due.now}, due at ${dueAt}`);
     assert.equal(due.jobs[0]?.dueAt, dueAt, 'a claimed job carries the due time it was claimed at');
   });
 
   it('claim delivers a job under a lease: its token, attempt, record, and the lease end in get', async () => {
     const store = await open();
-    await store.add([job('j', overdue(), { maxAttempts: '5', backoff: 'f250', payloadJson: '{"n":1}', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })], 'keep');
+    await store.add(
+      [
+        job('j', overdue(), {
+          maxAttempts: '5',
+          backoff: 'f250',
+          payloadJson: '{"n":1}',
+          traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        }),
+      ],
+      'keep',
+    );
     const result = await claim(store, 1, { leaseMs: 20_000 });
     const got = result.jobs[0];
     assert.ok(got);
@@ -100,7 +127,10 @@ export function addsAndClaims(open: OpenPartition): void {
     assert.ok(old);
     await sleep(450);
     const again = await claim(store, 1);
-    assert.deepEqual(again.jobs.map(j => [j.id, j.attempts]), [['lost', 2]]);
+    assert.deepEqual(
+      again.jobs.map(j => [j.id, j.attempts]),
+      [['lost', 2]],
+    );
     assert.notEqual(again.jobs[0]?.token, old.token);
     assert.deepEqual((await store.ack([old])).stale, [0], 'the first lease no longer holds it');
     assert.equal((await store.stats()).counters.reaped, 1);
@@ -119,11 +149,21 @@ export function addsAndClaims(open: OpenPartition): void {
 
   it('claim does not deliver a job whose deadline passed first: dead as expired, or deleted with dropOnExpire', async () => {
     const store = await open();
-    await store.add([job('exp', overdue(), { expireAfterMs: 1 }), job('drop', overdue(), { expireAfterMs: 1, dropOnExpire: true }), job('fresh', { delayMs: 0 }, { expireAfterMs: 60_000 })], 'keep');
+    await store.add(
+      [
+        job('exp', overdue(), { expireAfterMs: 1 }),
+        job('drop', overdue(), { expireAfterMs: 1, dropOnExpire: true }),
+        job('fresh', { delayMs: 0 }, { expireAfterMs: 60_000 }),
+      ],
+      'keep',
+    );
     const fresh = await store.get('fresh');
     assert.equal(fresh?.expiresAt, (fresh?.dueAt as number) + 60_000, 'a waiting job shows its deadline');
     const result = await claim(store, 10);
-    assert.deepEqual(result.jobs.map(j => j.id), ['fresh']);
+    assert.deepEqual(
+      result.jobs.map(j => j.id),
+      ['fresh'],
+    );
     const expired = await store.get('exp');
     assert.deepEqual([expired?.state, expired?.reason], ['dead', 'expired']);
     assert.equal(await store.get('drop'), null);
@@ -138,7 +178,10 @@ export function addsAndClaims(open: OpenPartition): void {
     assert.deepEqual([paused.jobs.length, paused.nextAt], [0, -1]);
     assert.equal((await store.stats()).paused, true);
     await store.setPaused(false);
-    assert.deepEqual((await claim(store, 10)).jobs.map(j => j.id), ['p']);
+    assert.deepEqual(
+      (await claim(store, 10)).jobs.map(j => j.id),
+      ['p'],
+    );
     assert.equal((await store.stats()).paused, false);
   });
 }

@@ -70,11 +70,17 @@ export function admin(open: OpenPartition): void {
     assert.ok(last);
     const next = await store.listJobs('ready', { at: last.dueAt, id: last.job.id }, 2);
     assert.deepEqual([next.count, next.entries.map(entry => entry.job.id)], [1, ['c']]);
-    assert.deepEqual((await store.listJobs('delayed', undefined, 10)).entries.map(entry => entry.job.id), ['later']);
+    assert.deepEqual(
+      (await store.listJobs('delayed', undefined, 10)).entries.map(entry => entry.job.id),
+      ['later'],
+    );
     assert.ok(first.now > 0);
     const other = await open();
     await deadJobs(other, ['d1', 'd2', 'd3']);
-    assert.deepEqual((await other.listJobs('dead', undefined, 10)).entries.map(entry => entry.job.id), ['d3', 'd2', 'd1']);
+    assert.deepEqual(
+      (await other.listJobs('dead', undefined, 10)).entries.map(entry => entry.job.id),
+      ['d3', 'd2', 'd1'],
+    );
     assert.deepEqual((await other.listJobs('active', undefined, 10)).count, 0);
   });
 
@@ -87,7 +93,14 @@ export function admin(open: OpenPartition): void {
     await deadJobs(store, ['x1']);
     const stats = await store.stats();
     assert.deepEqual(
-      { delayed: stats.delayed, ready: stats.ready, active: stats.active, dead: stats.dead, paused: stats.paused, completed: stats.completed },
+      {
+        delayed: stats.delayed,
+        ready: stats.ready,
+        active: stats.active,
+        dead: stats.dead,
+        paused: stats.paused,
+        completed: stats.completed,
+      },
       { delayed: 1, ready: 2, active: 1, dead: 1, paused: false, completed: 0 },
     );
     assert.deepEqual([stats.counters.added, stats.counters.claimed, stats.counters.dead], [5, 2, 1]);
@@ -97,7 +110,16 @@ export function admin(open: OpenPartition): void {
   it('dueHistogram counts waiting jobs: ready, one per window ending at each bound, then the rest', async () => {
     const store = await open();
     await claimed(store, ['running']);
-    await store.add([job('now'), job('m1', { delayMs: 30_000 }), job('m2', { delayMs: 50_000 }), job('h1', { delayMs: 1_800_000 }), job('far', { delayMs: 86_400_000 })], 'keep');
+    await store.add(
+      [
+        job('now'),
+        job('m1', { delayMs: 30_000 }),
+        job('m2', { delayMs: 50_000 }),
+        job('h1', { delayMs: 1_800_000 }),
+        job('far', { delayMs: 86_400_000 }),
+      ],
+      'keep',
+    );
     const histogram = await store.dueHistogram([60_000, 3_600_000]);
     assert.deepEqual([histogram.ready, histogram.counts], [1, [2, 1, 1]]);
   });

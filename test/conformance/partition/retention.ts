@@ -34,7 +34,11 @@ export function retention(open: OpenPartition): void {
     assert.deepEqual([snapshot?.state, snapshot?.resultJson, snapshot?.job.payloadJson], ['completed', '{"ok":1}', '{"id":"kept"}']);
     assert.ok((snapshot?.finishedAt as number) >= now);
     assert.equal((await store.stats()).completed, 1);
-    assert.deepEqual((await store.add([job('kept')], 'keep')).statuses, ['completed-recently'], 'a kept job is not added again by a keep-add');
+    assert.deepEqual(
+      (await store.add([job('kept')], 'keep')).statuses,
+      ['completed-recently'],
+      'a kept job is not added again by a keep-add',
+    );
   });
 
   it('acks keep the newest `count`; a result over maxResultBytes is kept as the marker', async () => {
@@ -47,7 +51,11 @@ export function retention(open: OpenPartition): void {
       await new Promise(resolve => setTimeout(resolve, 2));
     }
     const page = await store.listJobs('completed', undefined, 10);
-    assert.deepEqual(page.entries.map(entry => entry.job.id), ['c3', 'c2'], 'most recent first, the oldest trimmed');
+    assert.deepEqual(
+      page.entries.map(entry => entry.job.id),
+      ['c3', 'c2'],
+      'most recent first, the oldest trimmed',
+    );
     assert.deepEqual(JSON.parse(page.entries[0]?.resultJson as string), { resultTooLarge: true, bytes: 52 });
     assert.equal(await store.get('c1'), null);
   });

@@ -10,7 +10,22 @@ type Put = Extract<ScheduleWrite, { op: 'put' }>;
 
 /** A 'put' of schedule `key` (its definition's hash: hex, as scheduleDefinitionHash writes it) whose first tick is `first` (an entry: its tick time), then `ticks`. */
 function put(key: string, gen: number | null, first: string | null, ticks: readonly string[], extra: Partial<Put> = {}): Put {
-  return { op: 'put', key, gen, hash: 'aa11', maxAttempts: '', backoff: '', limit: undefined, payloadJson: '{"tick":true}', specJson: '{}', overlapSkip: false, first, ticks, complete: false, ...extra };
+  return {
+    op: 'put',
+    key,
+    gen,
+    hash: 'aa11',
+    maxAttempts: '',
+    backoff: '',
+    limit: undefined,
+    payloadJson: '{"tick":true}',
+    specJson: '{}',
+    overlapSkip: false,
+    first,
+    ticks,
+    complete: false,
+    ...extra,
+  };
 }
 
 /** The server now, as an add answers it. */
@@ -24,9 +39,15 @@ export function schedules(open: OpenPartition): void {
     const first = String((await nowOf(store)) + 60_000);
     const written = await store.writeSchedule(put('daily', null, first, [String(Number(first) + 60_000)]));
     assert.equal(written.status, 'written');
-    assert.deepEqual([written.schedule?.key, written.schedule?.head, written.schedule?.paused, written.schedule?.runs], ['daily', first, false, 1]);
+    assert.deepEqual(
+      [written.schedule?.key, written.schedule?.head, written.schedule?.paused, written.schedule?.runs],
+      ['daily', first, false, 1],
+    );
     const tick = await store.get(`daily@${first}`);
-    assert.deepEqual([tick?.state, tick?.dueAt, tick?.job.tickAt, tick?.job.payloadJson], ['delayed', Number(first), Number(first), '{"tick":true}']);
+    assert.deepEqual(
+      [tick?.state, tick?.dueAt, tick?.job.tickAt, tick?.job.payloadJson],
+      ['delayed', Number(first), Number(first), '{"tick":true}'],
+    );
     const read = await store.readSchedules('daily');
     assert.deepEqual(read.schedules, [written.schedule]);
     assert.ok(read.now > 0);
@@ -42,7 +63,11 @@ export function schedules(open: OpenPartition): void {
     const gen = created.schedule?.gen as number;
     assert.equal((await store.writeSchedule(put('s', gen, first, []))).status, 'same');
     assert.equal((await store.writeSchedule(put('s', gen + 5, first, [], { hash: 'bb22' }))).status, 'conflict');
-    assert.equal((await store.writeSchedule(put('s', null, first, [], { hash: 'bb22' }))).status, 'conflict', 'it exists: gen null is stale');
+    assert.equal(
+      (await store.writeSchedule(put('s', null, first, [], { hash: 'bb22' }))).status,
+      'conflict',
+      'it exists: gen null is stale',
+    );
     const next = String(Number(first) + 30_000);
     const changed = await store.writeSchedule(put('s', gen, next, [], { hash: 'bb22' }));
     assert.equal(changed.status, 'written');
@@ -59,7 +84,14 @@ export function schedules(open: OpenPartition): void {
     assert.deepEqual([paused.status, paused.schedule?.paused], ['written', true]);
     assert.equal(await store.get(`s@${first}`), null);
     const resumeAt = String(Number(first) + 1_000);
-    const resumed = await store.writeSchedule({ op: 'resume', key: 's', gen: paused.schedule?.gen as number, first: resumeAt, ticks: [], complete: false });
+    const resumed = await store.writeSchedule({
+      op: 'resume',
+      key: 's',
+      gen: paused.schedule?.gen as number,
+      first: resumeAt,
+      ticks: [],
+      complete: false,
+    });
     assert.deepEqual([resumed.status, resumed.schedule?.paused], ['written', false]);
     assert.equal((await store.get(`s@${resumeAt}`))?.state, 'delayed');
     assert.ok((created.schedule?.gen as number) < (resumed.schedule?.gen as number));
@@ -87,10 +119,16 @@ export function schedules(open: OpenPartition): void {
     await store.writeSchedule(put('s', null, first, [second, String(now + 120_000)]));
     await until(store, Number(first));
     const result = await claim(store, 10);
-    assert.deepEqual(result.jobs.map(j => [j.id, j.tickAt]), [[`s@${first}`, Number(first)]]);
+    assert.deepEqual(
+      result.jobs.map(j => [j.id, j.tickAt]),
+      [[`s@${first}`, Number(first)]],
+    );
     assert.equal((await store.get(`s@${second}`))?.state, 'delayed');
     const [schedule] = (await store.readSchedules('s')).schedules;
-    assert.deepEqual([schedule?.head, schedule?.runs, schedule?.last, schedule?.lastRunState], [second, 2, { tickAt: Number(first), id: `s@${first}` }, 'active']);
+    assert.deepEqual(
+      [schedule?.head, schedule?.runs, schedule?.last, schedule?.lastRunState],
+      [second, 2, { tickAt: Number(first), id: `s@${first}` }, 'active'],
+    );
     assert.equal((await store.stats()).counters.ticks, 2);
   });
 
@@ -105,7 +143,16 @@ export function schedules(open: OpenPartition): void {
     const [stalled] = (await store.readSchedules('s')).schedules;
     assert.equal(stalled?.stalled, true);
     const next = String(now + 60_000);
-    const advance = { op: 'advance', key: 's', gen: stalled?.gen as number, head: first, create: [next], ticks: [], complete: true, ended: false } as const;
+    const advance = {
+      op: 'advance',
+      key: 's',
+      gen: stalled?.gen as number,
+      head: first,
+      create: [next],
+      ticks: [],
+      complete: true,
+      ended: false,
+    } as const;
     assert.equal((await store.writeSchedule({ ...advance, head: next })).status, 'conflict', 'the head read must still be the head');
     assert.equal((await store.writeSchedule(advance)).status, 'written');
     assert.equal((await store.get(`s@${next}`))?.state, 'delayed');

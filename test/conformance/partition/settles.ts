@@ -52,7 +52,10 @@ export function settles(open: OpenPartition): void {
     ]);
     assert.deepEqual([result.stale, result.resent], [[], []]);
     const waiting = await store.get('retry');
-    assert.deepEqual([waiting?.state, waiting?.dueAt, waiting?.job.attempts, waiting?.lastError], ['delayed', result.now + 60_000, 1, 'try later']);
+    assert.deepEqual(
+      [waiting?.state, waiting?.dueAt, waiting?.job.attempts, waiting?.lastError],
+      ['delayed', result.now + 60_000, 1, 'try later'],
+    );
     const gone = await store.get('dead');
     assert.deepEqual([gone?.state, gone?.reason, gone?.lastError, gone?.job.attempts], ['dead', 'failed', 'give up', 1]);
     assert.ok((gone?.deadAt as number) >= result.now - 1 && (gone?.deadAt as number) <= result.now + 1_000);
@@ -98,6 +101,10 @@ export function settles(open: OpenPartition): void {
     const snapshot = await store.get('back');
     assert.deepEqual([snapshot?.state, snapshot?.job.attempts], ['ready', 0]);
     const again = await claim(store, 1);
-    assert.deepEqual(again.jobs.map(j => [j.id, j.attempts]), [['back', 1]], 'delivered again as its first attempt');
+    assert.deepEqual(
+      again.jobs.map(j => [j.id, j.attempts]),
+      [['back', 1]],
+      'delivered again as its first attempt',
+    );
   });
 }
