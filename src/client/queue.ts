@@ -149,6 +149,7 @@ export class Queue<T = unknown> {
     this.#assertOpen();
     assertJobId(id);
     const raw = await this.#byId(
+      'get',
       id,
       options,
       store => store.get(id),
@@ -166,6 +167,7 @@ export class Queue<T = unknown> {
     this.#assertOpen();
     assertJobId(id);
     return this.#byId(
+      'cancel',
       id,
       options,
       store => store.cancel(id),
@@ -185,6 +187,7 @@ export class Queue<T = unknown> {
     if (when?.delay === undefined && when?.at === undefined) throw new ValidationError('Expected `delay` or `at`');
     const due = toDue(when, Date.now());
     const { result } = await this.#byId(
+      'reschedule',
       id,
       options,
       store => store.reschedule(id, due),
@@ -493,12 +496,13 @@ export class Queue<T = unknown> {
    * (a grouped job lives in its group's partition). `found` tells an answer that found the job.
    */
   async #byId<R>(
+    operation: string,
     id: string,
     options: ByIdOptions | undefined,
     call: (store: PartitionStorage) => Promise<R>,
     found: (result: R) => boolean,
   ): Promise<R> {
-    assertOptions('options', options, ['group']);
+    assertOptions(`queue.${operation} (options)`, options, ['group']);
     if (options?.group !== undefined) return call(await this.#groups.partitionOf(assertGroup(options.group)));
     const stores = await this.#storage.partitions(READ);
     const home = stores[partitionOf(id, stores.length)] as PartitionStorage;

@@ -245,7 +245,7 @@ describe('unknown option names', () => {
         'Unknown option `gruop` of queue.getGroupLimits (options) (known: group)',
       ],
       ['listGroups', () => q.listGroups(odd({ limt: 5 })), 'Unknown option `limt` of queue.listGroups (known: limit, cursor)'],
-      ['get by id', () => q.get('x', odd({ gruop: 'g' })), 'Unknown option `gruop` of options (known: group)'],
+      ['get by id', () => q.get('x', odd({ gruop: 'g' })), 'Unknown option `gruop` of queue.get (options) (known: group)'],
       [
         'bulk entry ifExists',
         () => q.addBulk([odd({ payload: 1, ifExists: 'replace' })]),
