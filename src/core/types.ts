@@ -408,6 +408,11 @@ export type ScheduleRunState = (typeof SCHEDULE_RUN_STATES)[number];
 export interface ScheduleSpec {
   /** A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first). */
   cron?: string;
+  /**
+   * The group of each tick's job (README, "Groups"): the ticks take their turn and follow the
+   * group's limits like the group's other jobs. Default: the default group.
+   */
+  group?: string;
   /** An interval in ms or a duration text such as `'5m'`; at least 1 s. */
   every?: number | Duration;
   /** The IANA time zone `cron` is read in. Accepted with `every`, where it changes nothing. @default 'UTC' (never the machine's zone) */
@@ -436,6 +441,8 @@ export interface ScheduleSpec {
 
 /** A schedule's rules besides its pattern, as stored and shown: times in epoch ms, defaults filled in. */
 export interface ScheduleRules {
+  /** The group of each tick's job (README, "Groups"); absent: the default group. */
+  group?: string;
   startAt?: number;
   endAt?: number;
   limit?: number;

@@ -38,6 +38,8 @@ export interface StoredDefinition {
   readonly backoff: string;
   readonly limit: number | undefined;
   readonly payloadJson: string;
+  /** The group of the schedule's ticks (README, "Groups"); undefined for the default group. */
+  readonly group?: string | undefined;
   readonly specJson: string;
 }
 

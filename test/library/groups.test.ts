@@ -273,3 +273,32 @@ describe('pause and lists', () => {
     assert.equal(await q.cancel(any.id), 'cancelled');
   });
 });
+
+describe('schedules with a group', () => {
+  for (const partitions of [1, 4]) {
+    it(`make grouped ticks that follow the group's limits (${partitions} partition(s))`, async () => {
+      const q = queue(uniqueQueue('groups-schedule'), partitions);
+      await q.pauseGroup('cron-tenant');
+      const info = await q.schedule('tick', { every: '1s', group: 'cron-tenant', payload: { hello: 1 } });
+      assert.equal(info.group, 'cron-tenant');
+      assert.equal((await q.getSchedule('tick'))?.group, 'cron-tenant');
+      const seen: Job<unknown>[] = [];
+      worker(q.name, job => void seen.push(job), 5, partitions);
+      await sleep(1_500);
+      assert.equal(seen.length, 0, 'the group is paused: its tick waits');
+      const page = await q.listGroups();
+      assert.equal(page.groups[0]?.group, 'cron-tenant');
+      await q.resumeGroup('cron-tenant');
+      await waitFor(() => seen.length >= 2, 10_000);
+      assert.ok(seen.every(job => job.group === 'cron-tenant' && job.schedule?.key === 'tick'));
+      // Its group changes: the schedule follows it (and moves partition on a partitioned queue).
+      assert.equal((await q.schedule('tick', { every: '1s', group: 'other', payload: { hello: 1 } })).group, 'other');
+      assert.equal((await q.listSchedules()).length, 1);
+      const before = seen.length;
+      await waitFor(() => seen.length >= before + 2, 10_000);
+      assert.equal(seen.at(-1)?.group, 'other');
+      assert.equal(await q.unschedule('tick'), 'removed');
+      assert.equal(await q.getSchedule('tick'), null);
+    });
+  }
+});

@@ -22,7 +22,7 @@ import type {
   ScheduleWrite,
   ScheduleWriteResult,
 } from '../partition-storage.js';
-import { decodeSchedule, encodeTickList } from './schedule-record.js';
+import { decodeSchedule, encodeSchedulePayload, encodeTickList } from './schedule-record.js';
 import type { StoredSchedule } from '../stored.js';
 
 export type { AddStatus, ClaimResult, EncodedJob, FailEntry, LeaseRef } from '../partition-storage.js';
@@ -394,7 +394,7 @@ export class PartitionStore implements PartitionStorage {
           write.hash,
           write.maxAttempts,
           write.backoff,
-          write.payloadJson,
+          encodeSchedulePayload(write.group, write.payloadJson),
           write.specJson,
           write.overlapSkip ? 'o' : '',
           write.first ?? '',

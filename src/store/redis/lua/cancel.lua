@@ -5,7 +5,7 @@
   KEYS: the partition keys (includes/keys.lua); a job in the wheel is found through its index (O(bucket)).
   Reads:     active, done:0, done:1, done:2, results
   Writes:    due, dead, jobs, errors, counters, meta, wheel, wheel:<n>, wheel:idx:<s>, schedules,
-             expiry, group:due, group:jobs, group:q:<group>
+             expiry, group:due, group:jobs, group:q:<group>, groups
   Publishes: wake
   ARGV[2] id
   A schedule's pending tick that is cancelled is that run cancelled: the schedule goes on.
