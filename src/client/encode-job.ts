@@ -6,6 +6,7 @@ import type { AddOptions, BulkJob } from '../core/types.js';
 import {
   MAX_ATTEMPTS,
   assertBackoff,
+  assertGroup,
   assertInteger,
   assertJobId,
   assertOnExpire,
@@ -17,8 +18,8 @@ import {
 } from '../core/validate.js';
 
 /** Option names, refused when unknown: a misspelled `dealy` must not add a job due at once. */
-const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent'];
-const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent'];
+const ADD_OPTIONS = ['delay', 'at', 'id', 'ifExists', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent', 'group'];
+const BULK_FIELDS = ['payload', 'delay', 'at', 'id', 'maxAttempts', 'backoff', 'expireAfter', 'onExpire', 'traceparent', 'group'];
 
 /** The job of `queue.add(payload, options)`, encoded, and its `ifExists` (checked by the write). */
 export function encodeAdd<T>(payload: T, options: AddOptions, maxPayloadBytes: number): { job: EncodedJob; ifExists: unknown } {
@@ -51,6 +52,10 @@ export function encodeJob<T>(job: BulkJob<T>, maxPayloadBytes: number, payloadNa
   if (job.maxAttempts !== undefined) assertInteger('maxAttempts', job.maxAttempts, 1, MAX_ATTEMPTS);
   if (job.backoff !== undefined) assertBackoff(job.backoff);
   if (job.onExpire !== undefined) assertOnExpire(job.onExpire);
+  const group =
+    job.group === undefined
+      ? undefined
+      : assertGroup(job.group, payloadName === 'payload' ? 'group' : payloadName.replace(/payload$/, 'group'));
   return {
     id: job.id ?? newJobId(),
     due: toDue(job, Date.now()),
@@ -61,5 +66,6 @@ export function encodeJob<T>(job: BulkJob<T>, maxPayloadBytes: number, payloadNa
     dropOnExpire: job.onExpire === 'drop',
     // The explicit parent for now; the Queue sets what the job stores once its send span started.
     traceparent: job.traceparent === undefined ? undefined : toTraceparent(job.traceparent),
+    group,
   };
 }

@@ -26,5 +26,6 @@ export function toJobInfo<T>({
   if (lastError !== undefined) info.lastError = lastError;
   if (job.tickAt !== undefined) info.schedule = tickOfJob(job.id, job.tickAt);
   if (job.traceparent !== undefined) info.traceparent = job.traceparent;
+  if (job.group !== undefined) info.group = job.group;
   return info;
 }

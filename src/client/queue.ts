@@ -7,6 +7,7 @@ import { decodeCursor, readPage, type JobPage, type ListOptions } from './list-p
 import { resolveQueueOptions, type QueueOptions } from './queue-options.js';
 import { assertHistogramBounds, totalCounters, totalHistogram, totalStats } from './queue-totals.js';
 import { writeJobs } from './write-jobs.js';
+import { QueueGroups } from './queue-groups.js';
 import { getQueueLimits, setQueueLimits } from '../flow/queue-limits.js';
 import { getQueueRetention, setQueueRetention } from '../flow/queue-retention.js';
 import { QueueSchedules } from '../schedules/queue-schedules.js';
@@ -30,9 +31,25 @@ import type {
   ScheduleSpec,
   UnscheduleResult,
   When,
+  ByIdOptions,
+  GroupLimits,
+  GroupLimitsInfo,
+  GroupLimitsInput,
+  GroupPage,
+  GroupTotals,
 } from '../core/types.js';
 import { endSend, startSend } from '../telemetry/telemetry.js';
-import { MAX_LIST_LIMIT, assertIfExists, assertInteger, assertJobId, assertJobState, assertOptions, toDue } from '../core/validate.js';
+import {
+  MAX_LIST_LIMIT,
+  assertGroup,
+  assertIfExists,
+  assertInteger,
+  assertJobId,
+  assertJobState,
+  assertOptions,
+  toDue,
+} from '../core/validate.js';
+import { partitionOf } from '../store/placement.js';
 
 export type { QueueOptions } from './queue-options.js';
 export type { JobPage, ListOptions } from './list-page.js';
@@ -55,6 +72,7 @@ export class Queue<T = unknown> {
   readonly name: string;
   readonly #connection: StorageConnection;
   readonly #storage: QueueStorage;
+  readonly #groups: QueueGroups;
   readonly #schedules: QueueSchedules;
   readonly #maxPayloadBytes: number;
   readonly #waitForReplicas: { replicas: number; timeoutMs: number } | undefined;
@@ -70,6 +88,7 @@ export class Queue<T = unknown> {
     this.#connection = acquireConnection(resolved.connection, resolved.logger);
     this.#storage = this.#connection.queue(resolved.prefix, resolved.name, resolved.partitions);
     this.#schedules = new QueueSchedules(this.#storage, resolved.maxPayloadBytes, () => this.#register());
+    this.#groups = new QueueGroups(this.#storage, () => this.#register());
   }
 
   /**
@@ -126,10 +145,16 @@ export class Queue<T = unknown> {
    * not kept). A completed job kept by `setRetention` has state `'completed'`, `finishedAt` and
    * `result` (absent when the handler returned nothing, or nothing JSON can hold).
    */
-  async get(id: string): Promise<JobInfo<T> | null> {
+  async get(id: string, options?: ByIdOptions): Promise<JobInfo<T> | null> {
     this.#assertOpen();
     assertJobId(id);
-    const raw = await (await this.#storage.partitionFor(id, READ)).get(id);
+    const raw = await this.#byId(
+      'get',
+      id,
+      options,
+      store => store.get(id),
+      found => found !== null,
+    );
     return raw ? toJobInfo<T>(raw) : null;
   }
 
@@ -138,10 +163,16 @@ export class Queue<T = unknown> {
    * @returns `'cancelled'`; `'running'` when a worker holds it (it is not interrupted);
    *   `'not_found'` when there is no such job, or it completed (a kept completed job stays kept).
    */
-  async cancel(id: string): Promise<CancelResult> {
+  async cancel(id: string, options?: ByIdOptions): Promise<CancelResult> {
     this.#assertOpen();
     assertJobId(id);
-    return (await this.#storage.partitionFor(id, READ)).cancel(id);
+    return this.#byId(
+      'cancel',
+      id,
+      options,
+      store => store.cancel(id),
+      result => result !== 'not_found',
+    );
   }
 
   /**
@@ -149,13 +180,19 @@ export class Queue<T = unknown> {
    * with a fresh set of attempts.
    * @returns `'rescheduled'`, `'running'` (unchanged) or `'not_found'` (also for a completed job, kept or not).
    */
-  async reschedule(id: string, when: When): Promise<RescheduleResult> {
+  async reschedule(id: string, when: When, options?: ByIdOptions): Promise<RescheduleResult> {
     this.#assertOpen();
     assertJobId(id);
     assertOptions('queue.reschedule', when, ['delay', 'at']);
     if (when?.delay === undefined && when?.at === undefined) throw new ValidationError('Expected `delay` or `at`');
     const due = toDue(when, Date.now());
-    const { result } = await (await this.#storage.partitionFor(id, READ)).reschedule(id, due);
+    const { result } = await this.#byId(
+      'reschedule',
+      id,
+      options,
+      store => store.reschedule(id, due),
+      found => found.result !== 'not_found',
+    );
     return result;
   }
 
@@ -364,6 +401,67 @@ export class Queue<T = unknown> {
     return getQueueRetention(this.#storage);
   }
 
+  /**
+   * Sets group limits, stored with the queue (README, "Groups"): without `group`, the default of
+   * every group; with it, that group's own (which starts from the default in force, and replaces it
+   * for that group). They hold for the whole queue, every Worker, PullConsumer and webhook binding
+   * of every process, and combine with the queue's own limits. A limit left out is kept; `null`
+   * clears it. `concurrency: 1` runs the group's jobs one at a time, in due order.
+   * @returns the limits now in force (for the group, or the default).
+   * @throws {ValidationError} a bad limit or group name; nothing is written.
+   * @example
+   * await queue.setGroupLimits({ concurrency: 2, rate: { max: 10, per: '1s' } });
+   * await queue.setGroupLimits({ concurrency: 1 }, { group: 'shop-42' });
+   */
+  async setGroupLimits(input: GroupLimitsInput, options?: { group?: string }): Promise<GroupLimits> {
+    this.#assertOpen();
+    return this.#groups.setLimits(input, options);
+  }
+
+  /** Removes a group's own limits: it follows the default again. */
+  async clearGroupLimits(options: { group: string }): Promise<void> {
+    this.#assertOpen();
+    return this.#groups.clearLimits(options);
+  }
+
+  /** The limits in force for `group` (its own, else the default), or the default without `group`. */
+  async getGroupLimits(options?: { group?: string }): Promise<GroupLimitsInfo> {
+    this.#assertOpen();
+    return this.#groups.getLimits(options);
+  }
+
+  /** Pauses a group: none of its jobs starts until `resumeGroup` (they stay waiting; running ones finish). */
+  async pauseGroup(group: string): Promise<void> {
+    this.#assertOpen();
+    return this.#groups.setPaused(group, true);
+  }
+
+  /** Resumes a paused group. */
+  async resumeGroup(group: string): Promise<void> {
+    this.#assertOpen();
+    return this.#groups.setPaused(group, false);
+  }
+
+  /**
+   * A page of the queue's groups with waiting or running jobs, busiest (most jobs) first: each with
+   * its waiting, ready and active counts, and whether a limit holds it back or it is paused.
+   * @example
+   * for (let page = await queue.listGroups(); ; page = await queue.listGroups({ cursor: page.nextCursor })) {
+   *   console.log(page.groups);
+   *   if (!page.nextCursor) break;
+   * }
+   */
+  async listGroups(options?: { limit?: number; cursor?: string }): Promise<GroupPage> {
+    this.#assertOpen();
+    return this.#groups.list(options);
+  }
+
+  /** How many groups have work, are held by their concurrency limit, or are paused (for metrics). */
+  async groupTotals(): Promise<GroupTotals> {
+    this.#assertOpen();
+    return this.#groups.totals();
+  }
+
   /** Releases the connection (closed when no other Queue or Worker of the process uses it). */
   async close(): Promise<void> {
     if (this.#closed) return;
@@ -390,6 +488,32 @@ export class Queue<T = unknown> {
     throw new NotFoundError(
       `Queue '${this.name}' does not exist under prefix '${this.#storage.prefix}' (no job was ever added to it); ${hint}`,
     );
+  }
+
+  /**
+   * Runs a by-id operation where the job lives: in its group's partition when `group` is given, else
+   * in its id's, and on a partitioned queue, when that partition does not have it, in the others
+   * (a grouped job lives in its group's partition). `found` tells an answer that found the job.
+   */
+  async #byId<R>(
+    operation: string,
+    id: string,
+    options: ByIdOptions | undefined,
+    call: (store: PartitionStorage) => Promise<R>,
+    found: (result: R) => boolean,
+  ): Promise<R> {
+    assertOptions(`queue.${operation} (options)`, options, ['group']);
+    if (options?.group !== undefined) return call(await this.#groups.partitionOf(assertGroup(options.group)));
+    const stores = await this.#storage.partitions(READ);
+    const home = stores[partitionOf(id, stores.length)] as PartitionStorage;
+    const first = await call(home);
+    if (found(first) || stores.length === 1) return first;
+    for (const store of stores) {
+      if (store === home) continue;
+      const other = await call(store);
+      if (found(other)) return other;
+    }
+    return first;
   }
 
   /** Runs `call` on every partition at once (they may live on different nodes). */

@@ -24,7 +24,8 @@ export async function writeJobs(
   waitForReplicas: { replicas: number; timeoutMs: number } | undefined,
 ): Promise<string[]> {
   const byPartition = stores.map(() => [] as EncodedJob[]);
-  for (const job of encoded) byPartition[partitionOf(job.id, stores.length)]?.push(job);
+  // A grouped job lives in its group's partition (README, "Groups"), any other in its id's.
+  for (const job of encoded) byPartition[partitionOf(job.group ?? job.id, stores.length)]?.push(job);
   // Partitions in parallel (they may live on different nodes); chunks of one partition in order.
   let leastAcknowledged = Number.POSITIVE_INFINITY;
   // Every chunk is written even when one holds a running job, so that the error can say truly

@@ -130,6 +130,12 @@ export interface AddSettings {
    * Default: the active context, if there is one. See README, "OpenTelemetry".
    */
   traceparent?: string;
+  /**
+   * The job's group (README, "Groups"): 1-100 characters, no control characters. Claims serve the
+   * groups with due jobs in turn, and each group follows its own limits (`queue.setGroupLimits`).
+   * Default: the default group, which takes its turn like the others and has no group limits.
+   */
+  group?: string;
 }
 
 /**
@@ -179,6 +185,8 @@ export interface JobInfo<T> {
   result?: unknown;
   /** The W3C traceparent stored with the job when it was added in a trace (README, "OpenTelemetry"). */
   traceparent?: string;
+  /** The job's group (`add(payload, { group })`); absent for the default group. */
+  group?: string;
 }
 
 /** Kept instead of a handler's result whose JSON exceeds the queue's `maxResultBytes`. */
@@ -287,6 +295,72 @@ export interface Job<T> {
    * span (README, "OpenTelemetry"). Absent for a job added outside any trace.
    */
   readonly traceparent?: string;
+  /** The job's group (`add(payload, { group })`); absent for a job of the default group. */
+  readonly group?: string;
+}
+
+/**
+ * A group's limits (`queue.setGroupLimits`): they hold for the whole queue, every Worker,
+ * PullConsumer and webhook binding of any process, as the queue's own limits do, and combine with
+ * them (both must have room).
+ */
+export interface GroupLimits {
+  /** At most `max` starts of the group's jobs in any sliding window of `per` ms (on the Redis server's clock). */
+  rate?: { max: number; per: number };
+  /** At most this many of the group's jobs active at once; 1 runs them one at a time, in due order. */
+  concurrency?: number;
+}
+
+/** The argument of `queue.setGroupLimits`: a limit left out is kept as it is; `null` clears it. */
+export interface GroupLimitsInput {
+  rate?: { max: number; per: Duration } | null;
+  concurrency?: number | null;
+}
+
+/** The limits in force for one group (`queue.getGroupLimits`) and where they come from. */
+export interface GroupLimitsInfo extends GroupLimits {
+  /** `'group'`: the group's own (`setGroupLimits(limits, { group })`); `'default'`: the queue's default for every group. */
+  readonly source: 'group' | 'default';
+}
+
+/** One group of a queue as `queue.listGroups` answers it. */
+export interface GroupInfo {
+  readonly group: string;
+  /** Its jobs waiting (delayed and ready). */
+  readonly waiting: number;
+  /** Of those, the ones due now. */
+  readonly ready: number;
+  /** Its jobs running now. */
+  readonly active: number;
+  /** Whether its concurrency or rate limit holds it back right now. */
+  readonly limited: boolean;
+  readonly paused: boolean;
+}
+
+/** A page of `queue.listGroups`: the groups with waiting or running jobs, busiest (most jobs) first. */
+export interface GroupPage {
+  readonly groups: GroupInfo[];
+  /** Pass it as `cursor` for the next page; absent on the last one. */
+  readonly nextCursor?: string;
+}
+
+/** The groups of a queue in numbers (`queue.groupTotals`, the service's /metrics). */
+export interface GroupTotals {
+  /** Groups with waiting or running jobs. */
+  readonly withWork: number;
+  /** Groups held back by their concurrency limit right now. */
+  readonly held: number;
+  /** Groups paused (`queue.pauseGroup`). */
+  readonly paused: number;
+}
+
+/**
+ * Options of the calls that find a job by id (`queue.get`, `cancel`, `reschedule`): its `group`, when
+ * known, takes the call straight to the group's partition; without it a partitioned queue looks in
+ * the id's partition, then in the others.
+ */
+export interface ByIdOptions {
+  group?: string;
 }
 
 /** The answer of `queue.cancel`. */
@@ -334,6 +408,11 @@ export type ScheduleRunState = (typeof SCHEDULE_RUN_STATES)[number];
 export interface ScheduleSpec {
   /** A cron pattern of 5 fields (minute hour day-of-month month weekday) or 6 (seconds first). */
   cron?: string;
+  /**
+   * The group of each tick's job (README, "Groups"): the ticks take their turn and follow the
+   * group's limits like the group's other jobs. Default: the default group.
+   */
+  group?: string;
   /** An interval in ms or a duration text such as `'5m'`; at least 1 s. */
   every?: number | Duration;
   /** The IANA time zone `cron` is read in. Accepted with `every`, where it changes nothing. @default 'UTC' (never the machine's zone) */
@@ -362,6 +441,8 @@ export interface ScheduleSpec {
 
 /** A schedule's rules besides its pattern, as stored and shown: times in epoch ms, defaults filled in. */
 export interface ScheduleRules {
+  /** The group of each tick's job (README, "Groups"); absent: the default group. */
+  group?: string;
   startAt?: number;
   endAt?: number;
   limit?: number;

@@ -68,6 +68,34 @@ export const JOB_ID_RULE = {
 } as const;
 const JOB_ID = new RegExp(JOB_ID_RULE.pattern);
 
+/** The longest group name (`queue.add(payload, { group })`). */
+export const MAX_GROUP_LENGTH = 100;
+
+/**
+ * The rule for group names, in one place: the library's check and the HTTP API's schema both read
+ * it. A group's name is part of key names (after the partition's hash tag, so it never moves a key
+ * to another Cluster slot); no control character, as in ids.
+ */
+export const GROUP_RULE = {
+  /** A regular expression source, valid as it is in JavaScript and JSON Schema: no control character. */
+  pattern: JOB_ID_RULE.pattern,
+  minLength: 1,
+  /** Counted as a JavaScript string's `length` (UTF-16 code units). */
+  maxLength: MAX_GROUP_LENGTH,
+  description: `1-${MAX_GROUP_LENGTH} characters without control characters`,
+} as const;
+
+/**
+ * Checks a group name against {@link GROUP_RULE} and returns it. `name`: the option the message names.
+ * @throws {ValidationError} naming `name` and what is allowed.
+ */
+export function assertGroup(group: unknown, name = 'group'): string {
+  if (typeof group !== 'string' || group.length > GROUP_RULE.maxLength || !JOB_ID.test(group)) {
+    throw new ValidationError(`Expected \`${name}\` to be a group name of ${GROUP_RULE.description}, got ${describe(group)}`);
+  }
+  return group;
+}
+
 export function assertQueueName(name: unknown): asserts name is string {
   if (!isQueueName(name)) throw new ValidationError(`Expected a queue name of ${QUEUE_NAME_RULE.description}, got ${describe(name)}`);
 }

@@ -51,10 +51,10 @@ function tickSpecOf(resolved: ResolvedSchedule): TickSpec {
 }
 
 /** Up to TICKS_AHEAD entries after `afterMs`, and whether the schedule ends after them (at once when `afterMs` is null: no tick at all). */
-function ticksAfter(spec: TickSpec, afterMs: number | null, key: string, count: number): { ticks: string[]; complete: boolean } {
+function ticksAfter(spec: TickSpec, afterMs: number | null, key: string, place: SchedulePlace): { ticks: string[]; complete: boolean } {
   if (afterMs === null) return { ticks: [], complete: true };
   const times = upcomingTicks(spec, afterMs + 1, TICKS_AHEAD);
-  return { ticks: times.map(t => tickEntry(key, t, count)), complete: times.length < TICKS_AHEAD };
+  return { ticks: times.map(t => tickEntry(key, t, place.count, place.store.partition)), complete: times.length < TICKS_AHEAD };
 }
 
 /**
@@ -82,8 +82,8 @@ export async function upsertSchedule(
     }
     const tickSpec = tickSpecOf(resolved);
     const firstAt = nextTickAfter(tickSpec, now - 1);
-    const first = firstAt === null ? null : tickEntry(key, firstAt, place.count);
-    const after = ticksAfter(tickSpec, firstAt, key, place.count);
+    const first = firstAt === null ? null : tickEntry(key, firstAt, place.count, place.store.partition);
+    const after = ticksAfter(tickSpec, firstAt, key, place);
     const result = await place.store.writeSchedule({
       op: 'put',
       key,
@@ -93,6 +93,7 @@ export async function upsertSchedule(
       backoff: encodeBackoff(resolved.backoff),
       limit: resolved.limit,
       payloadJson: resolved.payloadJson,
+      group: resolved.group,
       specJson: JSON.stringify(storedSpecOf(resolved)),
       overlapSkip: resolved.overlap === 'skip',
       first,
@@ -124,13 +125,15 @@ export async function tendSchedule(place: SchedulePlace, key: string): Promise<v
       const headAt = entryTickAt(stored.head);
       const missed = missedTicks(spec, headAt, now, resolved.catchUp);
       const nextAt = missed.length > 0 ? null : nextTickAfter(spec, Math.max(now, headAt));
-      const create = (missed.length > 0 ? missed : nextAt === null ? [] : [nextAt]).map(t => tickEntry(key, t, place.count));
+      const create = (missed.length > 0 ? missed : nextAt === null ? [] : [nextAt]).map(t =>
+        tickEntry(key, t, place.count, place.store.partition),
+      );
       const lastAt = missed.at(-1) ?? nextAt;
-      const after = ticksAfter(spec, lastAt, key, place.count);
+      const after = ticksAfter(spec, lastAt, key, place);
       write = { op: 'advance', key, gen: stored.gen, head: stored.head, create, ...after, ended: create.length === 0 };
     } else if (needsRefill(stored)) {
       const lastListed = stored.ticks.at(-1) ?? stored.head;
-      const more = ticksAfter(spec, entryTickAt(lastListed), key, place.count);
+      const more = ticksAfter(spec, entryTickAt(lastListed), key, place);
       write = {
         op: 'advance',
         key,
@@ -213,8 +216,8 @@ export async function resumeSchedule(place: SchedulePlace, key: string): Promise
     // A tick at or after the head's: the head (created before the pause) is never created again.
     const from = stored.head === '' ? now - 1 : Math.max(now - 1, entryTickAt(stored.head));
     const firstAt = nextTickAfter(spec, from);
-    const first = firstAt === null ? null : tickEntry(key, firstAt, place.count);
-    const after = ticksAfter(spec, firstAt, key, place.count);
+    const first = firstAt === null ? null : tickEntry(key, firstAt, place.count, place.store.partition);
+    const after = ticksAfter(spec, firstAt, key, place);
     const result = await place.store.writeSchedule({ op: 'resume', key, gen: stored.gen, first, ...after });
     if (result.status !== 'conflict') return infoOrNotFound(key, result);
   }
@@ -274,6 +277,7 @@ export function scheduleInfo(stored: StoredSchedule, now: number): ScheduleInfo 
   if (resolved.startAt !== undefined) info.startAt = resolved.startAt;
   if (resolved.endAt !== undefined) info.endAt = resolved.endAt;
   if (resolved.limit !== undefined) info.limit = resolved.limit;
+  if (resolved.group !== undefined) info.group = resolved.group;
   if (resolved.maxAttempts !== undefined) info.maxAttempts = resolved.maxAttempts;
   if (resolved.backoff !== undefined) info.backoff = resolved.backoff as BackoffOption;
   return info;

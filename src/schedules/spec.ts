@@ -7,6 +7,7 @@ import { ValidationError } from '../core/errors.js';
 import {
   CONTROL,
   assertBackoff,
+  assertGroup,
   assertInteger,
   assertOptions,
   DEFAULT_MAX_PAYLOAD_BYTES,
@@ -45,7 +46,20 @@ export interface ResolvedSchedule extends ScheduleRules {
   anchorMs: number;
 }
 
-const SPEC_OPTIONS = ['cron', 'every', 'tz', 'payload', 'startAt', 'endAt', 'limit', 'overlap', 'catchUp', 'maxAttempts', 'backoff'];
+const SPEC_OPTIONS = [
+  'cron',
+  'every',
+  'tz',
+  'payload',
+  'startAt',
+  'endAt',
+  'limit',
+  'overlap',
+  'catchUp',
+  'maxAttempts',
+  'backoff',
+  'group',
+];
 const LIMIT_MAX = 1_000_000_000;
 
 /** Throws {@link ValidationError} unless `key` is a schedule key: 1-180 characters, no control character. */
@@ -104,6 +118,7 @@ export function resolveScheduleSpec(
   }
   if (startAt !== undefined) result.startAt = startAt;
   if (endAt !== undefined) result.endAt = endAt;
+  if (s.group !== undefined) result.group = assertGroup(s.group);
   if (s.limit !== undefined) {
     assertInteger('limit', s.limit, 1, LIMIT_MAX);
     result.limit = s.limit;
@@ -142,6 +157,8 @@ export function scheduleDefinitionHash(spec: ResolvedSchedule): string {
     b === undefined
       ? null
       : [b.type, b.delayMs, 'maxDelayMs' in b ? (b.maxDelayMs ?? null) : null, 'jitter' in b ? (b.jitter ?? null) : null],
+    // Only when set: the hash of every schedule made before groups existed stays as it was.
+    ...(spec.group === undefined ? [] : [{ group: spec.group }]),
   ];
   return createHash('sha1').update(JSON.stringify(canonical)).digest('hex');
 }

@@ -7,7 +7,7 @@
  * backend passes (test/scripts/storage-conformance.test.ts runs it against Redis).
  */
 import type { StoredDefinition, StoredJob, StoredSchedule } from './stored.js';
-import type { CancelResult, IfExists, JobState, RescheduleResult } from '../core/types.js';
+import type { CancelResult, GroupInfo, GroupLimits, GroupTotals, IfExists, JobState, RescheduleResult } from '../core/types.js';
 import type { Due } from '../core/validate.js';
 
 /** A job ready to be written by `add`, validated and encoded by the Queue. */
@@ -28,6 +28,8 @@ export interface EncodedJob {
    * undefined for none. Set by the Queue once its `send` span has started, after validation.
    */
   traceparent?: string | undefined;
+  /** The job's group (lua/includes/groups.lua); undefined for the default group. */
+  readonly group?: string | undefined;
 }
 
 /**
@@ -261,4 +263,15 @@ export interface PartitionStorage {
   /** One schedule (by key) or all of the partition's, with the server's now. */
   readSchedules(key?: string): Promise<{ now: number; schedules: StoredSchedule[] }>;
   writeSchedule(write: ScheduleWrite): Promise<ScheduleWriteResult>;
+  /** Stores the default limits of every group of the partition (`{}`: none); every partition of a queue gets the same. */
+  setDefaultGroupLimits(limits: GroupLimits): Promise<void>;
+  /** Stores group `group`'s own limits, or removes them (`undefined`: it follows the default again). */
+  setGroupLimits(group: string, limits: GroupLimits | undefined): Promise<void>;
+  /** The group's own limits (undefined when it has none, or no group is asked) and the partition's default. */
+  readGroupLimits(group: string | undefined): Promise<{ own: GroupLimits | undefined; fallback: GroupLimits }>;
+  /** Pauses or resumes a group of the partition; whether that changed anything. */
+  setGroupPaused(group: string, paused: boolean): Promise<boolean>;
+  /** Up to `limit` groups with waiting or running jobs from rank `from` on, busiest first, and how many there are. */
+  listGroups(from: number, limit: number): Promise<{ total: number; groups: GroupInfo[] }>;
+  groupTotals(): Promise<GroupTotals>;
 }

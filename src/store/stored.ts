@@ -20,6 +20,8 @@ export interface StoredJob {
   readonly tickAt: number | undefined;
   /** The W3C traceparent of the job's producer, when it was added in a trace (the header's last field); else undefined. */
   readonly traceparent: string | undefined;
+  /** The job's group (lua/includes/groups.lua); undefined for the default group. */
+  readonly group?: string | undefined;
   readonly payloadJson: string;
 }
 
@@ -36,6 +38,8 @@ export interface StoredDefinition {
   readonly backoff: string;
   readonly limit: number | undefined;
   readonly payloadJson: string;
+  /** The group of the schedule's ticks (README, "Groups"); undefined for the default group. */
+  readonly group?: string | undefined;
   readonly specJson: string;
 }
 

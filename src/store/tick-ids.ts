@@ -12,14 +12,14 @@ export function entryTickAt(entry: string): number {
 
 /**
  * The entry of the tick at `tickAt` of schedule `key`: its job must live in the schedule's
- * partition (the claim script creates it there), and a job's partition is that of its id, so on a
- * partitioned queue a suffix `~<n>` is added, the smallest n that lands the id there (about
- * `count` tries). Deterministic: every process finds the same entry.
+ * partition `home` (the claim script creates it there: its key's, or its group's for a schedule
+ * with a group), and a job is looked for in its id's partition first, so on a partitioned queue a
+ * suffix `~<n>` is added, the smallest n that lands the id there (about `count` tries).
+ * Deterministic: every process finds the same entry.
  */
-export function tickEntry(key: string, tickAt: number, count: number): string {
+export function tickEntry(key: string, tickAt: number, count: number, home = partitionOf(key, count)): string {
   const base = String(tickAt);
   if (count === 1) return base;
-  const home = partitionOf(key, count);
   if (partitionOf(`${key}@${base}`, count) === home) return base;
   for (let n = 1; ; n++) {
     const entry = `${base}~${n}`;

@@ -32,6 +32,7 @@ export interface ProcessedJob {
   readonly dueAt: number;
   readonly attempt: number;
   readonly traceparent?: string | undefined;
+  readonly group?: string | undefined;
 }
 
 /** One handler call under way: its span (when traced) and its start (when measured). */
@@ -157,6 +158,7 @@ export class ConsumerTelemetry {
       } else {
         attributes[ATTR.messageId] = first.id;
         attributes[ATTR.attempt] = first.attempt;
+        if (first.group !== undefined) attributes[ATTR.group] = first.group;
       }
       span = tracer.startSpan(`process ${queue}`, { kind: loadedApi().SpanKind.CONSUMER, attributes, links }, parent);
       spanContext = loadedApi().trace.setSpan(parent, span);

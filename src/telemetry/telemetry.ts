@@ -25,6 +25,11 @@ export const ATTR = {
   errorType: 'error.type',
   attempt: 'sandglass.job.attempt',
   latenessMs: 'sandglass.job.lateness_ms',
+  /**
+   * The job's group (README, "Groups"). Not `messaging.message.conversation_id`: a group is a
+   * tenant or an ordering key, not a conversation; the semantic conventions have no attribute for it.
+   */
+  group: 'sandglass.group',
 } as const;
 
 /** `messaging.system`. */
@@ -122,6 +127,7 @@ export function recordFailure(span: Span, error: unknown): void {
 /** A job about to be written: `traceparent` is its explicit parent on the way in, what it stores on the way out. */
 export interface TracedWrite {
   readonly id: string;
+  readonly group?: string | undefined;
   traceparent?: string | undefined;
 }
 
@@ -159,7 +165,11 @@ export function startSend(queue: string, jobs: readonly TracedWrite[], bulk: boo
       [ATTR.destination]: queue,
     };
     if (bulk) attributes[ATTR.batchCount] = group.length;
-    else attributes[ATTR.messageId] = (group[0] as TracedWrite).id;
+    else {
+      attributes[ATTR.messageId] = (group[0] as TracedWrite).id;
+      const jobGroup = (group[0] as TracedWrite).group;
+      if (jobGroup !== undefined) attributes[ATTR.group] = jobGroup;
+    }
     const span = tracer.startSpan(
       `send ${queue}`,
       { kind: SpanKind.PRODUCER, attributes },

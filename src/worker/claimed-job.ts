@@ -15,6 +15,8 @@ export class ClaimedJob<T> implements Job<T> {
   readonly dueAt: number;
   readonly attempt: number;
   readonly maxAttempts: number;
+  /** The job's group; undefined for the default group (a field on every job: one shape). */
+  readonly group: string | undefined;
   readonly #traceparent: string | undefined;
   readonly #tickAt: number | undefined;
   readonly #limitedAt: number;
@@ -32,6 +34,7 @@ export class ClaimedJob<T> implements Job<T> {
     tickAt: number | undefined,
     traceparent: string | undefined,
     limitedAt = -1,
+    group: string | undefined = undefined,
   ) {
     this.id = id;
     this.queue = queue;
@@ -39,6 +42,7 @@ export class ClaimedJob<T> implements Job<T> {
     this.dueAt = dueAt;
     this.attempt = attempt;
     this.maxAttempts = maxAttempts;
+    this.group = group;
     this.#traceparent = traceparent;
     this.#tickAt = tickAt;
     this.#limitedAt = limitedAt;
@@ -92,5 +96,6 @@ export function claimedJobFields<T>(queue: string, stored: StoredJob, defaultMax
   // Set only when there is one: most jobs are neither ticks nor traced.
   if (stored.tickAt !== undefined) fields.schedule = tickOfJob(stored.id, stored.tickAt);
   if (stored.traceparent !== undefined) fields.traceparent = stored.traceparent;
+  if (stored.group !== undefined) fields.group = stored.group;
   return fields;
 }

@@ -53,6 +53,7 @@ export class HeldJob<T> implements HeldLease, KeptSettlement {
       stored.tickAt,
       stored.traceparent,
       limitedAt,
+      stored.group,
     );
     this.leaseUntilLocal = leaseUntilLocal;
     this.#listener = listener;

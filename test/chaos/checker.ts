@@ -34,6 +34,30 @@ export interface RedisSnapshot {
   readonly expiry: ReadonlySet<string>;
   /** The far-future tier (lua/includes/wheel.lua, "time wheel"). */
   readonly wheel: WheelSnapshot;
+  /** Groups (lua/includes/groups.lua, "Groups"). */
+  readonly groups: GroupSnapshot;
+}
+
+export interface GroupSnapshot {
+  /** Job id -> its group, from its record (in `jobs` or a wheel bucket): grouped jobs only. */
+  readonly recordGroup: ReadonlyMap<string, string>;
+  /** Job id -> its group, from its lease: active grouped jobs only. */
+  readonly leaseGroup: ReadonlyMap<string, string>;
+  /** Job id -> [group, score] for every entry of every group queue `group:q:<group>` found by SCAN. */
+  readonly queued: ReadonlyMap<string, readonly [string, number][]>;
+  /** `group:due`: id -> score. */
+  readonly groupDue: ReadonlyMap<string, number>;
+  /** `group:jobs`: group -> count. */
+  readonly jobsCount: ReadonlyMap<string, number>;
+  /** `group:active`: group -> count. */
+  readonly activeCount: ReadonlyMap<string, number>;
+  /** `groups`: group -> turn or time. */
+  readonly schedule: ReadonlyMap<string, number>;
+  /** Groups flagged paused (`p:`) and held (`h:`) in `group:state`. */
+  readonly paused: ReadonlySet<string>;
+  readonly held: ReadonlySet<string>;
+  /** Groups whose in-order retry must start first (`b:`): they may wait past their head. */
+  readonly blocked: ReadonlySet<string>;
 }
 
 export interface WheelSnapshot {
@@ -74,6 +98,13 @@ export interface InvariantReport {
   readonly completed: string[];
   /** A deadline entry (`expiry`) of a job that is not waiting (in `due` or a wheel bucket). */
   readonly expiry: string[];
+  /**
+   * Group problems: a grouped job in `due` or in a queue not its group's, a queue entry without its
+   * `group:due` twin (or the other way), a group's counts (`group:jobs`, `group:active`) off, a
+   * lease naming another group than the record, a group with due work that no claim would serve
+   * (not paused, not held, and no `groups` entry at or before its head), a held group with nothing running.
+   */
+  readonly groups: string[];
 }
 
 /**
@@ -114,16 +145,58 @@ for _, s in ipairs(shardKeys) do
   end
 end
 local meta = redis.call('HMGET', KEYS[7], 'idxLevel', 'idxSplit')
+-- Groups: each record's group (the line after its header), each lease's, and every group queue.
+local function groupOf(rec)
+  local nl = string.find(rec, '\\n', 1, true)
+  if not nl or string.byte(rec, nl + 1) ~= 31 then return nil end
+  return string.sub(rec, nl + 2, string.find(rec, '\\n', nl + 2, true) - 1)
+end
+local grouped = {}
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+  local g = groupOf(all[i + 1])
+  if g then grouped[#grouped + 1] = all[i]; grouped[#grouped + 1] = g end
+end
+for _, n in ipairs(listed) do
+  for _, e in ipairs(redis.call('LRANGE', tag .. ':wheel:' .. n, 0, -1)) do
+    local nl1 = string.find(e, '\\n', 1, true)
+    local nl2 = string.find(e, '\\n', nl1 + 1, true)
+    local g = groupOf(string.sub(e, nl2 + 1))
+    if g then grouped[#grouped + 1] = string.sub(e, 1, nl1 - 1); grouped[#grouped + 1] = g end
+  end
+end
+local leaseGroups = {}
+local leaseAll = redis.call('HGETALL', KEYS[9])
+for i = 1, #leaseAll, 2 do
+  local g = string.match(leaseAll[i + 1], '^%d+,%d+,(.+)$')
+  if g then leaseGroups[#leaseGroups + 1] = leaseAll[i]; leaseGroups[#leaseGroups + 1] = g end
+end
+local queued = {}
+cursor = '0'
+repeat
+  local page = redis.call('SCAN', cursor, 'MATCH', escape(tag) .. ':group:q:*', 'COUNT', 1000)
+  cursor = page[1]
+  for _, key in ipairs(page[2]) do
+    local g = string.sub(key, #tag + 10)
+    local members = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+    for i = 1, #members, 2 do
+      queued[#queued + 1] = members[i]; queued[#queued + 1] = g; queued[#queued + 1] = members[i + 1]
+    end
+  end
+until cursor == '0'
+local state = redis.call('HKEYS', KEYS[17])
 return { redis.call('HKEYS', KEYS[1]), redis.call('ZRANGE', KEYS[2], 0, -1), redis.call('ZRANGE', KEYS[3], 0, -1),
   redis.call('ZRANGE', KEYS[4], 0, -1), redis.call('HKEYS', KEYS[5]), listed, bucketKeys, entries, index,
   { meta[1] or '0', meta[2] or '0', redis.call('HGET', KEYS[8], 'wheeled') or '0' }, redis.call('HKEYS', KEYS[9]),
-  redis.call('ZRANGE', KEYS[10], 0, -1), redis.call('HKEYS', KEYS[11]), redis.call('HKEYS', KEYS[12]) }`;
+  redis.call('ZRANGE', KEYS[10], 0, -1), redis.call('HKEYS', KEYS[11]), redis.call('HKEYS', KEYS[12]),
+  grouped, leaseGroups, queued, redis.call('ZRANGE', KEYS[13], 0, -1, 'WITHSCORES'), redis.call('ZRANGE', KEYS[14], 0, -1, 'WITHSCORES'),
+  redis.call('HGETALL', KEYS[15]), redis.call('ZRANGE', KEYS[16], 0, -1, 'WITHSCORES'), state }`;
 
 export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promise<RedisSnapshot> {
   const keys = partitionKeys(prefix, queue, 0);
   const replies = (await raw.eval(
     SNAPSHOT_SCRIPT,
-    12,
+    17,
     keys.jobs,
     keys.due,
     keys.active,
@@ -136,6 +209,11 @@ export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promis
     keys.completed,
     keys.results,
     keys.expiry,
+    keys.groupDue,
+    keys.groupJobs,
+    keys.groupActive,
+    keys.groups,
+    keys.groupState,
   )) as string[][];
   const [jobs, due, active, dead, errors] = replies.slice(0, 5).map(list => new Set(list)) as [
     Set<string>,
@@ -144,7 +222,7 @@ export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promis
     Set<string>,
     Set<string>,
   ];
-  const [listed, bucketKeys, entries, index, state, leased, completed, results, expiring] = replies.slice(5) as [
+  const [listed, bucketKeys, entries, index, state, leased, completed, results, expiring] = replies.slice(5, 14) as [
     string[],
     string[],
     string[],
@@ -155,6 +233,29 @@ export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promis
     string[],
     string[],
   ];
+  const [grouped, leaseGroups, queuedFlat, groupDueFlat, jobsCountFlat, activeFlat, scheduleFlat, stateFields] = replies.slice(
+    14,
+  ) as string[][];
+  const pairs = (flat: readonly string[], step = 2) => {
+    const out: string[][] = [];
+    for (let i = 0; i < flat.length; i += step) out.push(flat.slice(i, i + step));
+    return out;
+  };
+  const queued = new Map<string, [string, number][]>();
+  for (const [id, group, score] of pairs(queuedFlat as string[], 3))
+    queued.set(id as string, [...(queued.get(id as string) ?? []), [group as string, Number(score)]]);
+  const groups: GroupSnapshot = {
+    recordGroup: new Map(pairs(grouped as string[]).map(([id, g]) => [id as string, g as string])),
+    leaseGroup: new Map(pairs(leaseGroups as string[]).map(([id, g]) => [id as string, g as string])),
+    queued,
+    groupDue: new Map(pairs(groupDueFlat as string[]).map(([id, s]) => [id as string, Number(s)])),
+    jobsCount: new Map(pairs(jobsCountFlat as string[]).map(([g, s]) => [g as string, Number(s)])),
+    activeCount: new Map(pairs(activeFlat as string[]).map(([g, s]) => [g as string, Number(s)])),
+    schedule: new Map(pairs(scheduleFlat as string[]).map(([g, s]) => [g as string, Number(s)])),
+    paused: new Set((stateFields as string[]).filter(f => f.startsWith('p:')).map(f => f.slice(2))),
+    held: new Set((stateFields as string[]).filter(f => f.startsWith('h:')).map(f => f.slice(2))),
+    blocked: new Set((stateFields as string[]).filter(f => f.startsWith('b:')).map(f => f.slice(2))),
+  };
   const buckets = new Map<string, string[]>();
   for (let i = 0; i < entries.length; i += 2) {
     const id = entries[i + 1] as string;
@@ -187,6 +288,7 @@ export async function snapshot(raw: Redis, queue: string, prefix = 'sg'): Promis
       wheeledCounter: Number(state[2]),
       entries: entries.length / 2,
     },
+    groups,
   };
 }
 
@@ -212,12 +314,13 @@ export function checkInvariant(snap: RedisSnapshot): InvariantReport {
   const { buckets, index } = snap.wheel;
   for (const id of new Set([...snap.jobs, ...buckets.keys()])) {
     const inBuckets = buckets.get(id)?.length ?? 0;
-    const states = Number(snap.due.has(id)) + Number(snap.active.has(id)) + Number(snap.dead.has(id)) + inBuckets;
+    const inGroupQueues = snap.groups.queued.get(id)?.length ?? 0;
+    const states = Number(snap.due.has(id)) + Number(snap.active.has(id)) + Number(snap.dead.has(id)) + inBuckets + inGroupQueues;
     if (states === 0) stateless.push(id);
     if (states > 1) overlapping.push(id);
     if (inBuckets > 0 && snap.jobs.has(id)) wheel.push(`${id}: in a wheel bucket and in the jobs hash`);
   }
-  const orphans = [...new Set([...snap.due, ...snap.active, ...snap.dead])].filter(id => !snap.jobs.has(id));
+  const orphans = [...new Set([...snap.due, ...snap.active, ...snap.dead, ...snap.groups.queued.keys()])].filter(id => !snap.jobs.has(id));
   const strayErrors = [...snap.errors].filter(id => !snap.jobs.has(id) && !buckets.has(id));
   for (const [id, held] of buckets) {
     const entries = index.get(id) ?? [];
@@ -242,7 +345,10 @@ export function checkInvariant(snap: RedisSnapshot): InvariantReport {
     ...[...snap.completed].filter(id => !snap.results.has(id)).map(id => `${id}: in completed without its results entry`),
     ...[...snap.results].filter(id => !snap.completed.has(id)).map(id => `${id}: a results entry but not in completed`),
   ];
-  const expiry = [...snap.expiry].filter(id => !snap.due.has(id) && !buckets.has(id)).map(id => `${id}: a deadline but not waiting`);
+  const expiry = [...snap.expiry]
+    .filter(id => !snap.due.has(id) && !buckets.has(id) && !snap.groups.queued.has(id))
+    .map(id => `${id}: a deadline but not waiting`);
+  const groups = checkGroups(snap);
   return {
     ok:
       stateless.length +
@@ -252,7 +358,8 @@ export function checkInvariant(snap: RedisSnapshot): InvariantReport {
         wheel.length +
         leases.length +
         completed.length +
-        expiry.length ===
+        expiry.length +
+        groups.length ===
       0,
     jobs: new Set([...snap.jobs, ...buckets.keys()]).size,
     stateless,
@@ -263,7 +370,53 @@ export function checkInvariant(snap: RedisSnapshot): InvariantReport {
     leases,
     completed,
     expiry,
+    groups,
   };
+}
+
+/** The group invariants of {@link InvariantReport.groups} (lua/includes/groups.lua, "Groups"). */
+function checkGroups(snap: RedisSnapshot): string[] {
+  const problems: string[] = [];
+  const g = snap.groups;
+  const expectedJobs = new Map<string, number>();
+  const expectedActive = new Map<string, number>();
+  const heads = new Map<string, number>();
+  const bump = (map: Map<string, number>, key: string) => map.set(key, (map.get(key) ?? 0) + 1);
+  for (const [id, entries] of g.queued) {
+    const [group, score] = entries[0] as [string, number];
+    if (entries.length > 1) problems.push(`${id}: in ${entries.length} group queues`);
+    if (g.recordGroup.get(id) !== group)
+      problems.push(`${id}: in group ${group}'s queue, its record says ${g.recordGroup.get(id) ?? 'no group'}`);
+    if (g.groupDue.get(id) !== Math.floor(score))
+      problems.push(`${id}: queued at ${score}, group:due says ${g.groupDue.get(id) ?? 'nothing'}`);
+    heads.set(group, Math.min(heads.get(group) ?? Number.POSITIVE_INFINITY, Math.floor(score)));
+  }
+  for (const id of g.groupDue.keys()) if (!g.queued.has(id)) problems.push(`${id}: in group:due but in no group queue`);
+  for (const [id, group] of g.recordGroup) {
+    if (snap.due.has(id)) problems.push(`${id}: of group ${group}, but in due`);
+    if (g.queued.has(id) || snap.wheel.buckets.has(id) || snap.active.has(id)) bump(expectedJobs, group);
+    if (snap.active.has(id)) {
+      bump(expectedActive, group);
+      if (g.leaseGroup.get(id) !== group) problems.push(`${id}: of group ${group}, its lease says ${g.leaseGroup.get(id) ?? 'no group'}`);
+    }
+  }
+  for (const group of new Set([...expectedJobs.keys(), ...g.jobsCount.keys()])) {
+    if ((expectedJobs.get(group) ?? 0) !== (g.jobsCount.get(group) ?? 0))
+      problems.push(`group ${group}: group:jobs ${g.jobsCount.get(group) ?? 0}, holds ${expectedJobs.get(group) ?? 0} waiting or active`);
+  }
+  for (const group of new Set([...expectedActive.keys(), ...g.activeCount.keys()])) {
+    if ((expectedActive.get(group) ?? 0) !== (g.activeCount.get(group) ?? 0))
+      problems.push(`group ${group}: group:active ${g.activeCount.get(group) ?? 0}, ${expectedActive.get(group) ?? 0} active`);
+  }
+  for (const [group, head] of heads) {
+    // (A group waiting for its rate window may also wait past its head: the chaos workload sets no group rate.)
+    if (g.paused.has(group) || g.held.has(group) || g.blocked.has(group)) continue;
+    const at = g.schedule.get(group);
+    if (at === undefined || (at >= 1e12 && at > head))
+      problems.push(`group ${group}: due work from ${head}, but no claim would serve it (groups says ${at ?? 'nothing'})`);
+  }
+  for (const group of g.held) if ((g.activeCount.get(group) ?? 0) === 0) problems.push(`group ${group}: held with nothing running`);
+  return problems;
 }
 
 export interface CheckInput {

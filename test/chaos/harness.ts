@@ -209,7 +209,8 @@ export class Producer {
           const n = b * batch + k;
           const delay = Math.floor(Math.random() * options.maxDelayMs);
           const payload: ChaosPayload = { n, minDue: now + delay, ...(pad ? { pad } : {}) };
-          return { id: `${options.prefix}-${n}`, payload, delay };
+          // One job in three is grouped (README, "Groups"): the invariant covers group queues and counts.
+          return { id: `${options.prefix}-${n}`, payload, delay, ...(n % 3 === 0 ? { group: `tenant-${n % 7}` } : {}) };
         });
         jobs.forEach(job => this.attempted.add(job.id));
         try {
@@ -323,6 +324,8 @@ export async function runScenario(
     }, 250);
     await pool.start(scenario.workers);
     queue = new Queue<ChaosPayload>(queueName, { connection: server.url });
+    // The grouped jobs' groups have a concurrency limit (high enough not to slow the recovery criteria): their running counts meet every fault too.
+    await queue.setGroupLimits({ concurrency: 64 });
     log(
       `${scenario.name}: ${scenario.workers.length} workers ready after ${Date.now() - startedAt} ms; ${size.jobs} jobs over ${size.loadMs} ms`,
     );
@@ -420,7 +423,7 @@ export async function runScenario(
         ok: report.invariant.ok,
         detail: report.invariant.ok
           ? `every job in exactly one state (${report.invariant.jobs} left, all dead letters: ${report.dead})`
-          : `stateless ${report.invariant.stateless.length}, orphans ${report.invariant.orphans.length}, in two states ${report.invariant.overlapping.length}, stray errors ${report.invariant.strayErrors.length}, deadlines not waiting ${report.invariant.expiry.length}, wheel ${report.invariant.wheel.length}${report.invariant.wheel.length ? ` (${report.invariant.wheel.slice(0, 3).join('; ')})` : ''}`,
+          : `stateless ${report.invariant.stateless.length}, orphans ${report.invariant.orphans.length}, in two states ${report.invariant.overlapping.length}, stray errors ${report.invariant.strayErrors.length}, deadlines not waiting ${report.invariant.expiry.length}, wheel ${report.invariant.wheel.length}${report.invariant.wheel.length ? ` (${report.invariant.wheel.slice(0, 3).join('; ')})` : ''}, groups ${report.invariant.groups.length}${report.invariant.groups.length ? ` (${report.invariant.groups.slice(0, 3).join('; ')})` : ''}`,
       },
     ];
     const own = await scenario.criteria(report, context, entries);

@@ -6,6 +6,7 @@ import { describe } from 'node:test';
 import { freshQueue, type OpenPartition, type StorageBackend } from './fixtures.js';
 import { addsAndClaims } from './partition/adds-and-claims.js';
 import { admin } from './partition/admin.js';
+import { groups } from './partition/groups.js';
 import { retention } from './partition/retention.js';
 import { schedules } from './partition/schedules.js';
 import { settles } from './partition/settles.js';
@@ -23,5 +24,6 @@ export function partitionStorageContract(name: string, backend: StorageBackend):
     describe('cancel, reschedule, get, list, stats, dead letters', () => admin(open));
     describe('schedules', () => schedules(open));
     describe('retention of completed jobs', () => retention(open));
+    describe('groups', () => groups(open));
   });
 }

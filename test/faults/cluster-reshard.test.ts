@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { Cluster } from 'ioredis';
 import { describe, it } from 'node:test';
 import { ConnectionError, NotReplicatedError, Queue, Worker } from '../../src/index.js';
-import { partitionKeys } from '../../src/store/redis/keys.js';
+import { groupQueueKey, partitionKeys } from '../../src/store/redis/keys.js';
 import { partitionOf } from '../../src/store/placement.js';
 import { useLocalCluster, type ClusterNode, type MigrateReport } from '../helpers/cluster.js';
 import { sleep, waitFor } from '../helpers/redis.js';
@@ -138,6 +138,17 @@ describe('wheel promotion across a slot migration', () => {
       await cluster.client.zadd(keys.active, now + 600_000, 'held');
       await cluster.client.hset(keys.leases, 'held', `999999,${now}`);
       await cluster.client.zadd(keys.due, now + 86_400_000, 'parked');
+      // The group keys (README, "Groups"): a parked job of a group and one of its jobs held, as the scripts write them.
+      const grouped = '0,0,,,\n\x1fparked-group\n"x"';
+      await cluster.client.hset(keys.jobs, 'gparked', grouped, 'gheld', grouped);
+      await cluster.client.zadd(groupQueueKey('sg', name, 0, 'parked-group'), now + 86_400_000, 'gparked');
+      await cluster.client.zadd(keys.groupDue, now + 86_400_000, 'gparked');
+      await cluster.client.zadd(keys.groups, now + 86_400_000, 'parked-group');
+      await cluster.client.zadd(keys.active, now + 600_000, 'gheld');
+      await cluster.client.hset(keys.leases, 'gheld', `999998,${now},parked-group`);
+      await cluster.client.zadd(keys.groupJobs, 2, 'parked-group');
+      await cluster.client.hset(keys.groupActive, 'parked-group', '1');
+      await cluster.client.hset(keys.groupState, 'p:paused-one', '1');
       await cluster.client.hset(keys.schedules, '~', '');
       await cluster.client.hset(keys.expiry, '~', '1');
       await cluster.client.zadd(keys.completed, now, '~');

@@ -217,7 +217,7 @@ describe('unknown option names', () => {
       [
         'add',
         () => q.add(1, odd({ dealy: 5_000 })),
-        'Unknown option `dealy` of queue.add (known: delay, at, id, ifExists, maxAttempts, backoff, expireAfter, onExpire, traceparent)',
+        'Unknown option `dealy` of queue.add (known: delay, at, id, ifExists, maxAttempts, backoff, expireAfter, onExpire, traceparent, group)',
       ],
       [
         'add with options that are not an object',
@@ -227,8 +227,25 @@ describe('unknown option names', () => {
       [
         'bulk entry',
         () => q.addBulk([{ payload: 1 }, odd({ payload: 2, dealy: 5 })]),
-        'Unknown option `dealy` of queue.addBulk (jobs[1]) (known: payload, delay, at, id, maxAttempts, backoff, expireAfter, onExpire, traceparent)',
+        'Unknown option `dealy` of queue.addBulk (jobs[1]) (known: payload, delay, at, id, maxAttempts, backoff, expireAfter, onExpire, traceparent, group)',
       ],
+      [
+        'setGroupLimits',
+        () => q.setGroupLimits(odd({ concurency: 2 })),
+        'Unknown option `concurency` of queue.setGroupLimits (known: rate, concurrency)',
+      ],
+      [
+        'setGroupLimits options',
+        () => q.setGroupLimits({ concurrency: 2 }, odd({ gruop: 'g' })),
+        'Unknown option `gruop` of queue.setGroupLimits (options) (known: group)',
+      ],
+      [
+        'getGroupLimits',
+        () => q.getGroupLimits(odd({ gruop: 'g' })),
+        'Unknown option `gruop` of queue.getGroupLimits (options) (known: group)',
+      ],
+      ['listGroups', () => q.listGroups(odd({ limt: 5 })), 'Unknown option `limt` of queue.listGroups (known: limit, cursor)'],
+      ['get by id', () => q.get('x', odd({ gruop: 'g' })), 'Unknown option `gruop` of queue.get (options) (known: group)'],
       [
         'bulk entry ifExists',
         () => q.addBulk([odd({ payload: 1, ifExists: 'replace' })]),

@@ -4,6 +4,8 @@ import { describe, it } from 'node:test';
 import {
   claimMemoKey,
   failMemoKey,
+  groupQueueKey,
+  groupRateKey,
   partitionKeys,
   limiterKeys,
   queueRegistryKey,
@@ -61,6 +63,8 @@ const KEY_NAMES = new Set(
     failMemoKey('sg', '<queue>', '<p>' as unknown as number),
     wheelBucketKey('sg', '<queue>', '<p>' as unknown as number, '<n>'),
     wheelIndexKey('sg', '<queue>', '<p>' as unknown as number, '<s>'),
+    groupQueueKey('sg', '<queue>', '<p>' as unknown as number, '<group>'),
+    groupRateKey('sg', '<queue>', '<p>' as unknown as number, '<group>'),
     ...Object.values(limiterKeys('sg', '<queue>')),
   ].map(tagged),
 );
@@ -71,6 +75,9 @@ const WHEEL_KEY_BUILDERS = new Map([
   ['wheelBucketKey', ['wheel:<n>']],
   ['wheelShardKey', ['wheel:idx:<s>']],
   ['wheelSplit', ['wheel:idx:<s>']],
+  // includes/groups.lua's builders of a group's queue and rate-window keys.
+  ['groupQueueKey', ['group:q:<group>']],
+  ['groupRateKey', ['group:r:<group>']],
 ]);
 
 /**
@@ -118,6 +125,8 @@ describe('documented layout', () => {
       failMemoKey('sg', '<queue>', p),
       wheelBucketKey('sg', '<queue>', p, '<n>'),
       wheelIndexKey('sg', '<queue>', p, '<s>'),
+      groupQueueKey('sg', '<queue>', p, '<group>'),
+      groupRateKey('sg', '<queue>', p, '<group>'),
       ...Object.values(limiterKeys('sg', '<queue>')),
       queueRegistryKey('sg'),
     ].sort();
@@ -170,7 +179,7 @@ describe('documented layout', () => {
     const keyNames = luaKeyNames();
     // Only what the code reaches counts: a function of an include that the script never calls
     // (directly or through another) touches nothing. wheelTag is a prefix, not a key.
-    const opaque = new Set(['wheelTag', ...keyNames.keys()]);
+    const opaque = new Set(['wheelTag', 'groupTag', ...keyNames.keys()]);
     const bound = new Set([...keyNames.values()].flat());
     for (const name of SCRIPT_NAMES) {
       const source = scriptText(name);

@@ -51,6 +51,26 @@ export interface PartitionKeys {
   readonly completed: string;
   /** HASH id -> "<result JSON>\n<record>" of each job in `completed`. */
   readonly results: string;
+  /**
+   * ZSET group -> turn or time (lua/includes/groups.lua, "Groups"): the groups a claim may serve. A
+   * score below 10^12 is a turn (the group has due work: lower turns are served first); a score
+   * at or above is the time (ms) to look at the group again (its head falls due, its rate window
+   * reopens). Member '' is the default group (jobs without a group, in `due`). Empty unless the
+   * partition has grouped jobs.
+   */
+  readonly groups: string;
+  /** ZSET id -> dueAt (ms): every grouped job waiting in a group's queue, for counts, lists and look-ups by id. */
+  readonly groupDue: string;
+  /** ZSET group -> jobs of the group not finished (waiting, in the wheel too, and active): the groups with work, busiest first. */
+  readonly groupJobs: string;
+  /** HASH group -> jobs of the group running now (absent: none). */
+  readonly groupActive: string;
+  /**
+   * HASH of per-group state, fields by kind: `p:<group>` paused, `h:<group>` held by its
+   * concurrency limit, `l:<group>` its own limits "<concurrency>,<rateMax>,<ratePer>", `b:<group>`
+   * the id of an in-order group's retry that must start first.
+   */
+  readonly groupState: string;
   /** Pub/sub channel: the due time of a job that became the earliest one. */
   readonly wakeChannel: string;
 }
@@ -73,6 +93,11 @@ export const PARTITION_KEY_NAMES = [
   'expiry',
   'completed',
   'results',
+  'groups',
+  'groupDue',
+  'groupJobs',
+  'groupActive',
+  'groupState',
 ] as const;
 export type PartitionKeyName = (typeof PARTITION_KEY_NAMES)[number];
 
@@ -95,6 +120,11 @@ export function partitionKeys(prefix: string, queue: string, partition: number):
     expiry: `${tag}:expiry`,
     completed: `${tag}:completed`,
     results: `${tag}:results`,
+    groups: `${tag}:groups`,
+    groupDue: `${tag}:group:due`,
+    groupJobs: `${tag}:group:jobs`,
+    groupActive: `${tag}:group:active`,
+    groupState: `${tag}:group:state`,
     wakeChannel: `${tag}:wake`,
   };
 }
@@ -141,6 +171,16 @@ export function wheelIndexKey(prefix: string, queue: string, partition: number, 
 export function limiterKeys(prefix: string, queue: string): { starts: string; slots: string; wakeChannel: string } {
   const tag = `${prefix}:{${queue}:0}`;
   return { starts: `${tag}:limiter:starts`, slots: `${tag}:limiter:slots`, wakeChannel: `${tag}:limiter:wake` };
+}
+
+/** ZSET id -> dueAt (ms): the waiting jobs of one group, in due order (lua/includes/groups.lua). */
+export function groupQueueKey(prefix: string, queue: string, partition: number, group: string): string {
+  return `${prefix}:{${queue}:${partition}}:group:q:${group}`;
+}
+
+/** ZSET token -> claimed at (ms), expires: the starts of one group within its rate window (lua/includes/groups.lua). */
+export function groupRateKey(prefix: string, queue: string, partition: number, group: string): string {
+  return `${prefix}:{${queue}:${partition}}:group:r:${group}`;
 }
 
 /** SET of queue names that have been used under this prefix (for admin tools). */

@@ -1,8 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
-import { decodeClaimed, decodeKept, decodeRecord } from './record.js';
+import { decodeClaimed, decodeKept, decodeRecord, groupedPayload } from './record.js';
 import { claimMemoKey, failMemoKey, limiterKeys, partitionKeys, type PartitionKeys } from './keys.js';
 import { runScript, runScriptAndWait, type ScriptName } from './scripts.js';
-import type { CancelResult, IfExists, JobState, RescheduleResult } from '../../core/types.js';
+import type { CancelResult, GroupInfo, GroupLimits, GroupTotals, IfExists, JobState, RescheduleResult } from '../../core/types.js';
 import type { Due } from '../../core/validate.js';
 import type {
   AddOutcome,
@@ -22,7 +22,7 @@ import type {
   ScheduleWrite,
   ScheduleWriteResult,
 } from '../partition-storage.js';
-import { decodeSchedule, encodeTickList } from './schedule-record.js';
+import { decodeSchedule, encodeSchedulePayload, encodeTickList } from './schedule-record.js';
 import type { StoredSchedule } from '../stored.js';
 
 export type { AddStatus, ClaimResult, EncodedJob, FailEntry, LeaseRef } from '../partition-storage.js';
@@ -62,6 +62,19 @@ function snapshot(state: JobState, id: string, record: string, score: number, la
   return { state, job, dueAt, deadAt: score, reason: job.attempts === 0 ? 'expired' : 'failed', lastError: error };
 }
 
+/** Group limits as `meta` `groupLimits` and `l:<group>` hold them: "<concurrency>,<rateMax>,<ratePer>" (lua/includes/groups.lua). */
+export function encodeGroupLimits(limits: GroupLimits): string {
+  return `${limits.concurrency ?? ''},${limits.rate?.max ?? ''},${limits.rate?.per ?? ''}`;
+}
+
+function decodeGroupLimits(text: string): GroupLimits {
+  const [concurrency = '', max = '', per = ''] = text.split(',');
+  const limits: GroupLimits = {};
+  if (concurrency !== '') limits.concurrency = Number(concurrency);
+  if (max !== '' && per !== '') limits.rate = { max: Number(max), per: Number(per) };
+  return limits;
+}
+
 /**
  * The storage of one queue partition in Redis: a typed call per Lua script. The only place that
  * knows each script's ARGV order and reply shape, and turns them into domain values.
@@ -88,6 +101,46 @@ export class PartitionStore implements PartitionStorage {
     return runScript(this.redis, name, this.keys, args);
   }
 
+  async setDefaultGroupLimits(limits: GroupLimits): Promise<void> {
+    await this.#run('groupAdmin', ['setDefault', encodeGroupLimits(limits)]);
+  }
+
+  async setGroupLimits(group: string, limits: GroupLimits | undefined): Promise<void> {
+    await this.#run('groupAdmin', ['setGroup', group, limits === undefined ? '' : encodeGroupLimits(limits)]);
+  }
+
+  async readGroupLimits(group: string | undefined): Promise<{ own: GroupLimits | undefined; fallback: GroupLimits }> {
+    const [own, fallback] = (await this.#run('groupAdmin', ['read', group ?? ''])) as [string | null, string | null];
+    return { own: own ? decodeGroupLimits(own) : undefined, fallback: fallback ? decodeGroupLimits(fallback) : {} };
+  }
+
+  async setGroupPaused(group: string, paused: boolean): Promise<boolean> {
+    return ((await this.#run('groupAdmin', [paused ? 'pause' : 'resume', group])) as number) === 1;
+  }
+
+  async listGroups(from: number, limit: number): Promise<{ total: number; groups: GroupInfo[] }> {
+    const reply = (await this.#run('groupAdmin', ['list', from, limit])) as [number, number, ...(string | number)[]];
+    const groups: GroupInfo[] = [];
+    for (let i = 2; i + 5 < reply.length; i += 6) {
+      const jobs = Number(reply[i + 1]);
+      const active = Number(reply[i + 2]);
+      groups.push({
+        group: String(reply[i]),
+        waiting: jobs - active,
+        ready: Number(reply[i + 3]),
+        active,
+        limited: Number(reply[i + 4]) === 1,
+        paused: Number(reply[i + 5]) === 1,
+      });
+    }
+    return { total: Number(reply[1]), groups };
+  }
+
+  async groupTotals(): Promise<GroupTotals> {
+    const [withWork, held, paused] = (await this.#run('groupAdmin', ['totals'])) as [number, number, number];
+    return { withWork, held, paused };
+  }
+
   /**
    * Adds jobs. With `replication`, also waits for that many replicas to confirm the write
    * (`acknowledged` is then their count).
@@ -99,7 +152,7 @@ export class PartitionStore implements PartitionStorage {
       const at = 'atMs' in job.due ? job.due.atMs : '';
       // A traceparent travels as the end of `backoff`: the record's header as add.lua writes it.
       const backoff = job.traceparent === undefined ? job.backoff : `${job.backoff},${job.traceparent}`;
-      args.push(job.id, delay, at, job.maxAttempts, backoff, job.payloadJson, encodeExpiry(job));
+      args.push(job.id, delay, at, job.maxAttempts, backoff, groupedPayload(job.group, job.payloadJson), encodeExpiry(job));
     }
     let reply: number[];
     let acknowledged: number | undefined;
@@ -341,7 +394,7 @@ export class PartitionStore implements PartitionStorage {
           write.hash,
           write.maxAttempts,
           write.backoff,
-          write.payloadJson,
+          encodeSchedulePayload(write.group, write.payloadJson),
           write.specJson,
           write.overlapSkip ? 'o' : '',
           write.first ?? '',

@@ -7,6 +7,25 @@ import type { StoredJob } from '../stored.js';
 const HEADER = /^(\d+),(\d+),(\d*),(\d*),([^,\n]*)(?:,(\d+))?(?:,([0-9a-f]{2}-[^,\n]*))?\n/;
 /** '-', the 3rd character of a traceparent: what tells it from a tick time (digits only). */
 const DASH = 45;
+/** \x1f, the first character of a grouped job's group line (between header and payload, lua/includes/groups.lua). */
+const GROUP_MARK = 31;
+
+/**
+ * The record's text after its header line: a grouped job's group line "\x1f<group>\n", then the
+ * payload JSON (which never starts with \x1f). Returns the group (undefined for none) and where the
+ * payload starts.
+ */
+function groupLine(record: string, afterHeader: number): { group: string | undefined; payloadStart: number } {
+  if (record.charCodeAt(afterHeader) !== GROUP_MARK) return { group: undefined, payloadStart: afterHeader };
+  const end = record.indexOf('\n', afterHeader + 1);
+  if (end < 0) throw new Error('A grouped record has no payload');
+  return { group: record.slice(afterHeader + 1, end), payloadStart: end + 1 };
+}
+
+/** The payload argument of a grouped job's add (add.lua): its group line, then the payload JSON. */
+export function groupedPayload(group: string | undefined, payloadJson: string): string {
+  return group === undefined ? payloadJson : `\x1f${group}\n${payloadJson}`;
+}
 
 /**
  * The jobs of a claim reply (claim.lua): `dueList` "<id>\t<dueAt>\t..." and `records`
@@ -61,6 +80,10 @@ export function decodeClaimed(dueList: string, records: string, firstToken: numb
     if (Number.isNaN(attempts)) attempts = Number(records.slice(r, c1));
     let dueAt = digitsAt(dueList, idEnd + 1, scoreEnd);
     if (Number.isNaN(dueAt)) dueAt = Number(dueList.slice(idEnd + 1, scoreEnd));
+    // One character tells a grouped job (most are not).
+    let group: string | undefined;
+    let payloadStart = headerEnd + 1;
+    if (records.charCodeAt(payloadStart) === GROUP_MARK) ({ group, payloadStart } = groupLine(records, payloadStart));
     out.push({
       id,
       attempts: attempts + 1,
@@ -70,7 +93,8 @@ export function decodeClaimed(dueList: string, records: string, firstToken: numb
       backoff: c4 + 1 === c5 ? undefined : decodeBackoff(records.slice(c4 + 1, c5)),
       tickAt,
       traceparent,
-      payloadJson: records.slice(headerEnd + 1, recordEnd),
+      group,
+      payloadJson: records.slice(payloadStart, recordEnd),
     });
     d = scoreEnd + 1;
     r = recordEnd + 1;
@@ -104,6 +128,7 @@ export function decodeRecord(id: string, record: string): StoredJob {
     string | undefined,
     string | undefined,
   ];
+  const { group, payloadStart } = groupLine(record, header.length);
   return {
     id,
     attempts: Number(attempts),
@@ -113,7 +138,8 @@ export function decodeRecord(id: string, record: string): StoredJob {
     backoff: decodeBackoff(backoff),
     tickAt: tickAt === undefined ? undefined : Number(tickAt),
     traceparent,
-    payloadJson: record.slice(header.length),
+    group,
+    payloadJson: record.slice(payloadStart),
   };
 }
 

@@ -27,6 +27,7 @@ export const SCRIPT_NAMES = [
   'scheduleWrite',
   'retention',
   'limiter',
+  'groupAdmin',
 ] as const;
 export type ScriptName = (typeof SCRIPT_NAMES)[number];
 

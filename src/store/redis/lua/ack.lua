@@ -7,8 +7,9 @@
 
   KEYS: the partition keys (includes/keys.lua).
   Reads:     wheel, wheel:idx:<s>
-  Writes:    active, jobs, errors, counters, meta, done:0, done:1, done:2, leases, completed,
-             results
+  Writes:    active, jobs, errors, counters, meta, done:0, done:1, done:2, leases, completed, results,
+             group:active, group:jobs, group:state, groups
+  Publishes: wake
   ARGV[2]   entries  "<id>\t<token>\n" per entry, token = the claim's fencing token (readEntries)
   ARGV[3]   results  optional: "<result JSON>\n" per entry, in the order of the entries ('' for
                      none); sent only by callers that know the queue keeps completed jobs. Read only
@@ -26,7 +27,7 @@
            (an ack resent after a lost reply).
   Errors: none.
 ]]
--- includes: keys, base, leases, done, retention, wheel
+-- includes: keys, base, leases, done, retention, wheel, groups
 local now = nowMs()
 -- `retain` comes with the read of `donePeriod` that rotateDone makes anyway: no command more.
 local meta = rcall('HMGET', metaKey, 'donePeriod', 'retain')
@@ -65,6 +66,24 @@ local completed = 0
 if #heldIds > 0 then
   callMany('ZREM', activeKey, heldIds)
   completed = callMany('HDEL', leasesKey, heldIds)
+  -- Grouped jobs (their leases name the group, includes/groups.lua) stop running and leave their
+  -- group; a partition that never had groups skips this with one EXISTS.
+  if rcall('EXISTS', groupJobsKey) == 1 then
+    local stopped, seen, r = groupTally(), {}, 1
+    for i = 1, #ids do
+      if refused and refused[r] == i then
+        r = r + 1
+      elseif not seen[ids[i]] then
+        seen[ids[i]] = true
+        local g = leaseGroup(leases[i])
+        if g then groupTallyAdd(stopped, g) end
+      end
+    end
+    if #stopped.order > 0 then
+      groupStopped(stopped.n, stopped.order, now)
+      for j = 1, #stopped.order do groupCount(stopped.order[j], -stopped.n[stopped.order[j]]) end
+    end
+  end
   if retain then
     -- Kept: the record (counting this delivery, with the due time it was claimed at) and the result
     -- move to `completed` and `results`, finished now. The results are by position in the batch.

@@ -6,7 +6,7 @@
   (includes/wheel.lua).
   Reads:     active
   Writes:    due, dead, jobs, errors, counters, meta, done:0, done:1, done:2, wheel, wheel:<n>,
-             wheel:idx:<s>, expiry, completed, results
+             wheel:idx:<s>, expiry, completed, results, group:due, group:jobs, group:q:<group>, groups
   Publishes: wake
   ARGV[2]   ifExists  'keep' | 'replace'   what an existing id does
   ARGV[3..] groups of 7:
@@ -33,7 +33,7 @@
     time belongs.
   Errors: none. (A payload over the client's limit is refused before this script runs.)
 ]]
--- includes: keys, base, records, done, retention, wake, wheel
+-- includes: keys, base, records, done, retention, wake, wheel, groups
 local replace = ARGV[2] == 'replace'
 local now = nowMs()
 local out = { now }
@@ -58,6 +58,22 @@ local retaining = retain ~= nil
 -- `age` ago is gone for every read (includes/retention.lua) though no trim removed it yet: its id is
 -- free (`aged`), and the add that writes the id removes the old entry (an id has one place).
 local stored, done, kept, aged, written, ticks = {}, {}, {}, {}, {}, {}
+-- Groups (includes/groups.lua): the group of each job given, and of each stored job a replace may
+-- move out of its group's queue; their queue keys are touched before anything is written.
+local groupOfArg, oldGroupOf, groupKeys, groupKeySeen = {}, {}, {}, {}
+local function noteGroupKey(g)
+  if not groupKeySeen[g] then
+    groupKeySeen[g] = true
+    groupKeys[#groupKeys + 1] = groupQueueKey(g)
+  end
+end
+for i = 3, #ARGV, 7 do
+  local g = payloadGroup(ARGV[i + 5])
+  if g then
+    groupOfArg[i] = g
+    noteGroupKey(g)
+  end
+end
 for c = 3, #ARGV, 7000 do
   local ids = {}
   for i = c, math.min(c + 6999, #ARGV), 7 do ids[#ids + 1] = ARGV[i] end
@@ -66,6 +82,13 @@ for c = 3, #ARGV, 7000 do
     if recs[j] then
       stored[ids[j]] = true
       if replace and isTickRecord(recs[j]) then ticks[ids[j]] = true end
+      if replace then
+        local og = recordGroup(recs[j])
+        if og then
+          oldGroupOf[ids[j]] = og
+          noteGroupKey(og)
+        end
+      end
     end
   end
   if anyDone then
@@ -118,6 +141,16 @@ end
   Anything that must see the wheel as written (an id given again in this call, a job leaving the
   wheel for `due`) flushes first.
 ]]
+if #groupKeys > 0 then groupKeysHere(groupKeys) end
+-- The grouped jobs of the due tier, written at the end (and before an id given again is looked at).
+local grouped = groupBatch()
+local groupedEarliest = nil
+local function flushGroups()
+  local earliest = groupFlush(grouped)
+  if earliest and (groupedEarliest == nil or earliest < groupedEarliest) then groupedEarliest = earliest end
+  grouped = groupBatch()
+end
+
 local staged, stagedEntries, stagedNew, stagedNewOf = {}, {}, 0, {}
 local newBuckets, after = {}, {}
 
@@ -192,9 +225,18 @@ for i = 3, #ARGV, 7 do
   local open = nil -- a far job's bucket, its index entry already written
   local repeated = written[id]
   written[id] = true
-  if repeated then flushWheel() end
+  local g = groupOfArg[i]
+  if repeated then
+    flushWheel()
+    flushGroups()
+  end
   local inJobs = stored[id]
-  if repeated then inJobs = rcall('HEXISTS', jobsKey, id) == 1 end
+  local oldRec = nil
+  if repeated then
+    oldRec = rcall('HGET', jobsKey, id)
+    inJobs = oldRec ~= false
+    oldGroupOf[id] = oldRec and recordGroup(oldRec) or nil
+  end
   if inJobs then
     if not replace then
       status = 0
@@ -259,6 +301,17 @@ for i = 3, #ARGV, 7 do
     aged[id] = nil
   end
   if status == 1 or status == 2 then
+    -- A replaced grouped job leaves its group (its queue, when it waited in the due tier; its
+    -- count, unless it was dead); the new job joins its own (includes/groups.lua).
+    local oldGroup = status == 2 and (inWheel and recordGroup(inWheel.record) or (inJobs and oldGroupOf[id])) or nil
+    local oldDead = status == 2 and inJobs and rcall('ZSCORE', deadKey, id)
+    if oldGroup and not oldDead then
+      groupCount(oldGroup, -1)
+      if not inWheel then groupUnwait(oldGroup, id, false) end
+    elseif status == 2 and inJobs and not oldDead and g and not slot then
+      rcall('ZREM', dueKey, id) -- an ungrouped job of `due` becomes grouped
+    end
+    if g and slot then groupCount(g, 1) end
     -- The new place first, then the old one goes (includes/wheel.lua, "Write order": a stop midway
     -- loses nothing).
     if slot and not repeated then
@@ -285,8 +338,12 @@ for i = 3, #ARGV, 7 do
       end
     else
       rcall('HSET', jobsKey, id, newRecord(ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]))
-      rcall('ZADD', dueKey, dueAt, id)
-      if minDue == nil or dueAt < minDue then minDue = dueAt end
+      if g then
+        groupAdd(grouped, g, dueAt, id, true)
+      else
+        rcall('ZADD', dueKey, dueAt, id)
+        if minDue == nil or dueAt < minDue then minDue = dueAt end
+      end
       if inWheel then
         -- Its bucket may hold staged entries: they go in first.
         flushWheel()
@@ -310,6 +367,7 @@ for i = 3, #ARGV, 7 do
   end
 end
 flushWheel()
+flushGroups()
 if #expiryIds > 0 then
   local set, unset = {}, {}
   for _, id in ipairs(expiryIds) do
@@ -330,5 +388,6 @@ end
 if added > 0 then rcall('HINCRBY', countersKey, 'added', added) end
 if wheeled > 0 then wheelSplit() end
 if minDue ~= nil then wakeIfHead(minDue) end
+if groupedEarliest ~= nil then wakeIfGroupHead(groupedEarliest) end
 if minMove ~= nil then wakeIfWheelHead(minMove) end
 return out

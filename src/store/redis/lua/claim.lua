@@ -8,7 +8,8 @@
         `idxLevel` and `idxSplit` (a tick it creates).
   Reads:     none
   Writes:    due, active, dead, jobs, errors, counters, meta, done:0, done:1, done:2, leases, wheel,
-             wheel:<n>, wheel:idx:<s>, schedules, expiry, completed, results, claim:<claim id>
+             wheel:<n>, wheel:idx:<s>, schedules, expiry, completed, results, claim:<claim id>,
+             group:active, group:due, group:jobs, group:q:<group>, group:r:<group>, group:state, groups
   Publishes: wake
   ARGV[2] limit               integer  jobs to claim at most (0 = only reap and report)
   ARGV[3] leaseMs             ms       lease length
@@ -59,7 +60,7 @@
     came (table.concat) instead of building a reply entry per job.
   Errors: none.
 ]]
--- includes: keys, base, records, leases, wake, done, retention, wheelPromote, schedules
+-- includes: keys, base, records, leases, wake, done, retention, wheelPromote, schedules, groups
 local limit = tonumber(ARGV[2])
 local leaseMs = tonumber(ARGV[3])
 local reapLimit = tonumber(ARGV[4])
@@ -112,7 +113,15 @@ local moveAt = promoteWheel(now)
 -- 0. Is anything due, or a lease run out? If not (a sleeping worker's call), there is nothing more
 -- to read: the call has read the time and the heads of `active`, the wheel and `due`.
 local dueHead = head(dueKey)
-local mayClaim = limit > 0 and dueHead ~= nil and dueHead <= now
+-- A partition with groups (includes/groups.lua): `groups` has an entry while a group may have due
+-- work; its head is a turn (due work now) or the time to look again. A partition without groups
+-- pays this one read of a missing key.
+local groupHead = head(groupsKey)
+local function groupWorkAt()
+  if groupHead == nil then return nil end
+  return groupHead < TURN_LIMIT and now or groupHead
+end
+local mayClaim = limit > 0 and ((dueHead ~= nil and dueHead <= now) or (groupHead ~= nil and groupWorkAt() <= now))
 local mayReap = leaseHead ~= nil and leaseHead <= now
 -- Else one read of `meta`: whether the queue is paused, and the period of the `done` bucket written
 -- last, to drop the bucket whose time is over, also when nothing is acked any more (after a burst
@@ -128,9 +137,10 @@ local mayReap = leaseHead ~= nil and leaseHead <= now
 local paused, scheduled, stalled, known, limited, expiring = false, false, false, false, false, false
 local keep = -1
 local retain = nil
+local defaultGroupLimits = nil
 local trimKept = ARGV[9] == '1'
 if mayClaim or mayReap then
-  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled', 'limited', 'retain', 'expiring')
+  local meta = rcall('HMGET', metaKey, 'paused', 'donePeriod', 'scheduled', 'stalled', 'limited', 'retain', 'expiring', 'groupLimits')
   paused = meta[1] == '1'
   if meta[2] then rotateDone(now, meta[2]) end
   scheduled, stalled, known = meta[3] and meta[3] ~= '0', meta[4], true
@@ -138,6 +148,7 @@ if mayClaim or mayReap then
   retain = meta[6] and readRetain(meta[6])
   keep = retain and retain.cap or 0
   expiring = meta[7] == '1'
+  defaultGroupLimits = meta[8] or nil
 elseif ARGV[7] == '1' or trimKept then
   local meta = rcall('HMGET', metaKey, 'scheduled', 'stalled', 'retain')
   if ARGV[7] == '1' then scheduled, stalled, known = meta[1] and meta[1] ~= '0', meta[2], true end
@@ -161,8 +172,12 @@ if leaseHead ~= nil and leaseHead <= now then
   callMany('HDEL', leasesKey, expired)
   local requeuedMin = nil
   local records, requeued, buried = {}, {}, {}
+  -- Grouped jobs go back to their groups' queues, and stop counting as running.
+  local regrouped, stopped, left = groupBatch(), groupTally(), groupTally()
   for i = 1, #expired do
     local id, rec, lease = expired[i], recs[i], leases[i]
+    local g = lease and leaseGroup(lease)
+    if g then groupTallyAdd(stopped, g) end
     if rec then
       local r = readRecord(rec)
       local dueAt
@@ -179,7 +194,11 @@ if leaseHead ~= nil and leaseHead <= now then
         r.dueAt = dueAt
         buried[#buried + 1] = now
         buried[#buried + 1] = id
+        if g then groupTallyAdd(left, g) end
         rcall('HSET', errorsKey, id, 'lease expired on attempt ' .. r.attempts .. ': the worker stopped renewing it (killed or frozen)')
+      elseif g then
+        r.dueAt = ''
+        groupAdd(regrouped, g, tonumber(dueAt), id, false)
       else
         r.dueAt = ''
         requeued[#requeued + 1] = dueAt
@@ -194,13 +213,20 @@ if leaseHead ~= nil and leaseHead <= now then
   callMany('HSET', jobsKey, records)
   zaddMany(dueKey, requeued)
   zaddMany(deadKey, buried)
+  if #stopped.order > 0 then
+    if groupFlush(regrouped) then groupHead = head(groupsKey) end
+    groupStopped(stopped.n, stopped.order, now)
+    for j = 1, #left.order do groupCount(left.order[j], -left.n[left.order[j]]) end
+    if groupHead == nil then groupHead = head(groupsKey) end
+    mayClaim = limit > 0 and ((dueHead ~= nil and dueHead <= now) or (groupHead ~= nil and groupWorkAt() <= now))
+  end
   if #buried > 0 then rcall('HINCRBY', countersKey, 'dead', #buried / 2) end
   if reaped > 0 then rcall('HINCRBY', countersKey, 'reaped', reaped) end
   if requeuedMin ~= nil then wakeIfHead(requeuedMin) end
   leaseHead = head(activeKey)
   if requeuedMin ~= nil then
     dueHead = head(dueKey)
-    mayClaim = limit > 0 and dueHead <= now
+    mayClaim = mayClaim or (limit > 0 and dueHead <= now)
   end
 end
 
@@ -270,14 +296,23 @@ local taken = 0
 -- Whether `due` changed since dueHead was read (its head then has to be read again below).
 local dueTaken = false
 local refused = mayClaim and limited and not paused and ARGV[8] ~= '1'
+-- With groups: whether groups with turns remain after this call (come back at once).
+local moreGroups = false
 if mayClaim and not paused and not refused then
   dueTaken = true
-  local due = rcall('ZRANGEBYSCORE', dueKey, '-inf', nowDigits, 'WITHSCORES', 'LIMIT', '0', ARGV[2])
+  local due, groupOf, limitsOf
+  if groupHead ~= nil then
+    -- The default group takes its turn like the others while `due` has due jobs.
+    if dueHead ~= nil and dueHead <= now then rcall('ZADD', groupsKey, 'LT', nowDigits, '') end
+    due, groupOf, limitsOf, moreGroups = claimFromGroups(limit, now, nowDigits, defaultGroupLimits)
+  else
+    due = rcall('ZRANGEBYSCORE', dueKey, '-inf', nowDigits, 'WITHSCORES', 'LIMIT', '0', ARGV[2])
+  end
   local n = #due / 2
   taken = n
   if n > 0 then
     -- Never let 0 - 1 = -1 turn the rank range into "everything".
-    rcall('ZREMRANGEBYRANK', dueKey, '0', n <= 10 and DIGITS[n - 1] or n - 1)
+    if not groupOf then rcall('ZREMRANGEBYRANK', dueKey, '0', n <= 10 and DIGITS[n - 1] or n - 1) end
     local ids = {}
     for i = 1, n do ids[i] = due[2 * i - 1] end
     local recs = hmgetMany(jobsKey, ids)
@@ -299,16 +334,22 @@ if mayClaim and not paused and not refused then
     if expiring then claimed = claimed - expireTaken(ids, due, recs) end
     if claimed < n then
       -- Records missing (never in a consistent store), ticks skipped or jobs expired: dropped from the batch.
-      local keptDue, keptIds, keptRecs = {}, {}, {}
+      local keptDue, keptIds, keptRecs, keptGroups = {}, {}, {}, {}
+      local left = groupTally()
       for i = 1, n do
         if recs[i] then
           keptIds[#keptIds + 1] = ids[i]
           keptRecs[#keptRecs + 1] = recs[i]
           keptDue[#keptDue + 1] = ids[i]
           keptDue[#keptDue + 1] = due[2 * i]
+          if groupOf then keptGroups[#keptGroups + 1] = groupOf[i] end
+        elseif groupOf and groupOf[i] then
+          groupTallyAdd(left, groupOf[i]) -- it leaves its group: expired, skipped or without a record
         end
       end
+      for j = 1, #left.order do groupCount(left.order[j], -left.n[left.order[j]]) end
       due, ids, recs = keptDue, keptIds, keptRecs
+      if groupOf then groupOf = keptGroups end
     end
     if claimed > 0 then
       local lastToken = rcall('HINCRBY', countersKey, 'seq', claimed)
@@ -323,6 +364,8 @@ if mayClaim and not paused and not refused then
         local id = ids[k]
         leases[2 * k - 1] = id
         leases[2 * k] = highDigits .. DIGITS[low] .. ',' .. due[2 * k]
+        -- A grouped job's lease names its group (includes/groups.lua).
+        if groupOf and groupOf[k] then leases[2 * k] = leases[2 * k] .. ',' .. groupOf[k] end
         deadlines[2 * k - 1] = deadline
         deadlines[2 * k] = id
         low = low + 1
@@ -345,6 +388,7 @@ if mayClaim and not paused and not refused then
         rcall('ZREM', activeKey, ENCODER)
       end
       rcall('HINCRBY', countersKey, 'claimed', claimed)
+      if groupOf then groupsStarted(ids, groupOf, token, now, limitsOf) end
       rcall('SET', memoKey, int(token) .. '\n' .. int(lastToken) .. '\n' .. table.concat(ids, '\n'), 'PX', ARGV[3])
       out[3] = token
       out[4] = table.concat(due, '\t')
@@ -363,13 +407,18 @@ out[7] = known and (scheduled and 1 or 0) or -1
 -- 3. When to come back. A full batch means more may be due right now (also when some of it was
 -- dropped: a backlog of expired jobs drains at the claim's pace), and so does a claim refused for
 -- want of the limiter's tokens.
-if refused or (taken > 0 and taken == limit) or trimmed == RETAIN_TEND_MAX then
+if refused or (taken > 0 and taken == limit) or trimmed == RETAIN_TEND_MAX or (moreGroups and not paused) then
   out[2] = now
 else
   -- What is left in `due` is not due yet (unless records were missing from a full batch).
   if dueTaken then dueHead = head(dueKey) end
   local nextAt = -1
   if dueHead and not paused then nextAt = dueHead end
+  if dueTaken and groupHead ~= nil then groupHead = head(groupsKey) end
+  if groupHead ~= nil and not paused then
+    local at = groupWorkAt()
+    if nextAt == -1 or at < nextAt then nextAt = at end
+  end
   if leaseHead ~= nil and (nextAt == -1 or leaseHead < nextAt) then nextAt = leaseHead end
   if moveAt ~= nil and (nextAt == -1 or moveAt < nextAt) then nextAt = moveAt end
   out[2] = nextAt

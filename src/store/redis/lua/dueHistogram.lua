@@ -3,7 +3,7 @@
   dueHistogram: how many waiting jobs fall due in each time window from now on (a timeline).
 
   KEYS: the partition keys (includes/keys.lua).
-  Reads:     due, counters, meta, wheel, wheel:<n>
+  Reads:     due, counters, meta, wheel, wheel:<n>, group:due
   Writes:    none
   ARGV[2..] bounds  ms, increasing offsets from now
   Returns: { now, ready, count1, ..., countN, countAfter }
@@ -29,9 +29,13 @@ local wheel = {}
 if wheeled > 0 then wheel = wheelDueCounts(limits, HISTOGRAM_SCAN_SPAN, now) end
 local function wheelBy(j) return wheel[j] or 0 end
 
-local out = { now, rcall('ZCOUNT', dueKey, '-inf', now) + wheelBy(1) }
-for j = 2, #limits do
-  out[#out + 1] = rcall('ZCOUNT', dueKey, '(' .. int(limits[j - 1]), int(limits[j])) + wheelBy(j) - wheelBy(j - 1)
+-- Grouped waiting jobs are in `group:due` (includes/groups.lua).
+local function dueCount(min, max)
+  return rcall('ZCOUNT', dueKey, min, max) + rcall('ZCOUNT', groupDueKey, min, max)
 end
-out[#out + 1] = rcall('ZCOUNT', dueKey, '(' .. int(limits[#limits]), '+inf') + wheeled - wheelBy(#limits)
+local out = { now, dueCount('-inf', now) + wheelBy(1) }
+for j = 2, #limits do
+  out[#out + 1] = dueCount('(' .. int(limits[j - 1]), int(limits[j])) + wheelBy(j) - wheelBy(j - 1)
+end
+out[#out + 1] = dueCount('(' .. int(limits[#limits]), '+inf') + wheeled - wheelBy(#limits)
 return out

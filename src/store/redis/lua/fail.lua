@@ -4,8 +4,9 @@
   The worker decides retry or dead (it knows the attempt count, maxAttempts and UnrecoverableError).
 
   KEYS: the partition keys (includes/keys.lua), then
-  Reads:     none
-  Writes:    due, active, dead, jobs, errors, counters, leases, failed
+  Reads:     meta
+  Writes:    due, active, dead, jobs, errors, counters, leases, failed, group:active, group:due,
+             group:jobs, group:q:<group>, group:state, groups
   Publishes: wake
   KEYS[#KEYS] failed  ZSET  token -> failedAt * 2 + (1 if dead-lettered, 0 if retried): the tokens
                       whose fail this script applied in the last FAIL_MEMO_MS (tokens are unique per
@@ -21,7 +22,7 @@
            it no longer does (claimed again since). Every other entry is applied now.
   Errors: none.
 ]]
--- includes: keys, base, records, leases, wake
+-- includes: keys, base, records, leases, wake, groups
 -- As long as a completed job is remembered at least (includes/done.lua, DONE_PERIOD_MS: 60 to 90 s), the
 -- window in which a worker still resends a settle (settler.ts, RETRY_PAST_LEASE_MS past the lease).
 local FAIL_MEMO_MS = 90000
@@ -41,12 +42,19 @@ local recs = hmgetMany(jobsKey, takenIds)
 local records, errors, retried, buried, failedTokens = {}, {}, {}, {}, {}
 local minDue = nil
 local t = 0
+-- Grouped jobs (includes/groups.lua): a retry goes back to its group's queue; a job of an in-order
+-- group (concurrency 1) is recorded as the one its group starts next.
+local regrouped, stopped, left = groupBatch(), groupTally(), groupTally()
+local firsts = {}
 for i = 1, #ids do
   local lease = held[i]
   local rec = nil
+  local g = nil
   if lease then
     t = t + 1
     rec = recs[t]
+    g = leaseGroup(lease)
+    if g then groupTallyAdd(stopped, g) end
   end
   -- (A lease without its record is an orphan: taking it cleaned it up; the entry is stale.)
   if rec then
@@ -59,13 +67,19 @@ for i = 1, #ids do
     if retryDelayMs >= 0 then
       local at = now + retryDelayMs
       r.dueAt = ''
-      retried[#retried + 1] = at
-      retried[#retried + 1] = id
-      if minDue == nil or at < minDue then minDue = at end
+      if g then
+        groupAdd(regrouped, g, at, id, false)
+        if groupLimitsOf(g) == 1 then firsts[#firsts + 1] = { g, id } end
+      else
+        retried[#retried + 1] = at
+        retried[#retried + 1] = id
+        if minDue == nil or at < minDue then minDue = at end
+      end
     else
       r.dueAt = dueAt
       buried[#buried + 1] = now
       buried[#buried + 1] = id
+      if g then groupTallyAdd(left, g) end
     end
     records[#records + 1] = id
     records[#records + 1] = writeRecord(r)
@@ -81,7 +95,7 @@ for i = 1, #ids do
         resent[#resent + 1] = -1
       else
         -- The retry waits in `due` under its due time, unless a claim took it since.
-        resent[#resent + 1] = tonumber(rcall('ZSCORE', dueKey, ids[i]) or '0')
+        resent[#resent + 1] = tonumber(rcall('ZSCORE', dueKey, ids[i]) or rcall('ZSCORE', groupDueKey, ids[i]) or '0')
       end
     end
   end
@@ -96,6 +110,13 @@ callMany('HSET', errorsKey, errors)
 callMany('HSET', jobsKey, records)
 zaddMany(dueKey, retried)
 zaddMany(deadKey, buried)
+if #stopped.order > 0 then
+  local earliest = groupFlush(regrouped)
+  for j = 1, #firsts do rcall('HSET', groupStateKey, 'b:' .. firsts[j][1], firsts[j][2]) end
+  groupStopped(stopped.n, stopped.order, now)
+  for j = 1, #left.order do groupCount(left.order[j], -left.n[left.order[j]]) end
+  if earliest then wakeIfGroupHead(earliest) end
+end
 if #retried > 0 then rcall('HINCRBY', countersKey, 'retried', #retried / 2) end
 if #buried > 0 then rcall('HINCRBY', countersKey, 'dead', #buried / 2) end
 if #out > 1 then rcall('HINCRBY', countersKey, 'stale', #out - 1) end

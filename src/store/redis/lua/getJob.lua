@@ -4,7 +4,7 @@
 
   KEYS: the partition keys (includes/keys.lua); a job in the wheel is found through its index (O(bucket)).
   Reads:     due, active, dead, jobs, errors, meta, leases, wheel, wheel:<n>, wheel:idx:<s>, expiry,
-             completed, results
+             completed, results, group:due
   Writes:    none
   ARGV[2] id
   Returns: nil when absent, else { state, record, score, lastError | '', expiry | '' }
@@ -45,7 +45,7 @@ if score then
 end
 score = rcall('ZSCORE', deadKey, id)
 if score then return { 'dead', rec, score, err } end
-score = rcall('ZSCORE', dueKey, id)
+score = rcall('ZSCORE', dueKey, id) or rcall('ZSCORE', groupDueKey, id)
 if score then
   return { tonumber(score) <= nowMs() and 'ready' or 'delayed', rec, score, err, rcall('HGET', expiryKey, id) or '' }
 end

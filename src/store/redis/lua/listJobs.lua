@@ -6,7 +6,7 @@
 
   KEYS: the partition keys (includes/keys.lua).
   Reads:     due, active, dead, jobs, errors, meta, leases, wheel, wheel:<n>, expiry, completed,
-             results
+             results, group:due
   Writes:    none
   ARGV[2] state        'delayed' | 'ready' | 'active' | 'dead' | 'completed'
   ARGV[3] afterScore   integer score of the last job of the previous page, or '' for the first page
@@ -57,7 +57,7 @@ end
 
 -- How many members sort before the cursor (or before or at it, with `orAt`): the rank where the
 -- members after it begin. Ties on the score are ordered by id, found by bisection (log2 steps).
-local function rankOf(orAt)
+local function rankOf(orAt, key)
   local lo = rcall('ZCOUNT', key, '-inf', '(' .. afterScore)
   local hi = rcall('ZCOUNT', key, '-inf', afterScore)
   while lo < hi do
@@ -71,14 +71,36 @@ end
 local page, reverse = {}, false
 if state == 'dead' or state == 'completed' then
   -- Most recent first: the page is the `limit` members ranked just below the cursor.
-  local stop = (afterScore == '' and rcall('ZCARD', key) or rankOf(false)) - 1
+  local stop = (afterScore == '' and rcall('ZCARD', key) or rankOf(false, key)) - 1
   if stop >= 0 then page = rcall('ZRANGE', key, math.max(0, stop - limit + 1), stop, 'WITHSCORES') end
   reverse = true
 else
-  local start = afterScore == '' and 0 or rankOf(true)
-  -- Delayed jobs are the due set's members after the ready ones.
-  if state == 'delayed' then start = math.max(start, rcall('ZCOUNT', key, '-inf', int(now))) end
-  page = rcall('ZRANGE', key, start, start + limit - 1, 'WITHSCORES')
+  local function pageOf(key)
+    local start = afterScore == '' and 0 or rankOf(true, key)
+    -- Delayed jobs are the due set's members after the ready ones.
+    if state == 'delayed' then start = math.max(start, rcall('ZCOUNT', key, '-inf', int(now))) end
+    return rcall('ZRANGE', key, start, start + limit - 1, 'WITHSCORES')
+  end
+  page = pageOf(key)
+  -- Grouped waiting jobs are in `group:due` (includes/groups.lua): its page merged in, in the same
+  -- (score, id) order.
+  if key == dueKey and rcall('EXISTS', groupDueKey) == 1 then
+    local other = pageOf(groupDueKey)
+    if #other > 0 then
+      local merged = {}
+      for i = 1, #page, 2 do merged[#merged + 1] = { page[i], tonumber(page[i + 1]) } end
+      for i = 1, #other, 2 do merged[#merged + 1] = { other[i], tonumber(other[i + 1]) } end
+      table.sort(merged, function(x, y)
+        if x[2] ~= y[2] then return x[2] < y[2] end
+        return bytesLess(x[1], y[1])
+      end)
+      page = {}
+      for i = 1, math.min(#merged, limit) do
+        page[#page + 1] = merged[i][1]
+        page[#page + 1] = merged[i][2]
+      end
+    end
+  end
 end
 
 -- The page's entries { id, at, record | nil (read from `jobs`) } in the state's order.

@@ -8,7 +8,8 @@
 
   KEYS: the partition keys (includes/keys.lua).
   Reads:     active
-  Writes:    due, dead, jobs, counters, meta, wheel, wheel:<n>, wheel:idx:<s>
+  Writes:    due, dead, jobs, counters, meta, wheel, wheel:<n>, wheel:idx:<s>, group:due, group:jobs,
+             group:q:<group>, groups
   Publishes: wake
   ARGV[2] id
   ARGV[3] delayMs  ms from the server's now, or '' when atMs is given
@@ -16,7 +17,7 @@
   Returns: { status, dueAt }  status 1 rescheduled, 0 not found, 2 running (unchanged)
   Errors: none.
 ]]
--- includes: keys, base, records, wake, wheel
+-- includes: keys, base, records, wake, wheel, groups
 local id = ARGV[2]
 local rec = rcall('HGET', jobsKey, id)
 local found = nil
@@ -32,6 +33,12 @@ local dueAt = ARGV[3] ~= '' and now + tonumber(ARGV[3]) or tonumber(ARGV[4])
 local r = readRecord(rec)
 local wasDead = not found and rcall('ZSCORE', deadKey, id)
 if wasDead then r.attempts = 0 end
+-- A grouped job moves within its group (includes/groups.lua); a revived dead one joins it again.
+local group = recordGroup(rec)
+if group then
+  groupKeysHere({ groupQueueKey(group) })
+  if wasDead then groupCount(group, 1) end
+end
 r.dueAt = ''
 -- The new place first, then the old one goes (includes/wheel.lua, "Write order": a stop midway
 -- loses nothing).
@@ -41,7 +48,7 @@ if slot then
   if found then
     wheelRemove(id, found, true)
   else
-    rcall('ZREM', dueKey, id)
+    if group then groupUnwait(group, id, false) else rcall('ZREM', dueKey, id) end
     rcall('ZREM', deadKey, id)
     rcall('HDEL', jobsKey, id)
     wheelSplit()
@@ -49,9 +56,17 @@ if slot then
   if created then wakeIfWheelHead(moveAt) end
 else
   rcall('HSET', jobsKey, id, writeRecord(r))
-  rcall('ZADD', dueKey, dueAt, id)
+  if group then
+    -- Out of the group's queue first: its tie fraction is found anew for the new due time.
+    if not found then groupUnwait(group, id, false) end
+    local batch = groupBatch()
+    groupAdd(batch, group, dueAt, id, false)
+    groupFlush(batch)
+  else
+    rcall('ZADD', dueKey, dueAt, id)
+  end
   if found then wheelRemove(id, found, false) end
   if wasDead then rcall('ZREM', deadKey, id) end
-  wakeIfHead(dueAt)
+  if group then wakeIfGroupHead(dueAt) else wakeIfHead(dueAt) end
 end
 return { 1, dueAt }

@@ -5,15 +5,15 @@
   includes/keys.lua "Deadlines"): an expired job retried by hand runs whenever a worker takes it.
 
   KEYS: the partition keys (includes/keys.lua).
-  Reads:     none
-  Writes:    due, dead, jobs
+  Reads:     counters
+  Writes:    due, dead, jobs, group:due, group:jobs, group:q:<group>, groups
   Publishes: wake
   ARGV[2]   limit  integer  how many to move at most when no ids are given (oldest first)
   ARGV[3..] ids    optional: exactly these
   Returns: number of jobs moved (ids that are not dead are skipped)
   Errors: none.
 ]]
--- includes: keys, base, records, wake
+-- includes: keys, base, records, wake, groups
 local ids = {}
 if #ARGV > 2 then
   for i = 3, #ARGV do ids[#ids + 1] = ARGV[i] end
@@ -22,6 +22,8 @@ else
 end
 local now = nowMs()
 local moved = 0
+-- Grouped ones go back to their groups' queues (includes/groups.lua).
+local grouped = groupBatch()
 for i = 1, #ids do
   local id = ids[i]
   local rec = rcall('HGET', jobsKey, id)
@@ -31,9 +33,11 @@ for i = 1, #ids do
     r.token = '0'
     r.dueAt = ''
     rcall('HSET', jobsKey, id, writeRecord(r))
-    rcall('ZADD', dueKey, now, id)
+    local group = recordGroup(rec)
+    if group then groupAdd(grouped, group, now, id, true) else rcall('ZADD', dueKey, now, id) end
     moved = moved + 1
   end
 end
+if groupFlush(grouped) then wakeIfGroupHead(now) end
 if moved > 0 then wakeIfHead(now) end
 return moved

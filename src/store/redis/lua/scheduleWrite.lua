@@ -7,7 +7,8 @@
 
   KEYS: the partition keys (includes/keys.lua).
   Reads:     active, dead, done:0, done:1, done:2, results
-  Writes:    due, jobs, counters, meta, wheel, wheel:<n>, wheel:idx:<s>, schedules
+  Writes:    due, jobs, counters, meta, wheel, wheel:<n>, wheel:idx:<s>, schedules, group:due,
+             group:jobs, group:q:<group>, groups
   Publishes: wake
   ARGV[2] op     'put' | 'advance' | 'pause' | 'resume' | 'remove'
   ARGV[3] key    the schedule key

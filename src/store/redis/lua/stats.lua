@@ -5,7 +5,7 @@
   KEYS: the partition keys (includes/keys.lua); on partition 0 then the limiter's `starts` and `slots`
         (limiter.lua), with ARGV[2] = '1'.
   Reads:     due, active, dead, counters, meta, wheel, wheel:<n>, completed, limiter:starts,
-             limiter:slots
+             limiter:slots, group:due
   Writes:    none
   Returns: { now, waiting, ready, active, dead, paused (0|1), limitedAt, completed, counterName1, value1, ... }
     waiting  all of `due` (delayed + ready) and of the wheel (counter `wheeled`);
@@ -37,8 +37,8 @@ if ARGV[2] == '1' then
 end
 local out = {
   now,
-  rcall('ZCARD', dueKey) + wheeled,
-  rcall('ZCOUNT', dueKey, '-inf', now) + wheelReady,
+  rcall('ZCARD', dueKey) + rcall('ZCARD', groupDueKey) + wheeled,
+  rcall('ZCOUNT', dueKey, '-inf', now) + rcall('ZCOUNT', groupDueKey, '-inf', now) + wheelReady,
   rcall('ZCARD', activeKey),
   rcall('ZCARD', deadKey),
   meta[1] == '1' and 1 or 0,

@@ -26,6 +26,13 @@
     KEYS[15] completed ZSET id -> finishedAt (epoch ms): completed jobs kept by the queue's
                             retention (retention.lua)
     KEYS[16] results  HASH  id -> "<result JSON>\n<record>" of each job in `completed`
+    KEYS[17] groups   ZSET  group -> turn (< 10^12: due work, served in turn order) or time to look
+                            again (ms); '' is the default group (includes/groups.lua, "Groups")
+    KEYS[18] group:due ZSET id -> dueAt of every grouped job waiting in a group's queue
+    KEYS[19] group:jobs ZSET group -> its jobs not finished (waiting, wheel included, and active)
+    KEYS[20] group:active HASH group -> its jobs running now
+    KEYS[21] group:state HASH p:<g> paused, h:<g> held by its concurrency, l:<g> its own limits,
+                            b:<g> the retry an in-order group starts first
   and ARGV[1] is always the partition's wake channel. (claim also gets two more keys after these,
   the memo keys of this call and of the caller's previous one: KEYS[#KEYS - 1] and KEYS[#KEYS];
   fail, release, stats and limiter take theirs after these too.)
@@ -59,4 +66,5 @@ local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey =
 local doneKeys = { KEYS[8], KEYS[9], KEYS[10] }
 local leasesKey, wheelKey, schedulesKey, expiryKey = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
 local completedKey, resultsKey = KEYS[15], KEYS[16]
+local groupsKey, groupDueKey, groupJobsKey, groupActiveKey, groupStateKey = KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21]
 local wakeChannel = ARGV[1]

@@ -2,7 +2,7 @@
   leases: the leases of active jobs, and the entries ("<id>\t<token>") by which ack, fail, extend
   and release name the leases they hold.
 
-  A lease is "<token>,<dueAt>" in `leases`, one per active job, written by claim (one HSET for the
+  A lease is "<token>,<dueAt>" ("<token>,<dueAt>,<group>" for a grouped job) in `leases`, one per active job, written by claim (one HSET for the
   batch): the fencing token of the one claim allowed to ack, fail, extend or release the job, and the
   due score the job was claimed at (where reaping and release put it back, and what its handler is
   told). Its deadline is the job's `active` score; the attempt under way is the record's attempts + 1.
@@ -34,9 +34,10 @@ local function readEntries(s)
   return ids, flat
 end
 
--- A lease's fields: token and dueAt (strings).
+-- A lease's fields: token and dueAt (strings). A grouped job's lease has a third, its group
+-- (includes/groups.lua leaseGroup).
 local function readLease(lease)
-  return string.match(lease, '^(%d+),(%d+)$')
+  return string.match(lease, '^(%d+),(%d+)')
 end
 
 -- Whether `lease` (a string, or false when none) names `token`: a prefix test that allocates nothing.

@@ -18,7 +18,7 @@
   workers create each tick once. When that entry's time has passed (every process was down, or
   the queue was behind), the claim reports the schedule and the client applies `catchUp`.
 ]]
--- includes: keys, base, records, done, wake, wheel
+-- includes: keys, base, records, done, wake, wheel, groups
 local function readSchedule(v)
   local gen, runs, skipped, flags, head, ticks, last, hash, maxAttempts, backoff, limit, payload, spec =
     string.match(v, '^(%d+),(%d+),(%d+),(%a*)\n([^\n]*)\n([^\n]*)\n([^\n]*)\n(%x*),(%d*),([^,\n]*),(%d*)\n([^\n]*)\n(.*)$')
@@ -80,10 +80,20 @@ end
 local function placeNewJob(id, dueAt, record, now)
   if rcall('HEXISTS', jobsKey, id) == 1 or doneBy(id) or rcall('HEXISTS', resultsKey, id) == 1 or wheelFind(id) then return false end
   local slot = wheelSlot(dueAt, now)
+  -- A schedule with a group makes grouped ticks (includes/groups.lua): its record carries the group.
+  local group = recordGroup(record)
+  if group then groupKeysHere({ groupQueueKey(group) }) end
   if slot then
     local moveAt, created = wheelPut(id, dueAt, record, slot, false)
     wheelSplit()
+    if group then groupCount(group, 1) end
     if created then wakeIfWheelHead(moveAt) end
+  elseif group then
+    rcall('HSET', jobsKey, id, record)
+    local batch = groupBatch()
+    groupAdd(batch, group, dueAt, id, true)
+    groupFlush(batch)
+    wakeIfGroupHead(dueAt)
   else
     rcall('HSET', jobsKey, id, record)
     rcall('ZADD', dueKey, dueAt, id)
@@ -97,7 +107,14 @@ end
 -- missed tick being caught up). Returns whether it was written.
 local function createTick(key, s, entry, now)
   local tick = entryTick(entry)
-  local record = newRecord(s.maxAttempts, s.backoff .. ',' .. int(tick), s.payload)
+  -- A schedule with a group stores "\31<group>\31<payload JSON>" (a record field holds no newline):
+  -- its ticks' records get the group line (includes/groups.lua).
+  local payload = s.payload
+  if string.byte(payload, 1) == 31 then
+    local e = string.find(payload, '\31', 2, true)
+    payload = string.sub(payload, 1, e - 1) .. '\n' .. string.sub(payload, e + 1)
+  end
+  local record = newRecord(s.maxAttempts, s.backoff .. ',' .. int(tick), payload)
   local placed = placeNewJob(key .. '@' .. entry, tick, record, now)
   -- `ticks`: the queue's running total of tick jobs created (metrics; a schedule's `runs` can go down).
   if placed then rcall('HINCRBY', countersKey, 'ticks', 1) end
@@ -128,13 +145,22 @@ local function dropPendingTick(key, s, now)
   if rcall('ZSCORE', activeKey, id) then return end
   local rec = rcall('HGET', jobsKey, id)
   if rec then
-    if string.sub(rec, 1, 2) ~= '0,' or not rcall('ZSCORE', dueKey, id) then return end
-    rcall('ZREM', dueKey, id)
+    local group = recordGroup(rec)
+    if group then
+      groupKeysHere({ groupQueueKey(group) })
+      if string.sub(rec, 1, 2) ~= '0,' or not rcall('ZSCORE', groupDueKey, id) then return end
+      groupUnwait(group, id, true)
+    else
+      if string.sub(rec, 1, 2) ~= '0,' or not rcall('ZSCORE', dueKey, id) then return end
+      rcall('ZREM', dueKey, id)
+    end
     rcall('HDEL', jobsKey, id)
   else
     local found = wheelFind(id)
     if not found or string.sub(found.record, 1, 2) ~= '0,' then return end
     wheelRemove(id, found, false)
+    local group = recordGroup(found.record)
+    if group then groupCount(group, -1) end
   end
   s.runs = s.runs - 1
 end

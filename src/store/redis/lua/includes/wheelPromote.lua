@@ -2,7 +2,7 @@
   wheelPromote: the claim's move of the wheel's buckets that start soon into `due` (promoteWheel),
   safe under a Cluster slot migration (wheel.lua, "Write order").
 ]]
--- includes: keys, base, wake, wheel
+-- includes: keys, base, wake, wheel, groups
 
 -- Entries one claim moves at most (~1 ms of Redis: bounds its latency).
 local WHEEL_MOVE_MAX = 250
@@ -43,7 +43,7 @@ end
 -- checked to be here before anything is written (wheelHere), so that the writes to them cannot fail.
 local function promoteWheel(now)
   local moved = 0
-  local minDue = nil
+  local minDue, groupMin = nil, nil
   local result = nil
   while true do
     local head = rcall('ZRANGE', wheelKey, 0, 0, 'WITHSCORES')
@@ -73,6 +73,7 @@ local function promoteWheel(now)
     wheelHere(here)
     local inJobs = hmgetMany(jobsKey, ids)
     local zargs, hargs = {}, {}
+    local grouped = groupBatch() -- grouped jobs go to their groups' queues (includes/groups.lua)
     local gone = 0 -- entries out of the wheel already whose index entry a stopped call left
     for i = 1, #entries do
       local e, id = entries[i], ids[i]
@@ -96,15 +97,23 @@ local function promoteWheel(now)
         if slot then
           wheelPut(id, dueAt, string.sub(e, nl2 + 1), slot, true)
         else
-          zargs[#zargs + 1] = dueAt
-          zargs[#zargs + 1] = id
+          local record = string.sub(e, nl2 + 1)
+          local g = recordGroup(record)
+          if g then
+            groupAdd(grouped, g, dueAt, id, false)
+          else
+            zargs[#zargs + 1] = dueAt
+            zargs[#zargs + 1] = id
+            if minDue == nil or dueAt < minDue then minDue = dueAt end
+          end
           hargs[#hargs + 1] = id
-          hargs[#hargs + 1] = string.sub(e, nl2 + 1)
-          if minDue == nil or dueAt < minDue then minDue = dueAt end
+          hargs[#hargs + 1] = record
         end
       end
     end
     if #hargs > 0 then
+      local earliest = groupFlush(grouped)
+      if earliest and (groupMin == nil or earliest < groupMin) then groupMin = earliest end
       zaddMany(dueKey, zargs)
       for i = 1, #hargs, 1000 do rcall('HSET', jobsKey, unpack(hargs, i, math.min(i + 999, #hargs))) end
       for i = 1, #hargs, 2 do rcall('HDEL', wheelShardKey(hargs[i]), hargs[i]) end
@@ -119,5 +128,6 @@ local function promoteWheel(now)
     if rcall('EXISTS', bkey) == 0 then rcall('ZREM', wheelKey, n) end
   end
   if minDue ~= nil then wakeIfHead(minDue) end
+  if groupMin ~= nil then wakeIfGroupHead(groupMin) end
   return result
 end

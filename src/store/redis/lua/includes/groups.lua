@@ -1,0 +1,437 @@
+--[[
+  groups: fair delivery per group, per-group limits and order (queue.add(payload, { group })).
+
+  Where a grouped job waits. A job added with a group lives in the partition its group's name
+  hashes to (src/store/placement.ts), so a group's queue, limits and order are local to one slot.
+  Its record carries the group as a line between the header and the payload,
+  "<header>\n\31<group>\n<payload JSON>" (the payload JSON never starts with \31, and a group holds
+  no control character): the scripts that rewrite a record carry it along inside `payload`
+  (records.lua), and only the scripts that place or count a job read it (recordGroup). Waiting in
+  the due tier, it is in its group's queue `group:q:<group>` (ZSET id -> dueAt, a key built here
+  under the partition's hash tag) and in `group:due` (all grouped waiting jobs of the partition:
+  what counts, lists and look-ups by id read), not in `due`; far in the future it is in the wheel
+  like any job, and the wheel's promotion puts it into its group's queue. Active, its lease is
+  "<token>,<dueAt>,<group>" (leases.lua): ack, fail, release and reaping know its group without
+  reading its record. Jobs without a group are the default group, in `due`, as in a partition
+  without groups.
+
+  Invariant (with keys.lua's): a grouped job is in exactly one of its group's queue (and then in
+  `group:due` with the same score), `active`, `dead`, a wheel bucket or `completed`.
+  `group:jobs` counts each group's jobs that are waiting or active (a group leaves it at 0);
+  `group:active` each group's active jobs.
+
+  Whose turn. `groups` (KEYS[17]) holds the groups a claim may serve. A score below TURN_LIMIT is a
+  turn: the group has due work, and the claim serves the lowest turns first, then puts each group
+  it served at the end of the line (a new, higher turn): round-robin over the groups with due work,
+  the same share for each. A score at or above TURN_LIMIT is a time (ms): when the group may have
+  due work again (its head falls due, its rate window reopens, its in-order retry is due); the claim
+  turns the groups whose time came into turns (at the end of the line, a bounded number per call).
+  Writers of a group's queue only lower its time (ZADD LT: a turn, lower than any time, stays), so
+  an entry is never later than the group's work; it may be early or stale (a cancelled head, a
+  group that became held), and the claim that meets it puts it right. The default group ('') has
+  an entry only while the partition has other groups: the claim adds it when `due` has due jobs.
+  A group is out of `groups` while it is paused (`p:<group>`), held by its concurrency limit
+  (`h:<group>`: the settle that frees a slot puts it back), or has nothing waiting.
+
+  Limits. `meta` `groupLimits` is the default of every group, "<concurrency>,<rateMax>,<ratePer>"
+  (empty fields: no such limit), written to every partition; `l:<group>` a group's own. They bind
+  only named groups (the default group follows the queue's own limits only). Concurrency counts
+  `group:active`. Rate is a sliding-window log per group, `group:r:<group>` (ZSET token -> claimed
+  at, expiring with the window): no window of ratePer ms, on the server's clock, holds more than
+  rateMax claims of the group.
+
+  In order. A group whose concurrency is 1 runs one job at a time in due order, ties in the order
+  the jobs were added (groupFlush, TIE_STEP). A retry of its running job keeps its place at the front: fail.lua records it in
+  `b:<group>`, and the group starts nothing else until that job has started again (or left the
+  group: cancelled, rescheduled away, dead-lettered by hand).
+
+  Work per claim: the groups it serves (at most `limit`) and the groups whose time came (at most
+  GROUP_PROMOTE_MAX), never the number of groups or of jobs in a group.
+]]
+-- includes: keys, base
+
+-- Scores below are turns, at or above are times (epoch ms; every time since 2001 is above).
+local TURN_LIMIT = 1000000000000
+local TURN_LIMIT_TEXT = '1000000000000'
+-- The waiting groups a claim turns into turns at most (their time came).
+local GROUP_PROMOTE_MAX = 1000
+local groupTag = string.sub(dueKey, 1, -5)
+
+local function groupQueueKey(g)
+  return groupTag .. ':group:q:' .. g
+end
+
+local function groupRateKey(g)
+  return groupTag .. ':group:r:' .. g
+end
+
+-- The group of a record, nil for a job without one.
+local function recordGroup(rec)
+  local nl = string.find(rec, '\n', 1, true)
+  if not nl or string.byte(rec, nl + 1) ~= 31 then return nil end
+  return string.sub(rec, nl + 2, string.find(rec, '\n', nl + 2, true) - 1)
+end
+
+-- The group of an add's payload argument ("\31<group>\n<payload JSON>"), nil for none.
+local function payloadGroup(payload)
+  if string.byte(payload, 1) ~= 31 then return nil end
+  return string.sub(payload, 2, string.find(payload, '\n', 2, true) - 1)
+end
+
+-- The group of a lease, nil for a job without one.
+local function leaseGroup(lease)
+  return string.match(lease, '^%d+,%d+,(.+)$')
+end
+
+-- Touches the computed group keys (a multi-key EXISTS with a declared key) before a script writes
+-- anything that depends on them: while a Cluster slot migrates, a key of the slot that moved
+-- already fails this read, which ends the script before it wrote (includes/wheel.lua, "Write order").
+local function groupKeysHere(keys)
+  keys[#keys + 1] = countersKey
+  for i = 1, #keys, 1000 do rcall('EXISTS', unpack(keys, i, math.min(i + 999, #keys))) end
+end
+
+-- A group's count of waiting and active jobs (`group:jobs`) changes by `delta`.
+local function groupCount(g, delta)
+  if delta == 0 then return end
+  if tonumber(rcall('ZINCRBY', groupJobsKey, delta, g)) <= 0 then rcall('ZREM', groupJobsKey, g) end
+end
+
+-- Limits "<concurrency>,<rateMax>,<ratePer>" as numbers (nil where none).
+local function readGroupLimits(text)
+  if not text then return nil, nil, nil end
+  local c, m, p = string.match(text, '^(%d*),(%d*),(%d*)$')
+  return tonumber(c), tonumber(m), tonumber(p)
+end
+
+-- The limits in force for group g: its own, else the partition's default (`meta` `groupLimits`).
+local function groupLimitsOf(g)
+  local own = rcall('HGET', groupStateKey, 'l:' .. g)
+  return readGroupLimits(own or rcall('HGET', metaKey, 'groupLimits'))
+end
+
+-- Tells sleeping workers about a group that may have work at `at`, when nothing in `groups` comes
+-- earlier (a group with a turn means workers are claiming already).
+local function wakeIfGroupHead(at)
+  local head = rcall('ZRANGE', groupsKey, 0, 0, 'WITHSCORES')
+  if head[2] ~= nil and tonumber(head[2]) >= at then rcall('PUBLISH', wakeChannel, int(at)) end
+end
+
+--[[
+  A batch of waiting jobs for their groups' queues: collect with groupAdd, write with groupFlush
+  (every group key touched first, then one ZADD per group and one of `group:due`).
+]]
+local function groupBatch()
+  return { order = {}, pairs = {}, min = {}, fresh = {}, all = {} }
+end
+
+-- Job `id`, due at `dueAt` (number), waits in group g; `fresh`: it is new to the group (counted).
+local function groupAdd(batch, g, dueAt, id, fresh)
+  local pairs = batch.pairs[g]
+  if pairs == nil then
+    pairs = {}
+    batch.pairs[g] = pairs
+    batch.order[#batch.order + 1] = g
+    batch.fresh[g] = 0
+  end
+  pairs[#pairs + 1] = dueAt
+  pairs[#pairs + 1] = id
+  batch.all[#batch.all + 1] = dueAt
+  batch.all[#batch.all + 1] = id
+  if batch.min[g] == nil or dueAt < batch.min[g] then batch.min[g] = dueAt end
+  if fresh then batch.fresh[g] = batch.fresh[g] + 1 end
+end
+
+-- Equal due times keep the order the jobs were added in: a group's queue scores a job dueAt plus a
+-- fraction, TIE_STEP more than the last job of the group due in the same millisecond (a sorted set
+-- would order them by id bytes). Exact in a double for due times before the year 2109 (42 bits of
+-- integer leave 11 of fraction), so up to TIE_MAX jobs of one group due in one millisecond keep
+-- their order; later ones share the last fraction (then by id). Counts, lists and look-ups read
+-- `group:due`, whose scores are the plain due times; a claim reports the due time without it.
+local TIE_STEP = 1 / 2048
+local TIE_MAX = 2047 / 2048
+
+-- Writes the batch; returns the earliest due time written (nil for none) for the caller's wake.
+local function groupFlush(batch)
+  if #batch.order == 0 then return nil end
+  local keys = {}
+  for i = 1, #batch.order do keys[i] = groupQueueKey(batch.order[i]) end
+  groupKeysHere(keys)
+  local earliest = nil
+  for i = 1, #batch.order do
+    local g = batch.order[i]
+    local qkey = groupQueueKey(g)
+    local pairs = batch.pairs[g]
+    local lastOf = {} -- due time -> the fraction given last
+    for k = 1, #pairs, 2 do
+      local dueAt = pairs[k]
+      local last = lastOf[dueAt]
+      if last == nil then
+        local top = rcall('ZREVRANGEBYSCORE', qkey, '(' .. int(dueAt + 1), int(dueAt), 'WITHSCORES', 'LIMIT', 0, 1)
+        last = top[2] and tonumber(top[2]) - dueAt or -TIE_STEP
+      end
+      last = math.min(last + TIE_STEP, TIE_MAX)
+      lastOf[dueAt] = last
+      pairs[k] = string.format('%.17g', dueAt + last)
+    end
+    zaddMany(qkey, pairs)
+    rcall('ZADD', groupsKey, 'LT', batch.min[g], g)
+    groupCount(g, batch.fresh[g])
+    if earliest == nil or batch.min[g] < earliest then earliest = batch.min[g] end
+  end
+  zaddMany(groupDueKey, batch.all)
+  return earliest
+end
+
+-- A waiting grouped job leaves its group's queue (cancelled, replaced, moved to the wheel or
+-- elsewhere); `gone`: it leaves the group's count too. Returns whether it was there.
+local function groupUnwait(g, id, gone)
+  local removed = rcall('ZREM', groupQueueKey(g), id) == 1
+  rcall('ZREM', groupDueKey, id)
+  if removed and gone then groupCount(g, -1) end
+  return removed
+end
+
+-- Running jobs stopped: `counts[g]` of group g (acked, failed, reaped, handed back). A group held
+-- by its concurrency limit gets its turn back at `now` (the claim that serves it checks again),
+-- and sleeping workers are woken for it.
+local function groupStopped(counts, order, now)
+  local freed = false
+  for i = 1, #order do
+    local g = order[i]
+    if rcall('HINCRBY', groupActiveKey, g, -counts[g]) <= 0 then rcall('HDEL', groupActiveKey, g) end
+    if rcall('HDEL', groupStateKey, 'h:' .. g) == 1 then
+      rcall('HINCRBY', countersKey, 'groupsHeld', -1)
+      rcall('ZADD', groupsKey, 'LT', now, g)
+      freed = true
+    end
+  end
+  -- Workers that found only held groups sleep without a due time: tell them.
+  if freed then rcall('PUBLISH', wakeChannel, int(now)) end
+end
+
+-- A counter of jobs by group, for groupStopped and groupCount: tally[g], tally.order.
+local function groupTally()
+  return { order = {}, n = {} }
+end
+
+local function groupTallyAdd(t, g)
+  if t.n[g] == nil then
+    t.n[g] = 0
+    t.order[#t.order + 1] = g
+  end
+  t.n[g] = t.n[g] + 1
+end
+
+--[[
+  The claim's choice of due jobs in a partition with groups. Turns the groups whose time came into
+  turns, then serves the groups with the lowest turns: up to `limit` of them, each at most an equal
+  share (ceil(limit / groups served)) and what its concurrency and rate leave room for, in due
+  order within the group. A group served puts itself at the end of the line when it may have more
+  due work; else it waits until its next due time, or leaves `groups` (empty, paused, held).
+  Returns `due` (id, score, id, score...: the jobs taken out of their queues, as claim.lua's
+  ZRANGEBYSCORE answers), `groupOf` (the group of each, false for the default group), `limitsOf`
+  (group -> { concurrency, rateMax, ratePer } of the groups served) and whether groups with turns
+  remain (the caller should come back at once).
+]]
+local function claimFromGroups(limit, now, nowDigits, defaultLimits)
+  local waking = rcall('ZRANGEBYSCORE', groupsKey, TURN_LIMIT_TEXT, nowDigits, 'LIMIT', 0, GROUP_PROMOTE_MAX)
+  local turn = 0
+  local function nextTurns(n)
+    local last = rcall('HINCRBY', metaKey, 'groupTurn', n)
+    local first = last - n + 1
+    if last >= TURN_LIMIT then
+      -- Never in practice (a turn per claimed group); keep turns below times anyway.
+      rcall('HSET', metaKey, 'groupTurn', n)
+      first = 1
+    end
+    return first
+  end
+  if #waking > 0 then
+    local first = nextTurns(#waking)
+    local args = {}
+    for i = 1, #waking do
+      args[2 * i - 1] = first + i - 1
+      args[2 * i] = waking[i]
+    end
+    zaddMany(groupsKey, args)
+  end
+  local ready = rcall('ZRANGEBYSCORE', groupsKey, '-inf', '(' .. TURN_LIMIT_TEXT, 'LIMIT', 0, limit)
+  local due, groupOf, limitsOf = {}, {}, {}
+  if #ready == 0 then return due, groupOf, limitsOf, #waking == GROUP_PROMOTE_MAX end
+  local share = math.ceil(limit / #ready)
+  -- The named groups' state, batched: running counts, then p:, l:, b: of each.
+  local names, fields, keys = {}, {}, {}
+  for i = 1, #ready do
+    local g = ready[i]
+    if g ~= '' then
+      names[#names + 1] = g
+      fields[#fields + 1] = 'p:' .. g
+      fields[#fields + 1] = 'l:' .. g
+      fields[#fields + 1] = 'b:' .. g
+      keys[#keys + 1] = groupQueueKey(g)
+      keys[#keys + 1] = groupRateKey(g)
+    end
+  end
+  local activeOf, stateOf = {}, {}
+  if #names > 0 then
+    groupKeysHere(keys)
+    local active = hmgetMany(groupActiveKey, names)
+    local state = hmgetMany(groupStateKey, fields)
+    for i = 1, #names do
+      activeOf[names[i]] = tonumber(active[i]) or 0
+      stateOf[names[i]] = { state[3 * i - 2], state[3 * i - 1], state[3 * i] }
+    end
+  end
+  local left = limit
+  local tail, waits, gone, held, taken = {}, {}, {}, {}, {}
+  local served = 0
+  for i = 1, #ready do
+    if left == 0 then break end
+    served = i
+    local g = ready[i]
+    local room = math.min(share, left)
+    if g == '' then
+      local got = rcall('ZRANGEBYSCORE', dueKey, '-inf', nowDigits, 'WITHSCORES', 'LIMIT', '0', room)
+      local n = #got / 2
+      if n > 0 then
+        rcall('ZREMRANGEBYRANK', dueKey, '0', n <= 10 and DIGITS[n - 1] or n - 1)
+        for k = 1, #got do due[#due + 1] = got[k] end
+        for k = 1, n do groupOf[#groupOf + 1] = false end
+      end
+      if n == room then tail[#tail + 1] = g else gone[#gone + 1] = g end
+      left = left - n
+    else
+      local st = stateOf[g]
+      local concurrency, rateMax, ratePer = readGroupLimits(st[2] or defaultLimits)
+      local active = activeOf[g]
+      if st[1] then
+        gone[#gone + 1] = g -- paused: resumeGroup puts it back
+      elseif concurrency and active >= concurrency then
+        held[#held + 1] = g
+      else
+        if concurrency then room = math.min(room, concurrency - active) end
+        local waitUntil = nil
+        if rateMax then
+          local rkey = groupRateKey(g)
+          rcall('ZREMRANGEBYSCORE', rkey, '-inf', int(now - ratePer))
+          local recent = rcall('ZCARD', rkey)
+          if recent >= rateMax then
+            local oldest = rcall('ZRANGE', rkey, 0, 0, 'WITHSCORES')
+            waitUntil = tonumber(oldest[2]) + ratePer
+          else
+            room = math.min(room, rateMax - recent)
+          end
+        end
+        local qkey = groupQueueKey(g)
+        local got = nil
+        if waitUntil then
+          waits[#waits + 1] = waitUntil
+          waits[#waits + 1] = g
+        elseif st[3] then
+          -- An in-order group's retry starts first: only it, once it is due.
+          local at = rcall('ZSCORE', qkey, st[3])
+          if not at then
+            rcall('HDEL', groupStateKey, 'b:' .. g)
+            tail[#tail + 1] = g -- the retry left the group: the others go on
+          elseif tonumber(at) > now then
+            waits[#waits + 1] = tonumber(at)
+            waits[#waits + 1] = g
+          else
+            rcall('ZREM', qkey, st[3])
+            rcall('HDEL', groupStateKey, 'b:' .. g)
+            got = { st[3], at }
+          end
+        else
+          got = rcall('ZPOPMIN', qkey, room)
+          -- Jobs popped that are not due yet go back; the group waits for the first of them.
+          local firstLater = nil
+          for k = #got - 1, 1, -2 do
+            if tonumber(got[k + 1]) > now then
+              rcall('ZADD', qkey, got[k + 1], got[k])
+              firstLater = tonumber(got[k + 1])
+              got[k], got[k + 1] = nil, nil
+            end
+          end
+          if firstLater then
+            waits[#waits + 1] = firstLater
+            waits[#waits + 1] = g
+          elseif #got / 2 < room then
+            gone[#gone + 1] = g -- its queue is empty
+          else
+            tail[#tail + 1] = g
+          end
+        end
+        if got and #got > 0 then
+          limitsOf[g] = { concurrency, rateMax, ratePer }
+          for k = 1, #got, 2 do
+            due[#due + 1] = got[k]
+            due[#due + 1] = int(math.floor(tonumber(got[k + 1]))) -- without its tie fraction
+            groupOf[#groupOf + 1] = g
+            taken[#taken + 1] = got[k]
+          end
+          left = left - #got / 2
+        end
+      end
+    end
+  end
+  if #taken > 0 then callMany('ZREM', groupDueKey, taken) end
+  if #gone > 0 then callMany('ZREM', groupsKey, gone) end
+  if #held > 0 then
+    callMany('ZREM', groupsKey, held)
+    local flags = {}
+    for i = 1, #held do
+      flags[2 * i - 1] = 'h:' .. held[i]
+      flags[2 * i] = '1'
+    end
+    local fresh = callMany('HSET', groupStateKey, flags)
+    if fresh > 0 then rcall('HINCRBY', countersKey, 'groupsHeld', fresh) end
+  end
+  if #waits > 0 then zaddMany(groupsKey, waits) end
+  if #tail > 0 then
+    local first = nextTurns(#tail)
+    local args = {}
+    for i = 1, #tail do
+      args[2 * i - 1] = first + i - 1
+      args[2 * i] = tail[i]
+    end
+    zaddMany(groupsKey, args)
+  end
+  -- More now: groups left unserved (the batch filled first), served ones at the end of the line,
+  -- or waiting ones the bounded promotion did not reach.
+  local more = #tail > 0 or served < #ready or #waking == GROUP_PROMOTE_MAX
+  return due, groupOf, limitsOf, more
+end
+
+-- The claim's accounting of the grouped jobs it delivers: `ids[k]` of group `groupOf[k]` (false:
+-- none) got token firstToken + k - 1. Counts them running, and logs them in their groups' rate
+-- windows.
+local function groupsStarted(ids, groupOf, firstToken, now, limitsOf)
+  local tally = groupTally()
+  local starts = {}
+  for k = 1, #ids do
+    local g = groupOf[k]
+    if g then
+      groupTallyAdd(tally, g)
+      local limits = limitsOf[g]
+      if limits and limits[2] then
+        local list = starts[g]
+        if list == nil then
+          list = {}
+          starts[g] = list
+        end
+        list[#list + 1] = now
+        list[#list + 1] = int(firstToken + k - 1)
+      end
+    end
+  end
+  for i = 1, #tally.order do
+    local g = tally.order[i]
+    rcall('HINCRBY', groupActiveKey, g, tally.n[g])
+    if starts[g] then
+      local rkey = groupRateKey(g)
+      zaddMany(rkey, starts[g])
+      rcall('PEXPIRE', rkey, limitsOf[g][3])
+    end
+  end
+end
