@@ -28,7 +28,9 @@ const GROUP_COLUMNS: Column[] = [
 export function registerGroupCommands(program: Command, cli: Cli): void {
   program
     .command('groups <queue>')
-    .description('list the groups of a queue, busiest (most waiting) first: waiting, ready and active jobs, held by a limit, paused')
+    .description(
+      'list the groups of a queue with waiting or running jobs, busiest (most jobs) first: waiting, ready and active jobs, held by a limit, paused',
+    )
     // Any count: the library judges the range (1-1000) and names it.
     .option('--limit <n>', 'how many (1-1000)', integerArgument(0, Number.MAX_SAFE_INTEGER), 50)
     .option('--cursor <cursor>', 'start after the page that printed this cursor (its nextCursor)')
@@ -42,7 +44,10 @@ export function registerGroupCommands(program: Command, cli: Cli): void {
     .description(
       "show the limits of the queue's groups: the default of every group, or with --group the limits in force for that group; with flags, change them (a flag left out keeps its limit; 'none' clears it)",
     )
-    .option('--group <group>', "one group's own limits (an override of the default) instead of the default of every group")
+    .option(
+      '--group <group>',
+      "one group's own limits (an override of the default; the first one starts from the default) instead of the default of every group",
+    )
     .option(
       '--concurrency <n>',
       'at most <n> jobs of one group active at once, over every process (1: one at a time, in order); none clears it',

@@ -398,9 +398,10 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'PUT',
     path: `${G}/limits`,
     tag: 'admin',
-    summary: 'Give a group limits of its own (an override of the default): a limit left out is kept, `null` clears it',
+    summary:
+      'Give a group limits of its own (an override of the default; the first one starts from the default): a limit left out is kept, `null` clears it',
     body: s.groupLimitsBody,
-    ok: { status: 200, description: "The group's override as stored.", schema: s.answers.groupLimits },
+    ok: { status: 200, description: "The group's own limits as stored, now in force for it.", schema: s.answers.groupLimits },
   },
   {
     operationId: 'clearGroupLimits',
@@ -435,7 +436,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/groups`,
     tag: 'admin',
-    summary: 'A page of the groups of the queue with their counts, busiest first',
+    summary: 'A page of the groups with waiting or running jobs and their counts, busiest (most jobs) first',
     query: s.groupsQuery,
     ok: {
       status: 200,

@@ -15,7 +15,6 @@ import {
   MAX_CLAIM_WAIT_MS,
   MAX_DELAY_MS,
   MAX_ERROR_LENGTH,
-  MAX_GROUP_LENGTH,
   MAX_LEASE_MS,
   MAX_LIST_LIMIT,
   MAX_SCHEDULE_KEY_LENGTH,
@@ -62,16 +61,13 @@ export const jobId: JsonSchema = {
   description: `Job id: ${JOB_ID_RULE.description} (URL-encoded in paths).`,
 };
 
-/**
- * A group name (issue 20). The length bounds are the library's constant, so the document states
- * them; the rest of the rule (no control characters) is judged by the library alone, whose
- * ValidationError is the client's 400.
- */
+/** A group name (issue 20): the library's GROUP_RULE, which its own check reads too. */
 const group = (description: string): JsonSchema => ({
   type: 'string',
-  minLength: 1,
-  maxLength: MAX_GROUP_LENGTH,
-  description: `${description}: ${GROUP_RULE}.`,
+  minLength: GROUP_RULE.minLength,
+  maxLength: GROUP_RULE.maxLength,
+  pattern: GROUP_RULE.pattern,
+  description: `${description}: ${GROUP_RULE.description}.`,
 });
 
 /** `{group}` of a path. */
@@ -352,8 +348,9 @@ export const retentionBody: JsonSchema = {
 };
 
 // --- groups (issue 20) ------------------------------------------------------------------------
-// As for the queue's limits: JSON types here, every rule (ranges, durations, the group name) in the
-// library's setGroupLimits / pauseGroup / listGroups, whose ValidationError names the field.
+// As for the queue's limits: JSON types here (and the group name by the library's GROUP_RULE), every
+// rule of a limit (ranges, durations) and of a page in the library's setGroupLimits / listGroups,
+// whose ValidationError names the field.
 
 export const groupLimitsBody: JsonSchema = {
   type: 'object',
@@ -378,7 +375,11 @@ export const groupLimitsBody: JsonSchema = {
 
 export const groupsQuery = {
   properties: {
-    limit: { type: 'string', pattern: '^[0-9]{1,4}$', description: 'Page size, 1-1000. Default 50.' },
+    limit: {
+      type: 'string',
+      pattern: `^[0-9]{1,${String(MAX_LIST_LIMIT).length}}$`,
+      description: `Page size, 1-${MAX_LIST_LIMIT}. Default 50.`,
+    },
     cursor: {
       type: 'string',
       minLength: 1,
@@ -731,7 +732,7 @@ export const answers = {
     type: 'object',
     required: ['groups'],
     properties: {
-      groups: { type: 'array', items: ref('GroupInfo'), description: 'The groups of the page, busiest (most waiting) first.' },
+      groups: { type: 'array', items: ref('GroupInfo'), description: 'Groups with waiting or running jobs, busiest (most jobs) first.' },
       nextCursor: { type: 'string', description: 'Pass it as `cursor` for the next page; absent on the last page.' },
     },
   },

@@ -127,6 +127,14 @@ describe('HTTP jobs in groups', () => {
       ['a group as a number', 'POST', jobsPath(name), { payload: 1, group: 42 }, /body\.group must be string/],
       ['a control character', 'POST', jobsPath(name), { payload: 1, group: 'shop\u0007' }, /group/],
       ['a newline', 'POST', jobsPath(name), { payload: 1, group: 'shop\n42' }, /group/],
+      // 51 emoji: 51 characters to the schema, 102 UTF-16 code units to the library's rule, which refuses them.
+      [
+        'a group too long in UTF-16 units',
+        'POST',
+        jobsPath(name),
+        { payload: 1, group: '😀'.repeat(51) },
+        /Expected `group` to be a group name of 1-100/,
+      ],
       [
         'one bad entry of a bulk add',
         'POST',
@@ -238,6 +246,13 @@ describe('HTTP group limits', () => {
       ['a group too long in a path', 'PUT', `/v1/queues/${name}/groups/${tooLong}/limits`, { concurrency: 1 }, /params\.group/],
       ['a control character in a path', 'PUT', `/v1/queues/${name}/groups/bad%07/limits`, { concurrency: 1 }, /group/],
       ['a control character, pause', 'POST', `/v1/queues/${name}/groups/bad%1B/pause`, undefined, /group/],
+      [
+        'a group too long in UTF-16 units, in a path',
+        'POST',
+        `${groupPath(name, '😀'.repeat(51))}/pause`,
+        undefined,
+        /Expected `group` to be a group name of 1-100/,
+      ],
       ['a group too long, DELETE', 'DELETE', `/v1/queues/${name}/groups/${tooLong}/limits`, undefined, /params\.group/],
       ['a body on pause', 'POST', `${groupPath(name, 'g')}/pause`, { now: true }, /body has an unknown field `now`/],
       ['a bad queue name', 'PUT', `/v1/queues/bad%20name/group-limits`, { concurrency: 1 }, /params\.queue/],
@@ -303,9 +318,9 @@ describe('HTTP group pause and the list of groups', () => {
     assert.deepEqual(byName.quiet, { group: 'quiet', waiting: 1, ready: 0, active: 0, limited: false, paused: false });
     const named = listed.filter(info => ['busy', 'mid', 'quiet'].includes(info.group));
     assert.deepEqual(
-      named.map(info => info.waiting),
-      [...named.map(info => info.waiting)].sort((a, b) => b - a),
-      'most waiting first',
+      named.map(info => info.waiting + info.active),
+      [...named.map(info => info.waiting + info.active)].sort((a, b) => b - a),
+      'most jobs (waiting and active) first',
     );
 
     const seen: string[] = [];

@@ -2,8 +2,8 @@
  * Group routes (issue 20): the default limits of a queue's groups, a group's own limits, pausing a
  * group, and the page of groups with their counts. Bodies and names go to the library as the client
  * wrote them (the router has percent-decoded `{group}`): `queue.setGroupLimits`, `pauseGroup` and the
- * others are the one judge of a group name and a limit, and their ValidationError is the client's
- * 400 VALIDATION. The schemas only check JSON types.
+ * others judge every limit and name, and their ValidationError is the client's 400 VALIDATION. The
+ * schemas check JSON types, and group names by the library's own GROUP_RULE.
  */
 import type { FastifyRequest } from 'fastify';
 import type { GroupLimitsInput } from '../../index.js';

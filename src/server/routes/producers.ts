@@ -22,7 +22,7 @@ interface JobBody {
   backoff?: BackoffOption;
   expireAfter?: Duration;
   onExpire?: OnExpire;
-  // Any text of 1-100 characters (the schema); the library's group rule judges it.
+  // Checked by the schema with the library's GROUP_RULE (and by the library again).
   group?: string;
 }
 
