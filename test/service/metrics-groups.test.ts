@@ -63,6 +63,8 @@ describe('group metrics', () => {
       ['a'],
       'one job of a; b is paused, c not due',
     );
+    // A group counts as held once a claim found it at its concurrency (workers claim again soon).
+    assert.deepEqual(await consumer.claim({ max: 10 }), [], 'nothing more: a is at its concurrency');
     const held = await scrape(name);
     assert.deepEqual([held.withWork, held.held, held.paused], [3, 1, 1], 'a held group');
     assert.deepEqual(await queue.groupTotals(), { withWork: 3, held: 1, paused: 1 }, 'the gauges are the library totals');
@@ -73,7 +75,7 @@ describe('group metrics', () => {
     assert.deepEqual([after.paused, after.held], [0, 0], 'resumed; a has no job active, so nothing holds it');
 
     assert.doesNotMatch(held.text, /^sandglass_queue_groups[a-z_]*\{[^}]*group=/m, 'no per-group label');
-    assert.match(held.text, /# HELP sandglass_queue_groups_held .*limit/);
+    assert.match(held.text, /# HELP sandglass_queue_groups_held .*concurrency limit/);
     assert.match(held.text, /# TYPE sandglass_queue_groups_paused gauge/);
   });
 
