@@ -73,7 +73,7 @@ function toJob(value: unknown, defaults: LineDefaults): BulkJob<unknown> {
     job.maxAttempts = maxAttempts;
   }
   // The library's own group rule, here so that a bad group costs its line alone and no round trip.
-  if (group !== undefined) job.group = assertGroup(group, '"group"');
+  if (group !== undefined) job.group = assertGroup(group);
   return job as BulkJob<unknown>;
 }
 

@@ -67,10 +67,16 @@ describe('import lines', () => {
       const parsed = parseLine(text, 'envelope');
       return 'error' in parsed ? parsed.error : 'accepted';
     };
-    assert.match(reason(`{"payload":1,"group":"${'g'.repeat(101)}"}`), /"group"/);
-    assert.match(reason('{"payload":1,"group":"bad\\u0007"}'), /"group"/);
-    assert.match(reason('{"payload":1,"group":""}'), /"group"/);
-    assert.match(reason('{"payload":1,"group":7}'), /"group"/);
+    assert.match(
+      reason(`{"payload":1,"group":"${'g'.repeat(101)}"}`),
+      /Expected `group` to be a group name of 1-100 characters without control characters/,
+    );
+    assert.match(
+      reason('{"payload":1,"group":"bad\\u0007"}'),
+      /Expected `group` to be a group name of 1-100 characters without control characters/,
+    );
+    assert.match(reason('{"payload":1,"group":""}'), /Expected `group` to be a group name of 1-100 characters without control characters/);
+    assert.match(reason('{"payload":1,"group":7}'), /Expected `group` to be a group name of 1-100 characters without control characters/);
     assert.match(reason('{"groupe":"a"}'), /unknown field 'groupe'.*"group"\?/);
   });
 
