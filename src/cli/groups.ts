@@ -3,7 +3,7 @@
 // flags are only turned into the types of GroupLimitsInput here; the library judges every group name
 // and limit, and its ValidationError is the usage error (exit 2) the user sees.
 import type { Command } from 'commander';
-import { ValidationError, type GroupInfo, type GroupLimitsInfo, type GroupLimitsInput, type GroupPage } from '../index.js';
+import { MAX_LIST_LIMIT, ValidationError, type GroupInfo, type GroupLimitsInfo, type GroupLimitsInput, type GroupPage } from '../index.js';
 import type { Cli } from './context.js';
 import { describeLimits, keyValues, toLimitsInput } from './flow.js';
 import { formatTable, type Column } from './format.js';
@@ -31,8 +31,7 @@ export function registerGroupCommands(program: Command, cli: Cli): void {
     .description(
       'list the groups of a queue with waiting or running jobs, busiest (most jobs) first: waiting, ready and active jobs, held by a limit, paused',
     )
-    // Any count: the library judges the range (1-1000) and names it.
-    .option('--limit <n>', 'how many (1-1000)', integerArgument(0, Number.MAX_SAFE_INTEGER), 50)
+    .option('--limit <n>', `how many (1-${MAX_LIST_LIMIT})`, integerArgument(1, MAX_LIST_LIMIT), 50)
     .option('--cursor <cursor>', 'start after the page that printed this cursor (its nextCursor)')
     .action(async (name: string, flags: { limit: number; cursor?: string }) => {
       const page = await cli.withQueue(name, queue => queue.listGroups({ limit: flags.limit, cursor: flags.cursor }));
