@@ -298,6 +298,7 @@ export const scheduleBody: JsonSchema = {
     },
     maxAttempts: jobFields.maxAttempts,
     backoff,
+    group: group("The group of every tick's job: the ticks follow the group's limits and pause. Default: none (the default group)"),
   },
   description:
     'Exactly one of `cron` and `every`. An idempotent upsert: the same definition again changes nothing; a changed one replaces the pending tick with its first tick after now.',
@@ -582,6 +583,7 @@ export const components: Record<string, JsonSchema> = {
       catchUp: { enum: SCHEDULE_CATCH_UPS },
       maxAttempts: { type: 'integer' },
       backoff,
+      group: { type: 'string', description: "The group of every tick's job; absent: the default group." },
       lastRun: {
         type: ['object', 'null'],
         required: ['id', 'tickAt', 'state'],

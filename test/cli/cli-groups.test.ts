@@ -53,6 +53,19 @@ describe('sandglass groups', { concurrency: 3 }, () => {
     assert.equal((await queue(name).stats()).delayed, 1, 'nothing else was written');
   });
 
+  it('schedule add --group makes every tick a job of the group; get shows it', async () => {
+    const name = uniqueQueue('cli-groups');
+    const added = await json(['schedule', 'add', name, 'nightly', '--every', '1h', '--group', AWKWARD]);
+    assert.equal(added.code, 0, JSON.stringify(added.body));
+    assert.equal(added.body.group, AWKWARD);
+    assert.equal((await queue(name).getSchedule('nightly'))?.group, AWKWARD);
+    const shown = await cli(['schedule', 'get', name, 'nightly']);
+    assert.match(shown.stdout, new RegExp(`^group +${AWKWARD.replace(/[+.]/g, '\\$&')}$`, 'm'));
+    const bad = await json(['schedule', 'add', name, 'other', '--every', '1h', '--group', 'bad\u0007']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.body.error.message, /group/);
+  });
+
   it('import reads a group field per line; a bad group skips its line alone', async () => {
     const name = uniqueQueue('cli-groups');
     const path = join(dir, 'groups.jsonl');

@@ -117,6 +117,28 @@ describe('HTTP jobs in groups', () => {
       assert.ok(field in ((components.PulledJob as Schema).properties ?? {}), `PulledJob.${field} is documented`);
   });
 
+  it('a schedule takes a group: it answers it, and its ticks are jobs of that group; a bad one is a 400', async () => {
+    const name = uniqueQueue('groups');
+    const path = `/v1/queues/${name}/schedules/${encodeURIComponent('tick:1')}`;
+    const info = await call('PUT', path, { every: '1s', group: AWKWARD });
+    assert.equal(info.group, AWKWARD);
+    assertDocumented('ScheduleInfo', info);
+    assert.equal((await call('GET', path)).group, AWKWARD);
+    const claimed = (await call('POST', `/v1/queues/${name}/claim`, { waitMs: 5_000 })).jobs as {
+      group?: string;
+      schedule?: { key: string };
+    }[];
+    assert.equal(claimed.length, 1, 'a tick fell due within 5 s');
+    assert.deepEqual([claimed[0]?.schedule?.key, claimed[0]?.group], ['tick:1', AWKWARD]);
+    await call('DELETE', path);
+    const before = await digest();
+    await assertRefused([
+      ['a schedule group too long', 'PUT', path, { every: '1h', group: 'g'.repeat(101) }, /body\.group must NOT have more than 100/],
+      ['a schedule group as a number', 'PUT', path, { every: '1h', group: 7 }, /body\.group must be string/],
+    ]);
+    assert.equal(await digest(), before, 'nothing was written to Redis');
+  });
+
   it('a bad group on an add is 400 VALIDATION naming it, and nothing is written', async () => {
     const name = uniqueQueue('groups');
     await call('POST', jobsPath(name), { payload: 0, id: 'kept', group: 'g' });
