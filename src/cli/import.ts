@@ -44,8 +44,8 @@ export function registerImportCommand(program: Command, cli: Cli): void {
       `
 Each line is one JSON document: by default { "payload": <any JSON>, "delay"?: ms | "30m",
 "at"?: epoch ms | ISO 8601, "id"?: string, "maxAttempts"?: integer, "group"?: string }; with
---bare, the payload itself. Blank lines are ignored. A line whose id exists already is counted as imported and changes
-nothing, so an import with ids can be run again safely after an interruption.`,
+--bare, the payload itself. Blank lines are ignored. A line whose id exists already is counted as
+imported and changes nothing, so an import with ids can be run again safely after an interruption.`,
     )
     .action(async (name: string, file: string | undefined, flags: { bare?: boolean; delay?: string; at?: string }) => {
       const defaults: LineDefaults = parseWhen(flags);

@@ -1,8 +1,8 @@
 /**
  * Prometheus metrics of the service (prom-client, a registry of its own). Counts and totals are
  * read from Redis at scrape time (`queue.stats()`, `queue.counters()`, `queue.listSchedules()` and
- * `queue.groupTotals()` of every queue), so they are the queue's totals across all processes; the lateness histograms
- * and the HTTP counters are this process's own observations.
+ * `queue.groupTotals()` of every queue), so they are the queue's totals across all processes; the
+ * lateness histograms and the HTTP counters are this process's own observations.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { JOB_STATES, type GroupTotals, type QueueCounters, type QueueStats, type ScheduleInfo } from '../index.js';
