@@ -1,5 +1,5 @@
-// The "Groups" panel of one queue (issue 20): its groups, busiest (most waiting jobs) first, a page
-// at a time ("load more" follows the API's cursor), a filter of the loaded rows to the groups held
+// The "Groups" panel of one queue (issue 20): its groups with waiting or running jobs, busiest
+// first, a page at a time ("load more" follows the API's cursor), a filter of the loaded rows to the groups held
 // back by their limits or paused, a Pause/Resume button per group, and the limits every group
 // follows unless it has its own. A queue without groups never shows the panel, so it looks as
 // before. Group names are user text: like every module here, this one puts them into the page as
