@@ -65,6 +65,15 @@ local function groupRateKey(g)
   return groupTag .. ':group:r:' .. g
 end
 
+-- The storage format of group data (src/store/redis/partitions.ts STORAGE_FORMAT): a partition of
+-- an older format becomes it when a script first writes group data there, so that a process that
+-- knows only format 1 (and would leave grouped jobs undelivered) refuses the queue from its next start.
+local GROUP_FORMAT = 2
+local function markGroupFormat()
+  local format = tonumber(rcall('HGET', metaKey, 'format')) or 1
+  if format < GROUP_FORMAT then rcall('HSET', metaKey, 'format', GROUP_FORMAT) end
+end
+
 -- The group of a record, nil for a job without one.
 local function recordGroup(rec)
   local nl = string.find(rec, '\n', 1, true)
