@@ -100,6 +100,20 @@ local function groupKeysHere(keys)
   for i = 1, #keys, 1000 do rcall('EXISTS', unpack(keys, i, math.min(i + 999, #keys))) end
 end
 
+-- Touches the queue keys of the groups the leases name (takeLeases' beforeWrite): a script that
+-- puts grouped jobs back into their queues fails, under a slot migration, before it took any lease.
+local function groupLeaseKeysHere(leases)
+  local keys, seen = {}, {}
+  for i = 1, #leases do
+    local g = leases[i] and leaseGroup(leases[i])
+    if g and not seen[g] then
+      seen[g] = true
+      keys[#keys + 1] = groupQueueKey(g)
+    end
+  end
+  if #keys > 0 then groupKeysHere(keys) end
+end
+
 -- A group's count of waiting and active jobs (`group:jobs`) changes by `delta`.
 local function groupCount(g, delta)
   if delta == 0 then return end
