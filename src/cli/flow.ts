@@ -133,7 +133,8 @@ export function formatRetention(queue: string, retention: Retention): string {
   ]);
 }
 
-function keyValues(rows: [string, string][]): string {
+/** Aligned `key  value` lines. */
+export function keyValues(rows: [string, string][]): string {
   const width = Math.max(...rows.map(([key]) => key.length));
   return rows.map(([key, value]) => `${key.padEnd(width)}  ${value}`).join('\n');
 }

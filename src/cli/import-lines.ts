@@ -1,11 +1,11 @@
 // The lines of `sandglass import`: one JSON document per line. Pure, so it is unit-tested alone.
 //
-// Default format: each line is an envelope `{ "payload": ..., "delay"?, "at"?, "id"?, "maxAttempts"? }`.
+// Default format: each line is an envelope `{ "payload": ..., "delay"?, "at"?, "id"?, "maxAttempts"?, "group"? }`.
 // An envelope was chosen over bare payloads because a dump usually needs per-job ids (so that running
 // an import twice adds nothing twice) and due times. Unknown fields are refused, not ignored: a file
 // of bare payload objects fed without --bare is then skipped line by line with a hint, instead of
 // being imported as jobs whose payload is missing. With --bare, each line is the payload itself.
-import { ValidationError, parseDuration, type BulkJob, type Duration } from '../index.js';
+import { ValidationError, assertGroup, parseDuration, type BulkJob, type Duration } from '../index.js';
 import { findChangedNumber } from '../deploy/json-text.js';
 import { parseAt } from './input.js';
 
@@ -19,7 +19,9 @@ export interface LineDefaults {
 
 export type ParsedLine = { job: BulkJob<unknown> } | { error: string } | { blank: true };
 
-const ENVELOPE_FIELDS = new Set(['payload', 'delay', 'at', 'id', 'maxAttempts']);
+const ENVELOPE_FIELDS = new Set(['payload', 'delay', 'at', 'id', 'maxAttempts', 'group']);
+/** The envelope, as the messages name it. */
+const ENVELOPE = '{ "payload", "delay"?, "at"?, "id"?, "maxAttempts"?, "group"? }';
 
 /** One line: a job, a reason to skip it, or a blank line (ignored, not counted). */
 export function parseLine(text: string, format: LineFormat, defaults: LineDefaults = {}): ParsedLine {
@@ -46,19 +48,17 @@ export function parseLine(text: string, format: LineFormat, defaults: LineDefaul
 function toJob(value: unknown, defaults: LineDefaults): BulkJob<unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ValidationError(
-      'expected an object { "payload": ..., "delay"?, "at"?, "id"?, "maxAttempts"? } (use --bare for lines that are payloads)',
+      `expected an object ${ENVELOPE.replace('"payload"', '"payload": ...')} (use --bare for lines that are payloads)`,
     );
   }
   const fields = value as Record<string, unknown>;
   const unknown = Object.keys(fields).find(key => !ENVELOPE_FIELDS.has(key));
   if (unknown !== undefined)
-    throw new ValidationError(
-      `unknown field '${unknown}': a line is { "payload", "delay"?, "at"?, "id"?, "maxAttempts"? } (use --bare for lines that are payloads)`,
-    );
+    throw new ValidationError(`unknown field '${unknown}': a line is ${ENVELOPE} (use --bare for lines that are payloads)`);
   if (!Object.hasOwn(fields, 'payload')) throw new ValidationError('missing "payload"');
-  const { payload, delay, at, id, maxAttempts } = fields;
+  const { payload, delay, at, id, maxAttempts, group } = fields;
   // Loose while it is built; `delay` and `at` were checked exclusive above.
-  const job: { payload: unknown; delay?: Duration; at?: number | Date; id?: string; maxAttempts?: number } = { payload };
+  const job: { payload: unknown; delay?: Duration; at?: number | Date; id?: string; maxAttempts?: number; group?: string } = { payload };
   if (delay !== undefined && at !== undefined) throw new ValidationError('give "delay" or "at", not both');
   if (delay !== undefined) job.delay = toDelay(delay);
   else if (at !== undefined) job.at = toAt(at);
@@ -72,6 +72,8 @@ function toJob(value: unknown, defaults: LineDefaults): BulkJob<unknown> {
       throw new ValidationError(`"maxAttempts" must be an integer, got ${JSON.stringify(maxAttempts)}`);
     job.maxAttempts = maxAttempts;
   }
+  // The library's own group rule, here so that a bad group costs its line alone and no round trip.
+  if (group !== undefined) job.group = assertGroup(group);
   return job as BulkJob<unknown>;
 }
 

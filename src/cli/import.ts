@@ -36,16 +36,16 @@ export function registerImportCommand(program: Command, cli: Cli): void {
   program
     .command('import <queue> [file]')
     .description('add jobs from JSON lines (a file, or - / nothing for stdin); bad lines are reported and skipped (exit 5)')
-    .option('--bare', 'each line is a payload, not { "payload", "delay"?, "at"?, "id"?, "maxAttempts"? }')
+    .option('--bare', 'each line is a payload, not { "payload", "delay"?, "at"?, "id"?, "maxAttempts"?, "group"? }')
     .option('--delay <duration>', 'due time of lines that give none: ms or a duration like 30m')
     .option('--at <time>', 'due time of lines that give none: ISO 8601 or epoch ms')
     .addHelpText(
       'after',
       `
 Each line is one JSON document: by default { "payload": <any JSON>, "delay"?: ms | "30m",
-"at"?: epoch ms | ISO 8601, "id"?: string, "maxAttempts"?: integer }; with --bare, the payload
-itself. Blank lines are ignored. A line whose id exists already is counted as imported and changes
-nothing, so an import with ids can be run again safely after an interruption.`,
+"at"?: epoch ms | ISO 8601, "id"?: string, "maxAttempts"?: integer, "group"?: string }; with
+--bare, the payload itself. Blank lines are ignored. A line whose id exists already is counted as
+imported and changes nothing, so an import with ids can be run again safely after an interruption.`,
     )
     .action(async (name: string, file: string | undefined, flags: { bare?: boolean; delay?: string; at?: string }) => {
       const defaults: LineDefaults = parseWhen(flags);

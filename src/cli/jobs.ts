@@ -24,6 +24,7 @@ interface AddFlags {
   replace?: boolean;
   expireAfter?: string;
   onExpire?: string;
+  group?: string;
 }
 
 export function registerJobCommands(program: Command, cli: Cli): void {
@@ -45,6 +46,7 @@ export function registerJobCommands(program: Command, cli: Cli): void {
       "deadline: not run if not started by its due time plus this ('1h'; default: the queue's expire-after limit)",
     )
     .option('--on-expire <mode>', 'dead (dead-letter it with reason expired) or drop (delete it) (default: dead)')
+    .option('--group <group>', "the job's group: it obeys the group's limits and pause, and groups take turns (default: none)")
     .action(async (name: string, payloadText: string | undefined, flags: AddFlags) => {
       const payload = await readPayload(payloadText, flags.file);
       const options: AddOptions = { ...(parseWhen(flags) as DueOptions), ...(flags.replace ? { ifExists: 'replace' } : {}) };
@@ -53,6 +55,7 @@ export function registerJobCommands(program: Command, cli: Cli): void {
       // Passed on as text: the library judges the duration and the mode (exit 2 with its message).
       if (flags.expireAfter !== undefined) options.expireAfter = flags.expireAfter as Duration;
       if (flags.onExpire !== undefined) options.onExpire = flags.onExpire as AddOptions['onExpire'];
+      if (flags.group !== undefined) options.group = flags.group;
       const id = await cli.withQueue(name, queue => queue.add(payload, options));
       cli.result({ id }, id);
     });

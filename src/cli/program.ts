@@ -8,6 +8,7 @@ import { REDIS_SECRETS, REDIS_SETTINGS } from '../deploy/redis-target.js';
 import { Cli, DEFAULT_REDIS_URL, EXIT, ExitCode, RedisSettingsError, describeError, exitCodeOf } from './context.js';
 import { registerDeadCommands } from './dead.js';
 import { registerFlowCommands } from './flow.js';
+import { registerGroupCommands } from './groups.js';
 import { registerImportCommand } from './import.js';
 import { printable } from './format.js';
 import { durationArgument } from './input.js';
@@ -26,7 +27,7 @@ else ${DEFAULT_REDIS_URL}. Human output says which on stderr, password hidden.
 Exit codes:
     0  ok
     1  failure: Redis unreachable (after --connect-timeout at most), a Redis error
-    2  usage or validation: unknown option, bad JSON, bad delay or id, bad schedule, limit or retention; nothing was written
+    2  usage or validation: unknown option, bad JSON, bad delay, id or group, bad schedule, limit or retention; nothing was written
     3  not found: get, cancel, reschedule, dead retry <ids>; pause (without --create), resume of an unknown queue;
        schedule get, pause, resume, rm of an unknown schedule
     4  conflict: the job is running (cancel, reschedule, add --replace); serve: data folder in use
@@ -79,6 +80,7 @@ export function createProgram(): { program: Command; cli: Cli } {
   registerDeadCommands(program, cli);
   registerScheduleCommands(program, cli);
   registerFlowCommands(program, cli);
+  registerGroupCommands(program, cli);
   registerImportCommand(program, cli);
   registerBenchCommand(program, cli);
   registerServeCommand(program);

@@ -20,6 +20,7 @@ interface AddFlags {
   overlap?: string;
   catchUp?: string;
   maxAttempts?: string;
+  group?: string;
 }
 
 /** Widest payload cell. */
@@ -54,6 +55,7 @@ export function registerScheduleCommands(program: Command, cli: Cli): void {
     .option('--overlap <mode>', 'allow, or skip: a tick whose previous run is still active is skipped (default: allow)')
     .option('--catch-up <mode>', 'ticks missed while no process ran: none, latest (run the last one at once) or all (default: latest)')
     .option('--max-attempts <n>', "deliveries of each tick's job before it is dead-lettered (default: the worker setting)")
+    .option('--group <group>', "the group of each tick's job: the ticks follow the group's limits and pause (default: none)")
     .action(async (name: string, key: string, flags: AddFlags) => {
       const spec = toScheduleSpec(flags);
       const info = await cli.withQueue(name, queue => queue.schedule(key, spec));
@@ -120,6 +122,7 @@ export function toScheduleSpec(flags: AddFlags): ScheduleSpec {
   if (flags.overlap !== undefined) spec.overlap = flags.overlap;
   if (flags.catchUp !== undefined) spec.catchUp = flags.catchUp;
   if (flags.maxAttempts !== undefined) spec.maxAttempts = toNumber(flags.maxAttempts);
+  if (flags.group !== undefined) spec.group = flags.group;
   return spec as ScheduleSpec;
 }
 
@@ -228,6 +231,7 @@ export function formatSchedule(queue: string, info: ScheduleInfo<unknown>, nowMs
   rows.push(['catch up', info.catchUp]);
   if (info.maxAttempts !== undefined) rows.push(['max attempts', String(info.maxAttempts)]);
   if (info.backoff !== undefined) rows.push(['backoff', JSON.stringify(info.backoff)]);
+  if (info.group !== undefined) rows.push(['group', info.group]);
   rows.push(['payload', printable(JSON.stringify(info.payload, null, 2))]);
   const width = Math.max(...rows.map(([key]) => key.length));
   const indent = `\n${' '.repeat(width + 2)}`;

@@ -19,6 +19,7 @@ import { Activity } from './activity.js';
 import { answerClientError } from './client-errors.js';
 import type { Handlers, ServiceContext } from './context.js';
 import { flowRoutes } from './routes/flow.js';
+import { groupRoutes } from './routes/groups.js';
 import { infoRoutes } from './routes/info.js';
 import { DEFAULT_DASHBOARD_DIR } from './dashboard-files.js';
 import { formatSchemaErrors, HttpError, toHttpError } from './errors.js';
@@ -183,6 +184,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ...consumerRoutes(context),
     ...adminRoutes(context),
     ...flowRoutes(context),
+    ...groupRoutes(context),
     ...operationRoutes(context),
     ...infoRoutes(context),
   };
@@ -235,13 +237,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   return app;
 }
 
-/** Every queue's counts, totals and schedules, for one metrics scrape. */
+/** Every queue's counts, totals, schedules and groups, for one metrics scrape. */
 async function snapshot(connection: ConnectionOption, prefix: string, pool: QueuePool, logger: Logger): Promise<QueueSnapshot[]> {
   const names = await listQueues({ connection, prefix, logger });
   return mapLimit(names, 32, name =>
     pool.queue(name, async queue => {
-      const [stats, counters, schedules] = await Promise.all([queue.stats(), queue.counters(), queue.listSchedules()]);
-      return { name, stats, counters, schedules: scheduleTotals(schedules) };
+      const [stats, counters, schedules, groups] = await Promise.all([
+        queue.stats(),
+        queue.counters(),
+        queue.listSchedules(),
+        queue.groupTotals(),
+      ]);
+      return { name, stats, counters, schedules: scheduleTotals(schedules), groups };
     }),
   );
 }

@@ -1,17 +1,18 @@
 /**
  * Prometheus metrics of the service (prom-client, a registry of its own). Counts and totals are
- * read from Redis at scrape time (`queue.stats()`, `queue.counters()` and `queue.listSchedules()`
- * of every queue), so they are the queue's totals across all processes; the lateness histograms
- * and the HTTP counters are this process's own observations.
+ * read from Redis at scrape time (`queue.stats()`, `queue.counters()`, `queue.listSchedules()` and
+ * `queue.groupTotals()` of every queue), so they are the queue's totals across all processes; the
+ * lateness histograms and the HTTP counters are this process's own observations.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { JOB_STATES, type QueueCounters, type QueueStats, type ScheduleInfo } from '../index.js';
+import { JOB_STATES, type GroupTotals, type QueueCounters, type QueueStats, type ScheduleInfo } from '../index.js';
 
 export interface QueueSnapshot {
   name: string;
   stats: QueueStats;
   counters: QueueCounters;
   schedules: ScheduleTotals;
+  groups: GroupTotals;
 }
 
 /** A queue's schedules counted by state for the metrics. */
@@ -120,6 +121,41 @@ export class ServiceMetrics {
         const queues = await snapshot();
         this.reset();
         for (const queue of queues ?? []) this.set({ queue: queue.name }, queue.stats.paused ? 1 : 0);
+      },
+    });
+    // Per queue, never per group: group names are the users' (a shop id, a tenant), and one series
+    // per group would grow without bound. listGroups answers which groups they are.
+    new Gauge({
+      name: 'sandglass_queue_groups',
+      help: 'Groups of the queue with work: waiting or active jobs',
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        const queues = await snapshot();
+        this.reset();
+        for (const queue of queues ?? []) this.set({ queue: queue.name }, queue.groups.withWork);
+      },
+    });
+    new Gauge({
+      name: 'sandglass_queue_groups_held',
+      help: 'Groups held back by their concurrency limit: a claim found as many of their jobs active as the limit allows (part of sandglass_queue_groups)',
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        const queues = await snapshot();
+        this.reset();
+        for (const queue of queues ?? []) this.set({ queue: queue.name }, queue.groups.held);
+      },
+    });
+    new Gauge({
+      name: 'sandglass_queue_groups_paused',
+      help: 'Groups of the queue that are paused (none of their jobs is claimed until resumed)',
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        const queues = await snapshot();
+        this.reset();
+        for (const queue of queues ?? []) this.set({ queue: queue.name }, queue.groups.paused);
       },
     });
     new Gauge({

@@ -36,6 +36,14 @@ export type OperationId =
   | 'setLimits'
   | 'getRetention'
   | 'setRetention'
+  | 'getDefaultGroupLimits'
+  | 'setDefaultGroupLimits'
+  | 'getGroupLimits'
+  | 'setGroupLimits'
+  | 'clearGroupLimits'
+  | 'pauseGroup'
+  | 'resumeGroup'
+  | 'listGroups'
   | 'metrics'
   | 'healthz'
   | 'readyz'
@@ -72,6 +80,7 @@ export const API_VERSION = '1.0.0';
 const Q = '/v1/queues/{queue}';
 const J = `${Q}/jobs/{id}`;
 const S = `${Q}/schedules/{key}`;
+const G = `${Q}/groups/{group}`;
 /** The body of a POST that takes none (it may be left out, or be `{}`). */
 const NO_BODY: JsonSchema = { type: 'object', additionalProperties: false, properties: {} };
 
@@ -358,6 +367,83 @@ export const ROUTES: readonly RouteSpec[] = [
     body: s.retentionBody,
     ok: { status: 200, description: 'The retention as stored.', schema: s.answers.retention },
   },
+  // groups (issue 20)
+  {
+    operationId: 'getDefaultGroupLimits',
+    method: 'GET',
+    path: `${Q}/group-limits`,
+    tag: 'admin',
+    summary: 'The default limits of every group of the queue (a group with an override of its own follows that instead)',
+    ok: { status: 200, description: "The default (`source: 'default'`; none set: only `source`).", schema: s.answers.groupLimitsInfo },
+  },
+  {
+    operationId: 'setDefaultGroupLimits',
+    method: 'PUT',
+    path: `${Q}/group-limits`,
+    tag: 'admin',
+    summary: 'Change the default limits of every group: a limit left out is kept, `null` clears it; running consumers obey at once',
+    body: s.groupLimitsBody,
+    ok: { status: 200, description: 'The default as stored.', schema: s.answers.groupLimits },
+  },
+  {
+    operationId: 'getGroupLimits',
+    method: 'GET',
+    path: `${G}/limits`,
+    tag: 'admin',
+    summary: "The limits in force for a group: its own override, or else the queue's default for groups",
+    ok: { status: 200, description: 'The limits in force and their `source`.', schema: s.answers.groupLimitsInfo },
+  },
+  {
+    operationId: 'setGroupLimits',
+    method: 'PUT',
+    path: `${G}/limits`,
+    tag: 'admin',
+    summary:
+      'Give a group limits of its own (an override of the default; the first one starts from the default): a limit left out is kept, `null` clears it',
+    body: s.groupLimitsBody,
+    ok: { status: 200, description: "The group's own limits as stored, now in force for it.", schema: s.answers.groupLimits },
+  },
+  {
+    operationId: 'clearGroupLimits',
+    method: 'DELETE',
+    path: `${G}/limits`,
+    tag: 'admin',
+    summary: "Remove a group's override: it follows the queue's default for groups again",
+    ok: { status: 200, description: "The limits in force now (`source: 'default'`).", schema: s.answers.groupLimitsInfo },
+  },
+  {
+    operationId: 'pauseGroup',
+    method: 'POST',
+    path: `${G}/pause`,
+    tag: 'admin',
+    summary: "Stop consumers from claiming the group's jobs (running jobs carry on; the other groups go on)",
+    body: NO_BODY,
+    bodyOptional: true,
+    ok: { status: 200, description: 'Paused.', schema: s.answers.paused },
+  },
+  {
+    operationId: 'resumeGroup',
+    method: 'POST',
+    path: `${G}/resume`,
+    tag: 'admin',
+    summary: "Let consumers claim the group's jobs again",
+    body: NO_BODY,
+    bodyOptional: true,
+    ok: { status: 200, description: 'Resumed.', schema: s.answers.paused },
+  },
+  {
+    operationId: 'listGroups',
+    method: 'GET',
+    path: `${Q}/groups`,
+    tag: 'admin',
+    summary: 'A page of the groups with waiting or running jobs and their counts, busiest (most jobs) first',
+    query: s.groupsQuery,
+    ok: {
+      status: 200,
+      description: 'Each group with its waiting, ready and active jobs, whether a limit holds it back, and whether it is paused.',
+      schema: s.answers.groups,
+    },
+  },
   // operations
   {
     operationId: 'getInfo',
@@ -429,7 +515,13 @@ export const ROUTES: readonly RouteSpec[] = [
   },
 ];
 
-const PATH_PARAMS: Record<string, JsonSchema> = { queue: s.queueName, id: s.jobId, key: s.scheduleKey, file: s.dashboardFile };
+const PATH_PARAMS: Record<string, JsonSchema> = {
+  queue: s.queueName,
+  id: s.jobId,
+  key: s.scheduleKey,
+  group: s.groupName,
+  file: s.dashboardFile,
+};
 
 /** The names of the `{param}`s of a path, in order. */
 function pathParams(path: string): string[] {

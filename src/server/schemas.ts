@@ -7,6 +7,7 @@ import {
   CLAIM_TOKEN_PATTERN,
   DEFAULT_MAX_PAYLOAD_BYTES,
   DURATION_UNITS,
+  GROUP_RULE,
   JOB_ID_RULE,
   JOB_STATES,
   MAX_ATTEMPTS,
@@ -25,6 +26,7 @@ import {
   SCHEDULE_CATCH_UPS,
   SCHEDULE_OVERLAPS,
   SCHEDULE_RUN_STATES,
+  type GroupInfo,
   type QueueCounters,
   type QueueStats,
 } from '../index.js';
@@ -58,6 +60,18 @@ export const jobId: JsonSchema = {
   pattern: JOB_ID_RULE.pattern,
   description: `Job id: ${JOB_ID_RULE.description} (URL-encoded in paths).`,
 };
+
+/** A group name (issue 20): the library's GROUP_RULE, which its own check reads too. */
+const group = (description: string): JsonSchema => ({
+  type: 'string',
+  minLength: GROUP_RULE.minLength,
+  maxLength: GROUP_RULE.maxLength,
+  pattern: GROUP_RULE.pattern,
+  description: `${description}: ${GROUP_RULE.description}.`,
+});
+
+/** `{group}` of a path. */
+export const groupName: JsonSchema = group('Group, URL-encoded in paths (`shop 42/eu` -> `shop%2042%2Feu`)');
 
 export const dashboardFile: JsonSchema = {
   type: 'string',
@@ -131,6 +145,9 @@ const jobFields = {
     description:
       "An expired job: 'dead' dead-letters it with reason 'expired', 'drop' deletes it; both count in `expired`. Default 'dead'.",
   },
+  group: group(
+    "The job's group: jobs of one group obey the group's limits and pause, and groups take turns. Default: none (the default group, which group limits and pauses do not hold back)",
+  ),
 };
 
 const ifExists: JsonSchema = {
@@ -281,6 +298,7 @@ export const scheduleBody: JsonSchema = {
     },
     maxAttempts: jobFields.maxAttempts,
     backoff,
+    group: group("The group of every tick's job: the ticks follow the group's limits and pause. Default: none (the default group)"),
   },
   description:
     'Exactly one of `cron` and `every`. An idempotent upsert: the same definition again changes nothing; a changed one replaces the pending tick with its first tick after now.',
@@ -326,6 +344,48 @@ export const retentionBody: JsonSchema = {
     maxResultBytes: {
       type: 'integer',
       description: 'The largest result JSON kept; a larger one is kept as a `{ resultTooLarge: true, bytes }` marker. Default 65536.',
+    },
+  },
+};
+
+// --- groups (issue 20) ------------------------------------------------------------------------
+// As for the queue's limits: JSON types here (and the group name by the library's GROUP_RULE), every
+// rule of a limit (ranges, durations) and of a page in the library's setGroupLimits / listGroups,
+// whose ValidationError names the field.
+
+export const groupLimitsBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    rate: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      properties: {
+        max: { type: 'integer', description: 'Job starts of the group at most per window.' },
+        per: duration('The sliding window'),
+      },
+      description: 'At most `max` job starts of one group in any sliding window of `per`, over every consumer. `null` clears it.',
+    },
+    concurrency: {
+      type: ['integer', 'null'],
+      description: 'Jobs of one group active at once at most, over every consumer (1: one at a time, in order). `null` clears it.',
+    },
+  },
+  description: 'A limit left out is kept as it is; `null` clears it.',
+};
+
+export const groupsQuery = {
+  properties: {
+    limit: {
+      type: 'string',
+      pattern: `^[0-9]{1,${String(MAX_LIST_LIMIT).length}}$`,
+      description: `Page size, 1-${MAX_LIST_LIMIT}. Default 50.`,
+    },
+    cursor: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1_000,
+      description: 'The `nextCursor` of the previous page; the first page without it.',
     },
   },
 };
@@ -384,6 +444,26 @@ const jobSchedule: JsonSchema = {
     tickAt: { ...epochMs, description: 'The tick time the job runs for (it fell due then; a missed tick run by `catchUp` starts later).' },
   },
   description: "Set when the job is a tick of a recurring schedule: the schedule's key and the tick's time.",
+};
+
+/** A job's group in an answer. */
+const jobGroup: JsonSchema = { type: 'string', description: 'The group the job was added to; absent: the default group (none given).' };
+
+/** The fields of a group of `queue.listGroups()`: the compiler holds them to the library's GroupInfo. */
+const groupInfoFields = {
+  group: { type: 'string' },
+  waiting: { type: 'integer', description: 'Jobs of the group waiting: delayed or ready.' },
+  ready: { type: 'integer', description: 'Jobs of the group due now, not claimed (part of `waiting`).' },
+  active: { type: 'integer', description: 'Jobs of the group claimed now.' },
+  limited: { type: 'boolean', description: "Held back by the group's concurrency or rate limit right now." },
+  paused: { type: 'boolean', description: 'Paused: none of its jobs is claimed until it is resumed.' },
+} satisfies Record<keyof GroupInfo, JsonSchema>;
+
+/** The fields of a rate or concurrency limit as answered (ms), shared by the queue's and the groups' limits. */
+const rateLimit: JsonSchema = {
+  type: 'object',
+  required: ['max', 'per'],
+  properties: { max: { type: 'integer' }, per: { type: 'integer', description: 'The window, ms.' } },
 };
 
 /** The fields of `queue.stats()`: the compiler holds them to the library's QueueStats, none missing, none extra. */
@@ -445,6 +525,7 @@ export const components: Record<string, JsonSchema> = {
       finishedAt: { ...epochMs, description: 'While completed: when it completed.' },
       result: { description: "While completed: the handler's return value (JSON), or `{ resultTooLarge: true, bytes }`." },
       traceparent,
+      group: jobGroup,
     },
   },
   PulledJob: {
@@ -466,6 +547,7 @@ export const components: Record<string, JsonSchema> = {
           "Present (true) when the job fell due while the queue's rate or concurrency limit held claims back: its lateness is the limit's doing.",
       },
       traceparent,
+      group: jobGroup,
     },
   },
   ScheduleInfo: {
@@ -501,6 +583,7 @@ export const components: Record<string, JsonSchema> = {
       catchUp: { enum: SCHEDULE_CATCH_UPS },
       maxAttempts: { type: 'integer' },
       backoff,
+      group: { type: 'string', description: "The group of every tick's job; absent: the default group." },
       lastRun: {
         type: ['object', 'null'],
         required: ['id', 'tickAt', 'state'],
@@ -521,16 +604,31 @@ export const components: Record<string, JsonSchema> = {
   QueueLimits: {
     type: 'object',
     properties: {
-      rate: {
-        type: 'object',
-        required: ['max', 'per'],
-        properties: { max: { type: 'integer' }, per: { type: 'integer', description: 'The window, ms.' } },
-      },
+      rate: rateLimit,
       concurrency: { type: 'integer' },
       expireAfter: { type: 'integer', description: 'The default deadline, ms.' },
     },
     description: 'Only the limits set are present.',
   },
+  GroupLimits: {
+    type: 'object',
+    properties: { rate: rateLimit, concurrency: { type: 'integer' } },
+    description: 'Only the limits set are present.',
+  },
+  GroupLimitsInfo: {
+    type: 'object',
+    required: ['source'],
+    properties: {
+      rate: rateLimit,
+      concurrency: { type: 'integer' },
+      source: {
+        enum: ['group', 'default'],
+        description: "'group': the group's own override is in force; 'default': the default of every group (`/group-limits`).",
+      },
+    },
+    description: 'The limits in force (only those set are present), and where they come from.',
+  },
+  GroupInfo: { type: 'object', required: Object.keys(groupInfoFields), properties: groupInfoFields },
   Retention: {
     type: 'object',
     required: ['maxResultBytes'],
@@ -630,6 +728,16 @@ export const answers = {
   schedule: ref('ScheduleInfo'),
   limits: ref('QueueLimits'),
   retention: ref('Retention'),
+  groupLimits: ref('GroupLimits'),
+  groupLimitsInfo: ref('GroupLimitsInfo'),
+  groups: {
+    type: 'object',
+    required: ['groups'],
+    properties: {
+      groups: { type: 'array', items: ref('GroupInfo'), description: 'Groups with waiting or running jobs, busiest (most jobs) first.' },
+      nextCursor: { type: 'string', description: 'Pass it as `cursor` for the next page; absent on the last page.' },
+    },
+  },
   info: {
     type: 'object',
     required: ['version', 'prefix', 'redis'],

@@ -266,9 +266,17 @@ async function deliver(binding: ResolvedBinding, agent: Agent, job: Job<unknown>
   const markSent = limiter && (await limiter.acquire(job.signal));
   // 0 unless the rate really made it wait (a start granted at once is not held).
   const heldMs = limiter ? Math.floor(performance.now() - holding) : 0;
-  const fields = { id: job.id, queue: job.queue, payload: job.payload, dueAt: job.dueAt, attempt: job.attempt };
-  // A schedule's tick says which one it is ({ key, tickAt }), as job.schedule does.
-  const body = JSON.stringify(job.schedule === undefined ? fields : { ...fields, schedule: job.schedule });
+  // A job of a group says which (absent: the default group); a schedule's tick says which one it is
+  // ({ key, tickAt }), as job.group and job.schedule do.
+  const body = JSON.stringify({
+    id: job.id,
+    queue: job.queue,
+    payload: job.payload,
+    dueAt: job.dueAt,
+    attempt: job.attempt,
+    ...(job.group === undefined ? {} : { group: job.group }),
+    ...(job.schedule === undefined ? {} : { schedule: job.schedule }),
+  });
   const sentAt = Date.now();
   const timestamp = Math.floor(sentAt / 1000);
   const target = binding.origin;

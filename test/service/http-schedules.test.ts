@@ -370,7 +370,7 @@ describe('HTTP schedules', () => {
     const body = ROUTES.find(route => route.operationId === 'upsertSchedule')?.body as Schema;
     assert.deepEqual(
       Object.keys(body.properties ?? {}).sort(),
-      ['backoff', 'catchUp', 'cron', 'endAt', 'every', 'limit', 'maxAttempts', 'overlap', 'payload', 'startAt', 'tz'],
+      ['backoff', 'catchUp', 'cron', 'endAt', 'every', 'group', 'limit', 'maxAttempts', 'overlap', 'payload', 'startAt', 'tz'],
       'every ScheduleSpec option',
     );
   });

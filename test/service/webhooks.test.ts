@@ -155,6 +155,22 @@ describe('webhook delivery', () => {
     assert.equal(events.failed.length, 0);
   });
 
+  it("sends a job's group in the body (a job without one has no group field)", async () => {
+    const name = uniqueQueue('hook');
+    const target = await receiver();
+    const { delivery, events } = deliveryFor([{ queue: name, url: target.url }]);
+    await delivery.start();
+    await queue(name).addBulk([
+      { payload: 1, id: 'in-group', group: 'shop 42/eu-café' },
+      { payload: 2, id: 'plain' },
+    ]);
+    await waitFor(() => events.delivered.length === 2, 5_000, 'both deliveries');
+    const byId = Object.fromEntries(target.received.map(request => [request.body.id, request.body as Record<string, unknown>]));
+    assert.equal(byId['in-group']?.group, 'shop 42/eu-café');
+    assert.equal(byId.plain !== undefined && 'group' in byId.plain, false);
+    assert.deepEqual(Object.keys(byId['in-group'] ?? {}), ['id', 'queue', 'payload', 'dueAt', 'attempt', 'group']);
+  });
+
   it('delivers nothing before its due time', async () => {
     const name = uniqueQueue('hook');
     const target = await receiver();

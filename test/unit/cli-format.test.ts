@@ -61,6 +61,25 @@ describe('import lines', () => {
     assert.deepEqual(parseLine('{"payload":1,"delay":0}', 'envelope', { delay: '5m' }), { job: { payload: 1, delay: 0 } }, 'the line wins');
   });
 
+  it("reads a line's group, judged by the library's group rule", () => {
+    assert.deepEqual(parseLine('{"payload":1,"group":"shop 42/eu"}', 'envelope'), { job: { payload: 1, group: 'shop 42/eu' } });
+    const reason = (text: string) => {
+      const parsed = parseLine(text, 'envelope');
+      return 'error' in parsed ? parsed.error : 'accepted';
+    };
+    assert.match(
+      reason(`{"payload":1,"group":"${'g'.repeat(101)}"}`),
+      /Expected `group` to be a group name of 1-100 characters without control characters/,
+    );
+    assert.match(
+      reason('{"payload":1,"group":"bad\\u0007"}'),
+      /Expected `group` to be a group name of 1-100 characters without control characters/,
+    );
+    assert.match(reason('{"payload":1,"group":""}'), /Expected `group` to be a group name of 1-100 characters without control characters/);
+    assert.match(reason('{"payload":1,"group":7}'), /Expected `group` to be a group name of 1-100 characters without control characters/);
+    assert.match(reason('{"groupe":"a"}'), /unknown field 'groupe'.*"group"\?/);
+  });
+
   it('refuses what is not an envelope, with a reason', () => {
     const reason = (text: string) => {
       const parsed = parseLine(text, 'envelope');

@@ -22,6 +22,8 @@ interface JobBody {
   backoff?: BackoffOption;
   expireAfter?: Duration;
   onExpire?: OnExpire;
+  // Checked by the schema with the library's GROUP_RULE (and by the library again).
+  group?: string;
 }
 
 /** An instant (`at`, a schedule's `startAt`) arrives as epoch ms or an RFC 3339 string (checked by the schema). */
@@ -34,10 +36,11 @@ export function toAt(at: number | string | undefined, name = 'at'): number | und
 
 function addOptions(body: JobBody): AddOptions {
   // Both `delay` and `at` pass on as given: the library refuses the pair with its exact message.
-  const { delay, at, id, maxAttempts, backoff, expireAfter, onExpire } = body;
+  const { delay, at, id, maxAttempts, backoff, expireAfter, onExpire, group } = body;
   // The deadline options only when given: a job without its own deadline takes the queue's default.
   const deadline = { ...(expireAfter === undefined ? {} : { expireAfter }), ...(onExpire === undefined ? {} : { onExpire }) };
-  return { delay, at: toAt(at), id, maxAttempts, backoff, ...deadline } as AddOptions;
+  // No group given: the option is left out, and the job joins the default group.
+  return { delay, at: toAt(at), id, maxAttempts, backoff, ...deadline, ...(group === undefined ? {} : { group }) } as AddOptions;
 }
 
 export function producerRoutes({ pool }: ServiceContext): Handlers {
