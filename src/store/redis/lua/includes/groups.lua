@@ -448,13 +448,22 @@ local function groupsStarted(ids, groupOf, firstToken, now, limitsOf)
       end
     end
   end
+  local held = 0
   for i = 1, #tally.order do
     local g = tally.order[i]
-    rcall('HINCRBY', groupActiveKey, g, tally.n[g])
+    local running = rcall('HINCRBY', groupActiveKey, g, tally.n[g])
+    -- Now at its concurrency: out of the line and held at once (not at the next claim that meets it),
+    -- so that counts and the metrics say so as soon as it is true.
+    local concurrency = limitsOf[g] and limitsOf[g][1]
+    if concurrency and running >= concurrency then
+      rcall('ZREM', groupsKey, g)
+      held = held + rcall('HSET', groupStateKey, 'h:' .. g, '1')
+    end
     if starts[g] then
       local rkey = groupRateKey(g)
       zaddMany(rkey, starts[g])
       rcall('PEXPIRE', rkey, limitsOf[g][3])
     end
   end
+  if held > 0 then rcall('HINCRBY', countersKey, 'groupsHeld', held) end
 end
