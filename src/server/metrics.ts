@@ -138,7 +138,7 @@ export class ServiceMetrics {
     });
     new Gauge({
       name: 'sandglass_queue_groups_held',
-      help: 'Groups held back by their concurrency limit: a claim found as many of their jobs active as the limit allows (part of sandglass_queue_groups)',
+      help: 'Groups held back by their concurrency limit: as many of their jobs active as the limit allows (part of sandglass_queue_groups)',
       labelNames: ['queue'],
       registers,
       async collect() {

@@ -8,6 +8,7 @@ import type { Redis } from 'ioredis';
 import { IncompatibleStorageError, PullConsumer, Queue, Worker } from '../../src/index.js';
 import { partitionKeys } from '../../src/store/redis/keys.js';
 import { STORAGE_FORMAT } from '../../src/store/redis/partitions.js';
+import { partitionOf } from '../../src/store/placement.js';
 import { useApp } from '../helpers/http.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from '../helpers/redis.js';
 
@@ -177,6 +178,28 @@ describe('storage format', () => {
     const q = redis.track(new Queue(name, { connection: redis.url, partitions: 3 }));
     await q.add('x');
     for (let p = 0; p < 3; p++) assert.equal(await redis.raw.hget(partitionKeys('sg', name, p).meta, 'format'), String(STORAGE_FORMAT));
+  });
+
+  it('serves a format 1 queue as it is until group data is written in a partition, which makes that partition format 2', async () => {
+    const name = uniqueQueue('to-groups');
+    const q = redis.track(new Queue(name, { connection: redis.url, partitions: 3 }));
+    await q.add('x');
+    // As a format 1 process created it: no field.
+    for (let p = 0; p < 3; p++) await redis.raw.hdel(partitionKeys('sg', name, p).meta, 'format');
+    const reopened = redis.track(new Queue(name, { connection: redis.url }));
+    await reopened.addBulk([{ payload: 'plain' }, { payload: 'later', delay: '1h' }]);
+    await reopened.setLimits({ concurrency: 5 });
+    const formats = async () =>
+      Promise.all([0, 1, 2].map(async p => (await redis.raw.hget(partitionKeys('sg', name, p).meta, 'format')) ?? '1'));
+    assert.deepEqual(await formats(), ['1', '1', '1'], 'no group data: format 1 as it was');
+    await reopened.add('grouped', { group: 'tenant-a' });
+    const home = partitionOf('tenant-a', 3);
+    assert.deepEqual(
+      await formats(),
+      [0, 1, 2].map(p => (p === home ? String(STORAGE_FORMAT) : '1')),
+    );
+    await reopened.pauseGroup('tenant-b');
+    assert.equal((await formats())[partitionOf('tenant-b', 3)], String(STORAGE_FORMAT), 'a group pause is group data too');
   });
 
   it('refuses a queue in a newer format in Queue, Worker, PullConsumer and the HTTP routes, writing nothing', async () => {

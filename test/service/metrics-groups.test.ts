@@ -63,9 +63,9 @@ describe('group metrics', () => {
       ['a'],
       'one job of a; b is paused, c not due',
     );
-    // A group counts as held once a claim found it at its concurrency (workers claim again soon).
-    assert.deepEqual(await consumer.claim({ max: 10 }), [], 'nothing more: a is at its concurrency');
+    // Held from the claim that filled its concurrency on.
     const held = await scrape(name);
+    assert.deepEqual(await consumer.claim({ max: 10 }), [], 'nothing more: a is at its concurrency');
     assert.deepEqual([held.withWork, held.held, held.paused], [3, 1, 1], 'a held group');
     assert.deepEqual(await queue.groupTotals(), { withWork: 3, held: 1, paused: 1 }, 'the gauges are the library totals');
 

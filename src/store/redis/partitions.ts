@@ -11,8 +11,13 @@ import { partitionOf } from '../placement.js';
  * format of sandglass before formats had a number. A queue in a newer format is refused (README,
  * "Upgrading"). Each change of format adds 1 here, its snapshot in test/fixtures/storage/, and the
  * way this version serves or upgrades the format before it.
+ *
+ * Format 2 adds groups (lua/includes/groups.lua): a format 1 queue is served as it is, and a
+ * partition of it becomes format 2 when group data is first written there (a grouped job, group
+ * limits or a pause, a schedule with a group), so that a process of format 1, which would leave
+ * grouped jobs undelivered, refuses it from its next start.
  */
-export const STORAGE_FORMAT = 1;
+export const STORAGE_FORMAT = 2;
 
 /**
  * A queue's partitions: their stores, once the partition count is known. The count is stored with

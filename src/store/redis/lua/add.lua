@@ -141,7 +141,10 @@ end
   Anything that must see the wheel as written (an id given again in this call, a job leaving the
   wheel for `due`) flushes first.
 ]]
-if #groupKeys > 0 then groupKeysHere(groupKeys) end
+if #groupKeys > 0 then
+  groupKeysHere(groupKeys)
+  markGroupFormat()
+end
 -- The grouped jobs of the due tier, written at the end (and before an id given again is looked at).
 local grouped = groupBatch()
 local groupedEarliest = nil

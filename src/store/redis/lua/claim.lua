@@ -166,8 +166,10 @@ if trimKept then trimmed = retain and trimCompleted(retain, now, RETAIN_TEND_MAX
 local reaped = 0
 if leaseHead ~= nil and leaseHead <= now then
   local expired = rcall('ZRANGEBYSCORE', activeKey, '-inf', nowDigits, 'LIMIT', '0', ARGV[4])
-  callMany('ZREM', activeKey, expired)
   local leases = hmgetMany(leasesKey, expired)
+  -- The queues of the groups that get jobs back, touched before the first write (a slot migrating).
+  groupLeaseKeysHere(leases)
+  callMany('ZREM', activeKey, expired)
   local recs = hmgetMany(jobsKey, expired)
   callMany('HDEL', leasesKey, expired)
   local requeuedMin = nil

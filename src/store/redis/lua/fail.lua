@@ -35,7 +35,7 @@ for i = 2, #ARGV, 4 do
   ids[#ids + 1] = ARGV[i]
   tokens[#tokens + 1] = ARGV[i + 1]
 end
-local held, _, takenIds = takeLeases(ids, tokens)
+local held, _, takenIds = takeLeases(ids, tokens, groupLeaseKeysHere)
 -- The attempt ends: the record counts it (a claim left it as it was), loses its lease fields, and
 -- a dead job keeps the due time it was claimed at.
 local recs = hmgetMany(jobsKey, takenIds)

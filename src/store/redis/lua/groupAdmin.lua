@@ -27,6 +27,8 @@
 ]]
 -- includes: keys, base, groups
 local op = ARGV[2]
+-- Every op but the reads writes group data: the partition is in the groups' storage format from then on.
+if op ~= 'read' and op ~= 'list' and op ~= 'totals' then markGroupFormat() end
 
 if op == 'setDefault' then
   if ARGV[3] == '' then rcall('HDEL', metaKey, 'groupLimits') else rcall('HSET', metaKey, 'groupLimits', ARGV[3]) end

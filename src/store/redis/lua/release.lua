@@ -23,7 +23,7 @@
 local ids, entries = readEntries(ARGV[2])
 local tokens = {}
 for i = 1, #ids do tokens[i] = entries[2 * i] end
-local held, _, takenIds = takeLeases(ids, tokens)
+local held, _, takenIds = takeLeases(ids, tokens, groupLeaseKeysHere)
 -- The attempt does not count, and the record never counted it: only the lease goes, and the job
 -- goes back to `due` at its original due time (it is overdue, so at the front).
 local recs = hmgetMany(jobsKey, takenIds)

@@ -22,8 +22,19 @@ else
 end
 local now = nowMs()
 local moved = 0
--- Grouped ones go back to their groups' queues (includes/groups.lua).
+-- Grouped ones go back to their groups' queues (includes/groups.lua), whose keys are touched
+-- before the first write (a slot migrating).
 local grouped = groupBatch()
+local recsOf = hmgetMany(jobsKey, ids)
+local queueKeys, seenGroup = {}, {}
+for i = 1, #ids do
+  local g = recsOf[i] and recordGroup(recsOf[i])
+  if g and not seenGroup[g] then
+    seenGroup[g] = true
+    queueKeys[#queueKeys + 1] = groupQueueKey(g)
+  end
+end
+if #queueKeys > 0 then groupKeysHere(queueKeys) end
 for i = 1, #ids do
   local id = ids[i]
   local rec = rcall('HGET', jobsKey, id)

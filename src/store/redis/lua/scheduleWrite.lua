@@ -25,7 +25,7 @@
   Returns: { status, now, record, lastRunState } (includes/schedules.lua) status 'written' | 'same' | 'conflict' | 'not_found' | 'removed'
   Errors: none.
 ]]
--- includes: keys, base, schedules
+-- includes: keys, base, schedules, groups
 local op, key, gen = ARGV[2], ARGV[3], ARGV[4]
 local now = nowMs()
 local v = rcall('HGET', schedulesKey, key)
@@ -42,6 +42,8 @@ end
 if op == 'put' then
   if s and s.hash == ARGV[5] then return result('same') end
   if (s and gen ~= int(s.gen)) or (not s and gen ~= '') then return result('conflict') end
+  -- A schedule with a group (its payload field starts with \31) is group data (includes/groups.lua).
+  if string.byte(ARGV[8], 1) == 31 then markGroupFormat() end
   if not s then
     s = { gen = 0, runs = 0, skipped = 0, flags = '', head = '', last = '' }
     rcall('HINCRBY', metaKey, 'scheduled', 1)

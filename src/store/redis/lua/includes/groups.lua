@@ -65,6 +65,15 @@ local function groupRateKey(g)
   return groupTag .. ':group:r:' .. g
 end
 
+-- The storage format of group data (src/store/redis/partitions.ts STORAGE_FORMAT): a partition of
+-- an older format becomes it when a script first writes group data there, so that a process that
+-- knows only format 1 (and would leave grouped jobs undelivered) refuses the queue from its next start.
+local GROUP_FORMAT = 2
+local function markGroupFormat()
+  local format = tonumber(rcall('HGET', metaKey, 'format')) or 1
+  if format < GROUP_FORMAT then rcall('HSET', metaKey, 'format', GROUP_FORMAT) end
+end
+
 -- The group of a record, nil for a job without one.
 local function recordGroup(rec)
   local nl = string.find(rec, '\n', 1, true)
@@ -89,6 +98,20 @@ end
 local function groupKeysHere(keys)
   keys[#keys + 1] = countersKey
   for i = 1, #keys, 1000 do rcall('EXISTS', unpack(keys, i, math.min(i + 999, #keys))) end
+end
+
+-- Touches the queue keys of the groups the leases name (takeLeases' beforeWrite): a script that
+-- puts grouped jobs back into their queues fails, under a slot migration, before it took any lease.
+local function groupLeaseKeysHere(leases)
+  local keys, seen = {}, {}
+  for i = 1, #leases do
+    local g = leases[i] and leaseGroup(leases[i])
+    if g and not seen[g] then
+      seen[g] = true
+      keys[#keys + 1] = groupQueueKey(g)
+    end
+  end
+  if #keys > 0 then groupKeysHere(keys) end
 end
 
 -- A group's count of waiting and active jobs (`group:jobs`) changes by `delta`.
@@ -425,13 +448,22 @@ local function groupsStarted(ids, groupOf, firstToken, now, limitsOf)
       end
     end
   end
+  local held = 0
   for i = 1, #tally.order do
     local g = tally.order[i]
-    rcall('HINCRBY', groupActiveKey, g, tally.n[g])
+    local running = rcall('HINCRBY', groupActiveKey, g, tally.n[g])
+    -- Now at its concurrency: out of the line and held at once (not at the next claim that meets it),
+    -- so that counts and the metrics say so as soon as it is true.
+    local concurrency = limitsOf[g] and limitsOf[g][1]
+    if concurrency and running >= concurrency then
+      rcall('ZREM', groupsKey, g)
+      held = held + rcall('HSET', groupStateKey, 'h:' .. g, '1')
+    end
     if starts[g] then
       local rkey = groupRateKey(g)
       zaddMany(rkey, starts[g])
       rcall('PEXPIRE', rkey, limitsOf[g][3])
     end
   end
+  if held > 0 then rcall('HINCRBY', countersKey, 'groupsHeld', held) end
 end

@@ -57,9 +57,11 @@ end
 -- An entry holds the lease when `leases` names its token (and an earlier entry of the batch did not
 -- take the same lease). The leases held are taken (the jobs leave `active` and `leases`: the caller
 -- moves them on). Returns `held` (held[i] = the lease string, or nil), `leases` (each entry's lease
--- as read, false when none) and the ids taken.
-local function takeLeases(ids, tokens)
+-- as read, false when none) and the ids taken. `beforeWrite(leases)`, when given, runs after the
+-- read and before the first write (a caller that must touch keys of its own first, includes/groups.lua).
+local function takeLeases(ids, tokens, beforeWrite)
   local leases = hmgetMany(leasesKey, ids)
+  if beforeWrite then beforeWrite(leases) end
   local held, taken, takenIds = {}, {}, {}
   for i = 1, #ids do
     local lease, id = leases[i], ids[i]

@@ -62,12 +62,20 @@ local function promoteWheel(now)
     local ids, shards, here, seenShard = {}, {}, { bkey }, {}
     for i = 1, #entries do
       local e = entries[i]
-      local id = string.sub(e, 1, string.find(e, '\n', 1, true) - 1)
+      local nl1 = string.find(e, '\n', 1, true)
+      local id = string.sub(e, 1, nl1 - 1)
       ids[i] = id
       shards[i] = wheelShardKey(id)
       if not seenShard[shards[i]] then
         seenShard[shards[i]] = true
         here[#here + 1] = shards[i]
+      end
+      -- A grouped job's queue key is touched with the others (includes/groups.lua).
+      local g = recordGroup(string.sub(e, string.find(e, '\n', nl1 + 1, true) + 1))
+      local qkey = g and groupQueueKey(g)
+      if qkey and not seenShard[qkey] then
+        seenShard[qkey] = true
+        here[#here + 1] = qkey
       end
     end
     wheelHere(here)
