@@ -12,8 +12,9 @@
 import { ApiError, api, describe, hasToken, queuePath, setToken, whenUnauthorized } from './api.js';
 import { browseFailed, browseRead, connectBrowsePanel, renderBrowse, resetBrowsePanel } from './browse.js';
 import { TIMELINE_BOUNDS_MS, renderActivity, renderTimeline } from './charts.js';
-import { byId, clip, clock, el, fmtCount, setIfChanged, setText, syncList } from './dom.js';
+import { byId, clip, clock, el, fmtCount, report, setIfChanged, setText, syncList } from './dom.js';
 import { connectFlowPanel, keepsCompleted, renderCompleted, renderFlow, resetFlowPanel } from './flow.js';
+import { connectGroupsPanel, groupsRead, hasGroups, renderGroupLimits, renderGroups, resetGroupsPanel } from './groups.js';
 import { connectJobPanels, renderActive, renderDead, resetJobPanels } from './jobs.js';
 import { connectSchedulesPanel, renderSchedules, resetSchedulesPanel } from './schedules.js';
 
@@ -125,6 +126,13 @@ async function poll() {
       // The job browser's page on screen, read again (its key tells whether the user moved on meanwhile).
       const browse = browseRead();
       reads.push(browse ? api('GET', browse.path).then(answer => ({ key: browse.key, answer })) : Promise.resolve(null));
+      // The groups loaded so far (their key tells whether more were loaded meanwhile), and the
+      // default group limits only once the queue is known to have groups.
+      const groups = groupsRead();
+      reads.push(
+        groups ? api('GET', groups.path).then(answer => ({ key: groups.key, answer })) : Promise.resolve(null),
+        hasGroups() ? api('GET', `${path}/group-limits`) : Promise.resolve(undefined),
+      );
     }
     const [list, ...details] = await Promise.allSettled(reads);
     if (state.needsToken) return;
@@ -223,12 +231,13 @@ function selectQueue(name) {
   resetBrowsePanel();
   resetSchedulesPanel();
   resetFlowPanel();
+  resetGroupsPanel();
   void refreshNow();
 }
 
 // The selected queue
 
-function renderDetail([info, timeline, activity, active, dead, schedules, limits, retention, completed, browse]) {
+function renderDetail([info, timeline, activity, active, dead, schedules, limits, retention, completed, browse, groups, groupLimits]) {
   if (timeline.status === 'fulfilled' && typeof timeline.value?.now === 'number') clock.offsetMs = timeline.value.now - Date.now();
   if (info.status === 'fulfilled') renderStats(info.value);
   // A panel whose read failed keeps what it showed, unless it showed nothing yet or the failure is
@@ -267,6 +276,10 @@ function renderDetail([info, timeline, activity, active, dead, schedules, limits
   document.querySelector('.nav-link[data-target="completed-panel"]').hidden = byId('completed-panel').hidden;
   if (browse.status === 'fulfilled' && browse.value) renderBrowse(browse.value.key, browse.value.answer);
   else if (browse.status === 'rejected' && !isOutage(browse.reason)) browseFailed(browse.reason);
+  if (groups.status === 'fulfilled' && groups.value) renderGroups(groups.value.key, groups.value.answer);
+  else if (groups.status === 'rejected' && hasGroups() && !isOutage(groups.reason))
+    report('groups-result', `Could not load the groups: ${describe(groups.reason)}`, 'error');
+  if (groupLimits.status === 'fulfilled' && groupLimits.value !== undefined) renderGroupLimits(groupLimits.value);
 }
 
 function renderStats(info) {
@@ -326,6 +339,7 @@ connectJobPanels({ queue: () => state.queue, refresh: () => void refreshNow(), s
 connectSchedulesPanel({ queue: () => state.queue, refresh: () => void refreshNow() });
 connectFlowPanel({ queue: () => state.queue, refresh: () => void refreshNow() });
 connectBrowsePanel({ queue: () => state.queue, refresh: () => void refreshNow() });
+connectGroupsPanel({ queue: () => state.queue, refresh: () => void refreshNow() });
 for (const link of document.querySelectorAll('button.nav-link')) {
   link.addEventListener('click', () => byId(link.dataset.target).scrollIntoView({ block: 'start' }));
 }

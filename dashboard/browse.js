@@ -6,7 +6,7 @@
 // update in place; a read answered after the user moved on (another state, page or queue) is dropped.
 import { api, describe, queuePath } from './api.js';
 import { byId, clip, el, fmtCount, fmtPayload, fmtRelative, fmtTime, report, setIfChanged, setText, syncList } from './dom.js';
-import { attemptsText, confirmThen, deleteDeadLetter, jobLink, openJob } from './jobs.js';
+import { attemptsText, confirmThen, deleteDeadLetter, groupText, jobLink, openJob } from './jobs.js';
 
 export const BROWSE_STATES = ['delayed', 'ready', 'active', 'dead', 'completed'];
 const PAYLOAD_PREVIEW = 120;
@@ -157,7 +157,7 @@ function createRow(job) {
   const row = el(
     'tr',
     { className: 'browse-row', title: 'Open this job' },
-    el('td', { className: 'col-id' }, jobLink(job.id)),
+    el('td', { className: 'col-id' }, jobLink(job.id), el('span', { className: 'job-group' })),
     el('td', { className: 'col-due' }, el('span', { className: 'due-at' }), el('span', { className: 'sub due-in' })),
     el('td', { className: 'col-attempts num' }),
     el('td', { className: 'col-payload' }, el('code', { className: 'payload-preview' })),
@@ -173,6 +173,7 @@ function createRow(job) {
 }
 
 function updateRow(row, job) {
+  setIfChanged(row.querySelector('.job-group'), groupText(job));
   setIfChanged(row.querySelector('.due-at'), fmtTime(job.dueAt));
   setIfChanged(row.querySelector('.due-in'), fmtRelative(job.dueAt));
   setIfChanged(row.querySelector('.col-attempts'), attemptsText(job));
@@ -183,7 +184,7 @@ function updateRow(row, job) {
   const [line, sub] = extraText(job);
   setIfChanged(row.querySelector('.extra-line'), line);
   setIfChanged(row.querySelector('.extra-sub'), sub);
-  row.dataset.match = `${job.id}\n${clip(payload, MATCH_TEXT)}`.toLowerCase();
+  row.dataset.match = `${job.id}\n${groupText(job)}\n${clip(payload, MATCH_TEXT)}`.toLowerCase();
 }
 
 /** The extra column: a dead letter's error or reason and when it died; a completed job's finish and result. */

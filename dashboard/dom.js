@@ -91,6 +91,10 @@ export function fmtDuration(ms) {
   return pair(Math.floor(s / 86_400), 'd', Math.floor((s % 86_400) / 3600), 'h');
 }
 
+const WINDOW_NAMES = { 1000: 'second', 60000: 'minute', 3600000: 'hour', 86400000: 'day' };
+/** A rate's window: 'second', 'minute'..., else '250 ms', '1 min 30 s'. */
+export const fmtWindow = ms => WINDOW_NAMES[ms] ?? fmtDuration(ms);
+
 /** Milliseconds from the server's now: 'in 5 min' or '12.0 s ago'. */
 export const msFromNow = at => at - serverNow();
 

@@ -3,8 +3,21 @@
 // of the dashboard), and the list of completed jobs kept with their results. Like every module
 // here, it puts the API's values into the page as text only (see app.js).
 import { api, describe, queuePath } from './api.js';
-import { byId, clip, el, fmtDuration, fmtPayload, fmtRelative, report, resultText, setIfChanged, setText, syncList } from './dom.js';
-import { jobLink } from './jobs.js';
+import {
+  byId,
+  clip,
+  el,
+  fmtDuration,
+  fmtPayload,
+  fmtWindow,
+  fmtRelative,
+  report,
+  resultText,
+  setIfChanged,
+  setText,
+  syncList,
+} from './dom.js';
+import { groupText, jobLink } from './jobs.js';
 
 const page = { queue: () => /** @type {string | null} */ (null), refresh: () => undefined };
 /** The limits and retention last read, to fill the form in and to send only what changed. */
@@ -43,10 +56,6 @@ export const keepsCompleted = () => Boolean(latest.retention?.completed);
 
 // Rendering
 
-const WINDOW_NAMES = { 1000: 'second', 60000: 'minute', 3600000: 'hour', 86400000: 'day' };
-/** A rate's window: 'second', 'minute'..., else '250 ms', '1 min 30 s'. */
-const perText = ms => WINDOW_NAMES[ms] ?? fmtDuration(ms);
-
 /** Shows what was read; `undefined` (a failed read) keeps the last value of that half, or '…'. */
 export function renderFlow(limits, retention) {
   if (limits !== undefined) latest.limits = limits ?? {};
@@ -57,7 +66,7 @@ export function renderFlow(limits, retention) {
   const known = latest.limits !== null;
   const kept = latest.retention !== null;
   const rows = [
-    ['Rate', !known ? unknown : rate ? `at most ${rate.max} starts per ${perText(rate.per)} (sliding window)` : 'no limit'],
+    ['Rate', !known ? unknown : rate ? `at most ${rate.max} starts per ${fmtWindow(rate.per)} (sliding window)` : 'no limit'],
     ['Concurrency', !known ? unknown : concurrency === undefined ? 'no limit' : `at most ${concurrency} active at once`],
     [
       'Expire after',
@@ -112,7 +121,11 @@ export function renderCompleted(jobs, total) {
       ),
     (item, job) => {
       const finished = typeof job.finishedAt === 'number' ? `finished ${fmtRelative(job.finishedAt)}` : 'completed';
-      setIfChanged(item.querySelector('.meta'), `${finished} · ${job.attempts} attempt${job.attempts === 1 ? '' : 's'}`);
+      const group = groupText(job);
+      setIfChanged(
+        item.querySelector('.meta'),
+        `${group ? `${group} · ` : ''}${finished} · ${job.attempts} attempt${job.attempts === 1 ? '' : 's'}`,
+      );
       setIfChanged(item.querySelector('.result-line'), `result ${clip(resultText(job.result, 0), 200)}`);
       setIfChanged(item.querySelector('.result-full'), resultText(job.result, 2));
       setIfChanged(item.querySelector('.payload'), fmtPayload(job.payload));

@@ -62,6 +62,9 @@ export function jobLink(id) {
 
 export const attemptsText = job => (job.maxAttempts ? `${job.attempts} of ${job.maxAttempts}` : String(job.attempts));
 
+/** A job's group as the job lists show it ('' for the default group, whose jobs carry none). */
+export const groupText = job => (typeof job.group === 'string' ? `group ${job.group}` : '');
+
 // Active jobs
 
 export function renderActive(jobs) {
@@ -75,12 +78,13 @@ export function renderActive(jobs) {
       el(
         'tr',
         {},
-        el('td', {}, jobLink(job.id)),
+        el('td', {}, jobLink(job.id), el('span', { className: 'job-group' })),
         el('td', { className: 'attempt' }),
         el('td', { className: 'due' }),
         el('td', { className: 'lease' }, el('span', { className: 'lease-text' })),
       ),
     (row, job) => {
+      setIfChanged(row.querySelector('.job-group'), groupText(job));
       setIfChanged(row.querySelector('.attempt'), attemptsText(job));
       const due = row.querySelector('.due');
       setIfChanged(due, fmtRelative(job.dueAt));
@@ -128,7 +132,11 @@ export function renderDead(jobs, total) {
     },
     (item, job) => {
       const died = typeof job.deadAt === 'number' ? `died ${fmtRelative(job.deadAt)}` : 'dead';
-      setIfChanged(item.querySelector('.meta'), `${died} · ${job.attempts} attempt${job.attempts === 1 ? '' : 's'}`);
+      const group = groupText(job);
+      setIfChanged(
+        item.querySelector('.meta'),
+        `${group ? `${group} · ` : ''}${died} · ${job.attempts} attempt${job.attempts === 1 ? '' : 's'}`,
+      );
       const error = typeof job.lastError === 'string' ? job.lastError : '';
       const cause = job.reason === 'expired' ? 'expired: not started by its deadline' : '(no error recorded)';
       setIfChanged(item.querySelector('.error-line'), error ? clip(error.split('\n')[0] ?? '', 300) : cause);
@@ -272,6 +280,7 @@ function showJob(job) {
   const rows = [
     ['Id', job.id],
     ['State', job.state],
+    ...(typeof job.group === 'string' ? [['Group', job.group]] : []),
     ['Due', `${fmtTime(job.dueAt)} (${fmtRelative(job.dueAt)})`],
     ['Attempts', attemptsText(job)],
   ];
