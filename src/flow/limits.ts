@@ -3,7 +3,7 @@
  * into the stored ones. The library, the HTTP API and the CLI all come through here.
  */
 import { ValidationError } from '../core/errors.js';
-import type { LimitsInput, QueueLimits } from '../core/types.js';
+import type { Duration, LimitsInput, QueueLimits } from '../core/types.js';
 import { assertInteger, assertOptions, describe, toDelayMs, toExpireAfterMs } from '../core/validate.js';
 
 /**
@@ -26,8 +26,24 @@ export function mergeLimits(current: QueueLimits, input: LimitsInput): QueueLimi
   assertOptions('queue.setLimits', input, LIMIT_OPTIONS);
   if (input === undefined || input === null)
     throw new ValidationError("queue.setLimits needs an object such as { rate: { max: 100, per: '1s' } }");
-  const next: QueueLimits = { ...current };
-  const { rate, concurrency, expireAfter } = input;
+  const next: QueueLimits = mergeRateAndConcurrency(current, input);
+  const { expireAfter } = input;
+  if (expireAfter === null) delete next.expireAfter;
+  else if (expireAfter !== undefined) next.expireAfter = toExpireAfterMs(expireAfter);
+  return next;
+}
+
+/**
+ * `rate` and `concurrency` of `input` applied to `current` (left out: kept; `null`: cleared): the
+ * rule a queue's limits and a group's share (group-limits.ts).
+ * @throws {ValidationError} a bad rate or concurrency.
+ */
+export function mergeRateAndConcurrency<L extends { rate?: { max: number; per: number }; concurrency?: number }>(
+  current: L,
+  input: { rate?: { max: number; per: Duration } | null; concurrency?: number | null },
+): L {
+  const next: L = { ...current };
+  const { rate, concurrency } = input;
   if (rate === null) delete next.rate;
   else if (rate !== undefined) next.rate = resolveRate(rate);
   if (concurrency === null) delete next.concurrency;
@@ -35,8 +51,6 @@ export function mergeLimits(current: QueueLimits, input: LimitsInput): QueueLimi
     assertInteger('concurrency', concurrency, 1, MAX_CONCURRENCY);
     next.concurrency = concurrency;
   }
-  if (expireAfter === null) delete next.expireAfter;
-  else if (expireAfter !== undefined) next.expireAfter = toExpireAfterMs(expireAfter);
   return next;
 }
 

@@ -308,16 +308,24 @@ export const scheduleBody: JsonSchema = {
 // As for schedules: JSON types here, every rule (ranges, durations, unknown fields of `rate`) in the
 // library's setLimits / setRetention, whose ValidationError names the field.
 
+/** The `rate` of a limits body (a queue's, a group's): `{ max, per }` or null, in the words given. */
+function rateLimitInput(maxDescription: string, description: string): JsonSchema {
+  return {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    properties: { max: { type: 'integer', description: maxDescription }, per: duration('The sliding window') },
+    description,
+  };
+}
+
 export const limitsBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    rate: {
-      type: ['object', 'null'],
-      additionalProperties: false,
-      properties: { max: { type: 'integer', description: 'Job starts at most per window.' }, per: duration('The sliding window') },
-      description: 'At most `max` job starts in any sliding window of `per`, over every consumer of the queue. `null` clears it.',
-    },
+    rate: rateLimitInput(
+      'Job starts at most per window.',
+      'At most `max` job starts in any sliding window of `per`, over every consumer of the queue. `null` clears it.',
+    ),
     concurrency: { type: ['integer', 'null'], description: 'Jobs active at once at most, over every consumer. `null` clears it.' },
     expireAfter: {
       type: ['integer', 'string', 'null'],
@@ -357,15 +365,10 @@ export const groupLimitsBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    rate: {
-      type: ['object', 'null'],
-      additionalProperties: false,
-      properties: {
-        max: { type: 'integer', description: 'Job starts of the group at most per window.' },
-        per: duration('The sliding window'),
-      },
-      description: 'At most `max` job starts of one group in any sliding window of `per`, over every consumer. `null` clears it.',
-    },
+    rate: rateLimitInput(
+      'Job starts of the group at most per window.',
+      'At most `max` job starts of one group in any sliding window of `per`, over every consumer. `null` clears it.',
+    ),
     concurrency: {
       type: ['integer', 'null'],
       description: 'Jobs of one group active at once at most, over every consumer (1: one at a time, in order). `null` clears it.',

@@ -270,15 +270,18 @@ local function claimFromGroups(limit, now, nowDigits, defaultLimits)
     end
     return first
   end
-  if #waking > 0 then
-    local first = nextTurns(#waking)
+  -- Puts `list`'s groups at the end of the line, in order.
+  local function giveTurns(list)
+    if #list == 0 then return end
+    local first = nextTurns(#list)
     local args = {}
-    for i = 1, #waking do
+    for i = 1, #list do
       args[2 * i - 1] = first + i - 1
-      args[2 * i] = waking[i]
+      args[2 * i] = list[i]
     end
     zaddMany(groupsKey, args)
   end
+  giveTurns(waking)
   local ready = rcall('ZRANGEBYSCORE', groupsKey, '-inf', '(' .. TURN_LIMIT_TEXT, 'LIMIT', 0, limit)
   local due, groupOf, limitsOf = {}, {}, {}
   if #ready == 0 then return due, groupOf, limitsOf, #waking == GROUP_PROMOTE_MAX end
@@ -411,15 +414,7 @@ local function claimFromGroups(limit, now, nowDigits, defaultLimits)
     if fresh > 0 then rcall('HINCRBY', countersKey, 'groupsHeld', fresh) end
   end
   if #waits > 0 then zaddMany(groupsKey, waits) end
-  if #tail > 0 then
-    local first = nextTurns(#tail)
-    local args = {}
-    for i = 1, #tail do
-      args[2 * i - 1] = first + i - 1
-      args[2 * i] = tail[i]
-    end
-    zaddMany(groupsKey, args)
-  end
+  giveTurns(tail)
   -- More now: groups left unserved (the batch filled first), served ones at the end of the line,
   -- or waiting ones the bounded promotion did not reach.
   local more = #tail > 0 or served < #ready or #waking == GROUP_PROMOTE_MAX
