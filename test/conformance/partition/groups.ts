@@ -3,7 +3,7 @@
 // group in order; pause, limits, the list and the totals.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { claim, job, overdue, sleep, type OpenPartition } from '../fixtures.js';
+import { claim, job, overdue, until, type OpenPartition } from '../fixtures.js';
 
 export function groups(open: OpenPartition): void {
   it('claims serve the groups with due work in turn, the default group too, not in due order', async () => {
@@ -55,19 +55,27 @@ export function groups(open: OpenPartition): void {
       ['r1', 'r2', 'r3'].map(id => job(id, overdue(), { group: 'r' })),
       'keep',
     );
-    const burst = await claim(store, 5);
+    // Paced: one claim every 400 / 2 ms, not the window's two at once.
+    const first = await claim(store, 5);
     assert.deepEqual(
-      burst.jobs.map(j => j.id),
-      ['r1', 'r2'],
+      first.jobs.map(j => j.id),
+      ['r1'],
     );
-    assert.deepEqual((await claim(store, 5)).jobs, [], 'the window is full');
-    await sleep(450);
-    const later = await claim(store, 5);
+    assert.deepEqual((await claim(store, 5)).jobs, [], 'paced');
+    await until(store, first.now + 200);
+    const second = await claim(store, 5);
     assert.deepEqual(
-      later.jobs.map(j => j.id),
+      second.jobs.map(j => j.id),
+      ['r2'],
+    );
+    assert.deepEqual((await claim(store, 5)).jobs, [], 'the window holds 2');
+    await until(store, first.now + 400);
+    const third = await claim(store, 5);
+    assert.deepEqual(
+      third.jobs.map(j => j.id),
       ['r3'],
     );
-    assert.ok(later.now - burst.now >= 400, 'no window of 400 ms holds 3 claims');
+    assert.ok(third.now - first.now >= 400, 'no window of 400 ms holds 3 claims');
   });
 
   it('a paused group keeps its jobs waiting; resumed, they are claimed', async () => {

@@ -81,7 +81,7 @@ if #heldIds > 0 then
     end
     if #stopped.order > 0 then
       groupStopped(stopped.n, stopped.order, now)
-      for j = 1, #stopped.order do groupCount(stopped.order[j], -stopped.n[stopped.order[j]]) end
+      groupTallyLeft(stopped)
     end
   end
   if retain then

@@ -218,7 +218,7 @@ if leaseHead ~= nil and leaseHead <= now then
   if #stopped.order > 0 then
     if groupFlush(regrouped) then groupHead = head(groupsKey) end
     groupStopped(stopped.n, stopped.order, now)
-    for j = 1, #left.order do groupCount(left.order[j], -left.n[left.order[j]]) end
+    groupTallyLeft(left)
     if groupHead == nil then groupHead = head(groupsKey) end
     mayClaim = limit > 0 and ((dueHead ~= nil and dueHead <= now) or (groupHead ~= nil and groupWorkAt() <= now))
   end
@@ -349,7 +349,7 @@ if mayClaim and not paused and not refused then
           groupTallyAdd(left, groupOf[i]) -- it leaves its group: expired, skipped or without a record
         end
       end
-      for j = 1, #left.order do groupCount(left.order[j], -left.n[left.order[j]]) end
+      groupTallyLeft(left)
       due, ids, recs = keptDue, keptIds, keptRecs
       if groupOf then groupOf = keptGroups end
     end

@@ -114,7 +114,7 @@ if #stopped.order > 0 then
   local earliest = groupFlush(regrouped)
   for j = 1, #firsts do rcall('HSET', groupStateKey, 'b:' .. firsts[j][1], firsts[j][2]) end
   groupStopped(stopped.n, stopped.order, now)
-  for j = 1, #left.order do groupCount(left.order[j], -left.n[left.order[j]]) end
+  groupTallyLeft(left)
   if earliest then wakeIfGroupHead(earliest) end
 end
 if #retried > 0 then rcall('HINCRBY', countersKey, 'retried', #retried / 2) end

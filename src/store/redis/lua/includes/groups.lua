@@ -38,7 +38,8 @@
   only named groups (the default group follows the queue's own limits only). Concurrency counts
   `group:active`. Rate is a sliding-window log per group, `group:r:<group>` (ZSET token -> claimed
   at, expiring with the window): no window of ratePer ms, on the server's clock, holds more than
-  rateMax claims of the group.
+  rateMax claims of the group; and a pace: claims one every ratePer / rateMax, at most a fortieth of
+  the window (and at least one) caught up at once, as the queue's limiter does (limiter.lua).
 
   In order. A group whose concurrency is 1 runs one job at a time in due order, ties in the order
   the jobs were added (groupFlush, TIE_STEP). A retry of its running job keeps its place at the front: fail.lua records it in
@@ -218,24 +219,75 @@ end
 -- Running jobs stopped: `counts[g]` of group g (acked, failed, reaped, handed back). A group held
 -- by its concurrency limit gets its turn back at `now` (the claim that serves it checks again),
 -- and sleeping workers are woken for it.
+-- A few calls for the whole batch, whatever the number of groups (an ack of 50 jobs of 50 groups).
 local function groupStopped(counts, order, now)
-  local freed = false
+  if #order == 0 then return end
+  local active = hmgetMany(groupActiveKey, order)
+  local heldFields = {}
+  for i = 1, #order do heldFields[i] = 'h:' .. order[i] end
+  local heldNow = hmgetMany(groupStateKey, heldFields)
+  local running, idle, freedFields, back = {}, {}, {}, {}
   for i = 1, #order do
     local g = order[i]
-    if rcall('HINCRBY', groupActiveKey, g, -counts[g]) <= 0 then rcall('HDEL', groupActiveKey, g) end
-    if rcall('HDEL', groupStateKey, 'h:' .. g) == 1 then
-      rcall('HINCRBY', countersKey, 'groupsHeld', -1)
-      rcall('ZADD', groupsKey, 'LT', now, g)
-      freed = true
+    local left = (tonumber(active[i]) or 0) - counts[g]
+    if left > 0 then
+      running[#running + 1] = g
+      running[#running + 1] = left
+    else
+      idle[#idle + 1] = g
+    end
+    if heldNow[i] then
+      freedFields[#freedFields + 1] = heldFields[i]
+      back[#back + 1] = now
+      back[#back + 1] = g
     end
   end
-  -- Workers that found only held groups sleep without a due time: tell them.
-  if freed then rcall('PUBLISH', wakeChannel, int(now)) end
+  if #running > 0 then callMany('HSET', groupActiveKey, running) end
+  if #idle > 0 then callMany('HDEL', groupActiveKey, idle) end
+  if #freedFields > 0 then
+    callMany('HDEL', groupStateKey, freedFields)
+    rcall('HINCRBY', countersKey, 'groupsHeld', -#freedFields)
+    -- ZADD LT of many: each gets its turn back at `now` unless it has an earlier one.
+    for i = 1, #back, 1000 do rcall('ZADD', groupsKey, 'LT', unpack(back, i, math.min(i + 999, #back))) end
+    -- Workers that found only held groups sleep without a due time: tell them.
+    rcall('PUBLISH', wakeChannel, int(now))
+  end
 end
 
--- A counter of jobs by group, for groupStopped and groupCount: tally[g], tally.order.
+-- The counts of waiting and active jobs (`group:jobs`) of many groups change: `deltas[g]` for each
+-- g of `order` (one ZMSCORE, one ZADD, one ZREM for the batch).
+local function groupCounts(deltas, order)
+  if #order == 0 then return end
+  local scores = {}
+  for i = 1, #order, 1000 do
+    local part = rcall('ZMSCORE', groupJobsKey, unpack(order, i, math.min(i + 999, #order)))
+    for j = 1, #part do scores[#scores + 1] = part[j] end
+  end
+  local set, gone = {}, {}
+  for i = 1, #order do
+    local g = order[i]
+    local n = (tonumber(scores[i]) or 0) + deltas[g]
+    if n > 0 then
+      set[#set + 1] = n
+      set[#set + 1] = g
+    else
+      gone[#gone + 1] = g
+    end
+  end
+  if #set > 0 then zaddMany(groupJobsKey, set) end
+  if #gone > 0 then callMany('ZREM', groupJobsKey, gone) end
+end
+
+-- A counter of jobs by group, for groupStopped and groupCounts: tally.n[g], tally.order.
 local function groupTally()
   return { order = {}, n = {} }
+end
+
+-- The jobs of a tally left their groups (completed, dead, cancelled, expired): counted down.
+local function groupTallyLeft(t)
+  local deltas = {}
+  for i = 1, #t.order do deltas[t.order[i]] = -t.n[t.order[i]] end
+  groupCounts(deltas, t.order)
 end
 
 local function groupTallyAdd(t, g)
@@ -286,8 +338,9 @@ local function claimFromGroups(limit, now, nowDigits, defaultLimits)
   local due, groupOf, limitsOf = {}, {}, {}
   if #ready == 0 then return due, groupOf, limitsOf, #waking == GROUP_PROMOTE_MAX end
   local share = math.ceil(limit / #ready)
-  -- The named groups' state, batched: running counts, then p:, l:, b: of each.
-  local names, fields, keys = {}, {}, {}
+  -- The named groups' state, batched: running counts, then p:, l:, b: of each; then their queue
+  -- keys (and rate windows) are touched before anything of theirs is written.
+  local names, fields = {}, {}
   for i = 1, #ready do
     local g = ready[i]
     if g ~= '' then
@@ -295,19 +348,22 @@ local function claimFromGroups(limit, now, nowDigits, defaultLimits)
       fields[#fields + 1] = 'p:' .. g
       fields[#fields + 1] = 'l:' .. g
       fields[#fields + 1] = 'b:' .. g
-      keys[#keys + 1] = groupQueueKey(g)
-      keys[#keys + 1] = groupRateKey(g)
     end
   end
   local activeOf, stateOf = {}, {}
   if #names > 0 then
-    groupKeysHere(keys)
     local active = hmgetMany(groupActiveKey, names)
     local state = hmgetMany(groupStateKey, fields)
+    local keys = {}
     for i = 1, #names do
-      activeOf[names[i]] = tonumber(active[i]) or 0
-      stateOf[names[i]] = { state[3 * i - 2], state[3 * i - 1], state[3 * i] }
+      local g = names[i]
+      activeOf[g] = tonumber(active[i]) or 0
+      stateOf[g] = { state[3 * i - 2], state[3 * i - 1], state[3 * i] }
+      keys[#keys + 1] = groupQueueKey(g)
+      local _, rateMax = readGroupLimits(state[3 * i - 1] or defaultLimits)
+      if rateMax then keys[#keys + 1] = groupRateKey(g) end
     end
+    groupKeysHere(keys)
   end
   local left = limit
   local tail, waits, gone, held, taken = {}, {}, {}, {}, {}
@@ -339,15 +395,25 @@ local function claimFromGroups(limit, now, nowDigits, defaultLimits)
         if concurrency then room = math.min(room, concurrency - active) end
         local waitUntil = nil
         if rateMax then
+          -- The log (no window of ratePer holds more than rateMax claims) and the pace (claims one
+          -- every ratePer / rateMax, at most a fortieth of the window caught up at once, as the
+          -- queue's limiter: a window's claims in one burst would let two bursts, a few ms apart at
+          -- the handlers, fall into one window).
           local rkey = groupRateKey(g)
           rcall('ZREMRANGEBYSCORE', rkey, '-inf', int(now - ratePer))
           local recent = rcall('ZCARD', rkey)
-          if recent >= rateMax then
-            local oldest = rcall('ZRANGE', rkey, 0, 0, 'WITHSCORES')
-            waitUntil = tonumber(oldest[2]) + ratePer
-          else
-            room = math.min(room, rateMax - recent)
+          local pace = ratePer / rateMax
+          local allowed = math.min(rateMax - recent, math.max(1, math.floor(rateMax / 40)))
+          if recent > 0 then
+            local last = tonumber(rcall('ZRANGE', rkey, -1, -1, 'WITHSCORES')[2])
+            allowed = math.min(allowed, math.floor((now - last) / pace))
+            if allowed < 1 then waitUntil = math.ceil(last + pace) end
           end
+          if recent >= rateMax then
+            local oldest = tonumber(rcall('ZRANGE', rkey, 0, 0, 'WITHSCORES')[2])
+            waitUntil = math.max(waitUntil or 0, oldest + ratePer)
+          end
+          if not waitUntil then room = math.min(room, allowed) end
         end
         local qkey = groupQueueKey(g)
         local got = nil
@@ -389,7 +455,7 @@ local function claimFromGroups(limit, now, nowDigits, defaultLimits)
           end
         end
         if got and #got > 0 then
-          limitsOf[g] = { concurrency, rateMax, ratePer }
+          limitsOf[g] = { concurrency, rateMax, ratePer, active }
           for k = 1, #got, 2 do
             due[#due + 1] = got[k]
             due[#due + 1] = int(math.floor(tonumber(got[k + 1]))) -- without its tie fraction
@@ -443,22 +509,31 @@ local function groupsStarted(ids, groupOf, firstToken, now, limitsOf)
       end
     end
   end
-  local held = 0
+  -- One HSET of the running counts (claimFromGroups read them), and the groups now at their
+  -- concurrency out of the line and held at once (not at the next claim that meets them), so that
+  -- counts and the metrics say so as soon as it is true.
+  local running, full, heldFlags = {}, {}, {}
   for i = 1, #tally.order do
     local g = tally.order[i]
-    local running = rcall('HINCRBY', groupActiveKey, g, tally.n[g])
-    -- Now at its concurrency: out of the line and held at once (not at the next claim that meets it),
-    -- so that counts and the metrics say so as soon as it is true.
-    local concurrency = limitsOf[g] and limitsOf[g][1]
-    if concurrency and running >= concurrency then
-      rcall('ZREM', groupsKey, g)
-      held = held + rcall('HSET', groupStateKey, 'h:' .. g, '1')
+    local limits = limitsOf[g]
+    local now = (limits and limits[4] or 0) + tally.n[g]
+    running[#running + 1] = g
+    running[#running + 1] = now
+    if limits and limits[1] and now >= limits[1] then
+      full[#full + 1] = g
+      heldFlags[#heldFlags + 1] = 'h:' .. g
+      heldFlags[#heldFlags + 1] = '1'
     end
     if starts[g] then
       local rkey = groupRateKey(g)
       zaddMany(rkey, starts[g])
-      rcall('PEXPIRE', rkey, limitsOf[g][3])
+      rcall('PEXPIRE', rkey, limits[3])
     end
   end
-  if held > 0 then rcall('HINCRBY', countersKey, 'groupsHeld', held) end
+  if #running > 0 then callMany('HSET', groupActiveKey, running) end
+  if #full > 0 then
+    callMany('ZREM', groupsKey, full)
+    local fresh = callMany('HSET', groupStateKey, heldFlags)
+    if fresh > 0 then rcall('HINCRBY', countersKey, 'groupsHeld', fresh) end
+  end
 end
