@@ -166,7 +166,7 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       ? {
           latecomerBacklog: 20_000,
           largestBacklog: 20_000,
-          // The whole 35k would drain within 3 s: a shorter window, so that big groups still have work.
+          // About 10k starts/s would leave only the largest of the 35k with work after 3 s: a shorter window.
           shareWindowMs: 1_000,
           concurrencyJobsPerGroup: 20,
           rateJobsPerGroup: 15,

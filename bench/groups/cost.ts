@@ -11,7 +11,7 @@ import type { Redis } from 'ioredis';
 import type { BulkJob } from '../../src/index.js';
 import { logUniformDelays } from '../delays.js';
 import { PAYLOAD, type Payload } from '../drivers/types.js';
-import { markRedisCost, redisCostSince } from '../redis-cost.js';
+import { markRedisCost, redisCostSince, type RedisCostPerJob } from '../redis-cost.js';
 import { usedMemory } from '../servers.js';
 import { withSession } from '../session.js';
 import { runWorkerProcess } from '../spawn-worker.js';
@@ -59,6 +59,8 @@ export interface DrainSample {
   readonly redisUs: number;
   /** Worker process CPU per delivered job, us. */
   readonly clientUs: number;
+  /** Redis commands per delivered job (those inside scripts too): calls and us. */
+  readonly commands: RedisCostPerJob['commands'];
   readonly command: string;
 }
 
@@ -97,6 +99,7 @@ async function measureDrain(kind: Kind, spec: CostSpec): Promise<DrainSample> {
       jobsPerSecond: run.jobsPerSecond,
       redisUs: redis.processUs,
       clientUs: (run.cpuUserUs + run.cpuSystemUs) / spec.jobs,
+      commands: redis.commands,
       command: run.command,
     };
   });
@@ -105,6 +108,9 @@ async function measureDrain(kind: Kind, spec: CostSpec): Promise<DrainSample> {
 export interface DrainCost {
   readonly grouped: number;
   readonly ungrouped: number;
+  /** Redis process CPU per delivered job, us, medians. */
+  readonly groupedRedisUs: number;
+  readonly ungroupedRedisUs: number;
   /** grouped / ungrouped jobs/s, of the medians. */
   readonly ratio: number;
   readonly samples: Record<Kind, DrainSample[]>;
@@ -121,7 +127,29 @@ export async function measureDrainCost(spec: CostSpec, log: (message: string) =>
   );
   const grouped = median(samples.grouped.map(s => s.jobsPerSecond));
   const ungrouped = median(samples.ungrouped.map(s => s.jobsPerSecond));
-  return { grouped, ungrouped, ratio: grouped / ungrouped, samples };
+  return {
+    grouped,
+    ungrouped,
+    groupedRedisUs: median(samples.grouped.map(s => s.redisUs)),
+    ungroupedRedisUs: median(samples.ungrouped.map(s => s.redisUs)),
+    ratio: grouped / ungrouped,
+    samples,
+  };
+}
+
+/** Lines for the report: Redis calls and us per delivered job by command, grouped beside ungrouped (the first samples). */
+export function drainReport(drain: DrainCost): string[] {
+  const grouped = drain.samples.grouped[0]?.commands ?? {};
+  const ungrouped = drain.samples.ungrouped[0]?.commands ?? {};
+  const names = [...new Set([...Object.keys(grouped), ...Object.keys(ungrouped)])].filter(
+    name => (grouped[name]?.callsPerJob ?? 0) + (ungrouped[name]?.callsPerJob ?? 0) >= 0.02,
+  );
+  const cell = (c: { callsPerJob: number; usPerJob: number } | undefined) =>
+    c === undefined ? '-'.padStart(17) : `${c.callsPerJob.toFixed(2).padStart(6)} ${c.usPerJob.toFixed(2).padStart(7)} us`;
+  return [
+    `groups cost: Redis per delivered job of the drain, INFO cpu ${drain.groupedRedisUs.toFixed(1)} us grouped, ${drain.ungroupedRedisUs.toFixed(1)} us without groups (medians); by command (calls, us; inside scripts too; first sample of each): grouped | without groups`,
+    ...names.map(name => `  ${name.padEnd(18)} ${cell(grouped[name])} | ${cell(ungrouped[name])}`),
+  ];
 }
 
 /** Jobs added to another queue first, so that script loading is not inside the memory delta. */

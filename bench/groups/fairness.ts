@@ -93,6 +93,8 @@ export interface SharesSpec {
   readonly backlogs: readonly number[];
   /** The window of starts judged, from the first start. */
   readonly windowMs: number;
+  /** How long each handler takes after reading its payload, ms. */
+  readonly handlerMs: number;
 }
 
 export interface SharesResult {
@@ -114,7 +116,7 @@ export async function measureShares(spec: SharesSpec, dir: string): Promise<Shar
     try {
       for (const [group, backlog] of backlogs) await addAll(queue, groupJobs(group, backlog));
       const worker = startGroupWorker(
-        { url: server.url, queue: queue.name, concurrency: CONCURRENCY, handlerMs: 0, timeoutMs: PROCESS_TIMEOUT_MS },
+        { url: server.url, queue: queue.name, concurrency: CONCURRENCY, handlerMs: spec.handlerMs, timeoutMs: PROCESS_TIMEOUT_MS },
         dir,
       );
       const { value: firstUs, ledgers } = await whileRunning([worker], async () => {

@@ -49,7 +49,7 @@ async function runOver(
       await Promise.all(workers.map(worker => worker.ready));
       watch?.start();
       try {
-        await addAll(queue, jobs);
+        await addAll(queue, jobs, false);
         await drained(queue, DRAIN_TIMEOUT_MS);
       } finally {
         await watch?.stop();

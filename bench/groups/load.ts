@@ -10,10 +10,16 @@ export function openQueue(url: string, name: string): Queue<Payload> {
   return new Queue<Payload>(name, { connection: url });
 }
 
-/** Adds the jobs in calls of CHUNK, one call at a time, and checks that every one was written. */
-export async function addAll(queue: Queue<Payload>, jobs: readonly BulkJob<Payload>[]): Promise<void> {
-  const before = await waiting(queue);
-  for (let done = 0; done < jobs.length; done += CHUNK) await queue.addBulk(jobs.slice(done, done + CHUNK));
+/**
+ * Adds the jobs in calls of CHUNK, one call at a time, and checks that every one was written: by
+ * the ids returned, and, when no worker runs yet (`idle`), by the queue's count of waiting jobs.
+ */
+export async function addAll(queue: Queue<Payload>, jobs: readonly BulkJob<Payload>[], idle = true): Promise<void> {
+  const before = idle ? await waiting(queue) : 0;
+  const ids = new Set<string>();
+  for (let done = 0; done < jobs.length; done += CHUNK) for (const id of await queue.addBulk(jobs.slice(done, done + CHUNK))) ids.add(id);
+  if (ids.size !== jobs.length) throw new Error(`${queue.name}: added ${jobs.length} jobs but got ${ids.size} ids`);
+  if (!idle) return;
   const added = (await waiting(queue)) - before;
   if (added !== jobs.length) throw new Error(`${queue.name}: added ${jobs.length} jobs but ${added} more are waiting`);
 }
