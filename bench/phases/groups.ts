@@ -3,7 +3,8 @@
  * its own fresh private Redis with cold worker processes, judged against the bars of the issue.
  * 1. a latecomer group is not queued behind a big backlog;
  * 2. groups with backlogs from 10 to 100,000 get equal shares of the starts;
- * 3. a group's concurrency and rate hold over 3 processes, read at the handlers;
+ * 3. a group's concurrency and rate hold over 3 processes, read at the handlers (the rate also in
+ *    the limit's own log of claims);
  * 4. a concurrency-1 group runs in due order, one job at a time, over 3 processes;
  * 5. what groups cost: a drain of 10,000 groups against the same queue without groups, and Redis
  *    bytes per waiting grouped job against an ungrouped one. (That a queue without groups pays
@@ -61,7 +62,7 @@ export async function groupsPhase(options: BenchOptions, log: (message: string) 
     );
     const rate = await measureGroupRate({ ...limitsSpec, jobsPerGroup: sizes.rateJobsPerGroup }, RATE.max, RATE.perMs, dir);
     log(
-      `groups rate ${RATE.max}/${RATE.perMs} ms: busiest ${RATE.perMs} ms window ${rate.busiestWindow}, ${rate.shorterWindowMs} ms window ${rate.busiestShorterWindow}`,
+      `groups rate ${RATE.max}/${RATE.perMs} ms: busiest ${RATE.perMs} ms window of starts ${rate.busiestWindow}, of ${rate.shorterWindowMs} ms ${rate.busiestShorterWindow}; of claims (Redis clock) ${rate.busiestClaimWindow}`,
     );
     const order = await measureGroupOrder({ processes: PROCESSES, concurrency: 10 }, sizes.orderJobs, dir);
     log(
@@ -86,7 +87,7 @@ export async function groupsPhase(options: BenchOptions, log: (message: string) 
         sandglass: latecomer.lastStartMs,
         bullmq: null,
         bar: BARS.atMost(1_000, '<= 1 s'),
-        note: `p100 of B's starts after its addBulk was sent (median ${latecomer.medianStartMs.toFixed(1)} ms; the addBulk call took ${latecomer.addCallMs.toFixed(1)} ms); A's jobs not yet started at B's last start: ${latecomer.aNotStarted}`,
+        note: `p100 of B's starts after its addBulk was sent (median ${latecomer.medianStartMs.toFixed(1)} ms; the addBulk call took ${latecomer.addCallMs.toFixed(1)} ms); A's jobs not yet started at B's last start: ${latecomer.aNotStarted} (Redis counted ${latecomer.aWaitingAfter} waiting when the bench saw B done)`,
       }),
       figure({
         id: 'groups-latecomer-a-left',
