@@ -36,6 +36,9 @@ export const BARS = {
   ratioAtMost: (fraction: number, text: string): Bar => ({ text, check: f => f.ratio !== null && f.ratio <= fraction }),
   atMost: (limit: number, text: string): Bar => ({ text, check: f => f.sandglass <= limit }),
   atLeast: (limit: number, text: string): Bar => ({ text, check: f => f.sandglass >= limit }),
+  between: (low: number, high: number, text: string): Bar => ({ text, check: f => f.sandglass >= low && f.sandglass <= high }),
+  /** For a yes/no figure: 1 is yes. */
+  holds: (text: string): Bar => ({ text, check: f => f.sandglass === 1 }),
 };
 
 interface FigureInput {

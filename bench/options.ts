@@ -4,7 +4,7 @@
  * its figures are indicative only (short windows, small counts).
  */
 
-export const PHASE_NAMES = ['enqueue', 'spread-memory', 'cold-drain', 'drain', 'lateness', 'idle', 'scale'] as const;
+export const PHASE_NAMES = ['enqueue', 'spread-memory', 'cold-drain', 'drain', 'lateness', 'idle', 'scale', 'groups'] as const;
 export type PhaseName = (typeof PHASE_NAMES)[number];
 
 export interface LatencyWorkload {
@@ -37,6 +37,27 @@ export interface ColdDrainWorkload {
   readonly reps: number;
   /** Size of the sandglass batch-mode row (at the first concurrency). */
   readonly batchSize: number;
+}
+
+/** The groups phase (bench/phases/groups.ts): fairness, group limits, order and what groups cost. */
+export interface GroupsWorkload {
+  /** Due jobs of the big group when the small one arrives. */
+  readonly latecomerBacklog: number;
+  /** The largest of the ten log-spaced backlogs of the equal-share figure (the smallest is 10). */
+  readonly largestBacklog: number;
+  /** The window of starts the equal-share figure judges, from the first start, ms. */
+  readonly shareWindowMs: number;
+  /** Jobs of each of the 20 groups of the group-concurrency run. */
+  readonly concurrencyJobsPerGroup: number;
+  /** Jobs of each of the 20 groups of the group-rate run (at 5/s, this many / 5 seconds). */
+  readonly rateJobsPerGroup: number;
+  /** Jobs of the concurrency-1 group that must run in order. */
+  readonly orderJobs: number;
+  /** Jobs of the cost figures, in `costGroups` groups (10 each by default). */
+  readonly costJobs: number;
+  readonly costGroups: number;
+  /** Repetitions of each cost figure (grouped and ungrouped alternate), the median is reported. */
+  readonly costReps: number;
 }
 
 /** `--profile`: one extra, profiled sandglass drain process (its figures are not the table's). */
@@ -76,6 +97,7 @@ export interface BenchOptions {
   readonly coldDrain: ColdDrainWorkload;
   /** Jobs of the spread-delay memory figure (due 1 minute to 30 days from now, log-uniform). */
   readonly spreadJobs: number;
+  readonly groups: GroupsWorkload;
   /** Set by `--profile[=DIR]`. */
   readonly profile: ProfileOptions | undefined;
   /** A drain that makes no progress for this long fails its figure instead of hanging the bench. */
@@ -140,6 +162,30 @@ export function parseOptions(argv: readonly string[]): BenchOptions {
       reps: positiveInt(flags.get('reps'), quick ? 3 : 5, 'reps'),
       batchSize: 50,
     },
+    groups: quick
+      ? {
+          latecomerBacklog: 20_000,
+          largestBacklog: 20_000,
+          // About 10k starts/s would leave only the largest of the 35k with work after 3 s: a shorter window.
+          shareWindowMs: 1_000,
+          concurrencyJobsPerGroup: 20,
+          rateJobsPerGroup: 15,
+          orderJobs: 200,
+          costJobs: 20_000,
+          costGroups: 2_000,
+          costReps: 1,
+        }
+      : {
+          latecomerBacklog: 50_000,
+          largestBacklog: 100_000,
+          shareWindowMs: 3_000,
+          concurrencyJobsPerGroup: 50,
+          rateJobsPerGroup: 50,
+          orderJobs: 500,
+          costJobs: 100_000,
+          costGroups: 10_000,
+          costReps: 3,
+        },
     spreadJobs: positiveInt(flags.get('spread-jobs'), quick ? 20_000 : 200_000, 'spread-jobs'),
     profile: flags.has('profile') ? { dir: flags.get('profile') || 'bench/profiles' } : undefined,
     stallMs: 30_000,

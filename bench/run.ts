@@ -11,6 +11,7 @@ import { parseOptions, type BenchOptions, type PhaseName } from './options.js';
 import { coldDrainPhase } from './phases/cold-drain.js';
 import { drainPhase } from './phases/drain.js';
 import { enqueuePhase } from './phases/enqueue.js';
+import { groupsPhase } from './phases/groups.js';
 import { idlePhase } from './phases/idle.js';
 import { latenessPhase } from './phases/lateness.js';
 import { scalePhase } from './phases/scale.js';
@@ -28,6 +29,7 @@ const PHASES: Record<PhaseName, Phase> = {
   lateness: latenessPhase,
   idle: idlePhase,
   scale: scalePhase,
+  groups: groupsPhase,
 };
 
 const startedAt = performance.now();
