@@ -5,26 +5,31 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { claim, job, overdue, until, type OpenPartition } from '../fixtures.js';
 
+const first3 = <T>(list: readonly T[]): T[] => list.slice(0, 3);
+
 export function groups(open: OpenPartition): void {
   it('claims serve the groups with due work in turn, the default group too, not in due order', async () => {
     const store = await open();
-    // a1..a4 are older than everything else: in due order they would all come first.
+    // A's jobs are older than everything else: in due order they would all come first.
     await store.add(
-      ['a1', 'a2', 'a3', 'a4'].map(id => job(id, overdue(1_000), { group: 'A' })),
+      Array.from({ length: 8 }, (_, n) => job(`a${n}`, overdue(1_000 - n), { group: 'A' })),
       'keep',
     );
     await store.add([job('b1', overdue(), { group: 'B' }), job('plain', overdue())], 'keep');
-    const first = await claim(store, 3);
-    assert.deepEqual(first.jobs.map(j => j.id).sort(), ['a1', 'b1', 'plain']);
-    assert.deepEqual(first.jobs.map(j => [j.id, j.group]).sort(), [
-      ['a1', 'A'],
-      ['b1', 'B'],
-      ['plain', undefined],
-    ]);
-    const rest = await claim(store, 10);
+    // Claims of one job: one group's turn each, in turn.
+    const one = [];
+    for (let i = 0; i < 4; i++) one.push(...(await claim(store, 1)).jobs.map(j => j.group ?? '(default)'));
+    assert.deepEqual([...one.slice(0, 3)].sort(), ['(default)', 'A', 'B']);
+    assert.equal(one[3], one[0], 'then the first again');
+    // A bigger claim gives a group's turn up to a quantum of jobs (4), in due order within the group.
+    const rest = await claim(store, 12);
     assert.deepEqual(
       rest.jobs.map(j => j.id),
-      ['a2', 'a3', 'a4'],
+      one[0] === 'A' ? ['a2', 'a3', 'a4', 'a5'] : ['a1', 'a2', 'a3', 'a4'],
+    );
+    assert.deepEqual(
+      first3(rest.jobs.map(j => j.group)),
+      ['A', 'A', 'A'],
     );
   });
 
@@ -69,7 +74,8 @@ export function groups(open: OpenPartition): void {
       ['r2'],
     );
     assert.deepEqual((await claim(store, 5)).jobs, [], 'the window holds 2');
-    await until(store, first.now + 400);
+    // Both rules: r1 leaves the window, and the pace's 200 ms after r2.
+    await until(store, Math.max(first.now + 400, second.now + 200));
     const third = await claim(store, 5);
     assert.deepEqual(
       third.jobs.map(j => j.id),

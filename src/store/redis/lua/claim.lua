@@ -365,9 +365,13 @@ if mayClaim and not paused and not refused then
       for k = 1, claimed do
         local id = ids[k]
         leases[2 * k - 1] = id
-        leases[2 * k] = highDigits .. DIGITS[low] .. ',' .. due[2 * k]
         -- A grouped job's lease names its group (includes/groups.lua).
-        if groupOf and groupOf[k] then leases[2 * k] = leases[2 * k] .. ',' .. groupOf[k] end
+        local g = groupOf and groupOf[k]
+        if g then
+          leases[2 * k] = highDigits .. DIGITS[low] .. ',' .. due[2 * k] .. ',' .. g
+        else
+          leases[2 * k] = highDigits .. DIGITS[low] .. ',' .. due[2 * k]
+        end
         deadlines[2 * k - 1] = deadline
         deadlines[2 * k] = id
         low = low + 1

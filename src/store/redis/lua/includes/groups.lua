@@ -56,6 +56,11 @@ local TURN_LIMIT = 1000000000000
 local TURN_LIMIT_TEXT = '1000000000000'
 -- The waiting groups a claim turns into turns at most (their time came).
 local GROUP_PROMOTE_MAX = 1000
+-- A group's turn is up to this many jobs (more when fewer groups have due work than the batch has
+-- room for): round-robin with a quantum, as deficit round-robin does. Every group gets the same
+-- share over a round; a claim serves a quarter as many groups as jobs, so the work per group
+-- (its queue's pop, its counts) is spread over several jobs.
+local GROUP_QUANTUM = 4
 local groupTag = string.sub(dueKey, 1, -5)
 
 local function groupQueueKey(g)
@@ -90,7 +95,8 @@ end
 
 -- The group of a lease, nil for a job without one.
 local function leaseGroup(lease)
-  return string.match(lease, '^%d+,%d+,(.+)$')
+  local second = string.find(lease, ',', string.find(lease, ',', 1, true) + 1, true)
+  return second and string.sub(lease, second + 1) or nil
 end
 
 -- Touches the computed group keys (a multi-key EXISTS with a declared key) before a script writes
@@ -223,9 +229,12 @@ end
 local function groupStopped(counts, order, now)
   if #order == 0 then return end
   local active = hmgetMany(groupActiveKey, order)
-  local heldFields = {}
-  for i = 1, #order do heldFields[i] = 'h:' .. order[i] end
-  local heldNow = hmgetMany(groupStateKey, heldFields)
+  local heldFields, heldNow = {}, {}
+  -- Held groups have a flag in `group:state`: without the key, none is held.
+  if rcall('EXISTS', groupStateKey) == 1 then
+    for i = 1, #order do heldFields[i] = 'h:' .. order[i] end
+    heldNow = hmgetMany(groupStateKey, heldFields)
+  end
   local running, idle, freedFields, back = {}, {}, {}, {}
   for i = 1, #order do
     local g = order[i]
@@ -334,33 +343,46 @@ local function claimFromGroups(limit, now, nowDigits, defaultLimits)
     zaddMany(groupsKey, args)
   end
   giveTurns(waking)
-  local ready = rcall('ZRANGEBYSCORE', groupsKey, '-inf', '(' .. TURN_LIMIT_TEXT, 'LIMIT', 0, limit)
+  local ready = rcall('ZRANGEBYSCORE', groupsKey, '-inf', '(' .. TURN_LIMIT_TEXT, 'LIMIT', 0, math.ceil(limit / GROUP_QUANTUM))
   local due, groupOf, limitsOf = {}, {}, {}
   if #ready == 0 then return due, groupOf, limitsOf, #waking == GROUP_PROMOTE_MAX end
   local share = math.ceil(limit / #ready)
   -- The named groups' state, batched: running counts, then p:, l:, b: of each; then their queue
   -- keys (and rate windows) are touched before anything of theirs is written.
-  local names, fields = {}, {}
+  local names = {}
   for i = 1, #ready do
-    local g = ready[i]
-    if g ~= '' then
-      names[#names + 1] = g
-      fields[#fields + 1] = 'p:' .. g
-      fields[#fields + 1] = 'l:' .. g
-      fields[#fields + 1] = 'b:' .. g
-    end
+    if ready[i] ~= '' then names[#names + 1] = ready[i] end
   end
   local activeOf, stateOf = {}, {}
+  -- The limits of a group without its own are the default: parsed once.
+  local defaultConcurrency, defaultRateMax, defaultRatePer = readGroupLimits(defaultLimits)
+  local function limitsIn(own)
+    if own then return readGroupLimits(own) end
+    return defaultConcurrency, defaultRateMax, defaultRatePer
+  end
   if #names > 0 then
     local active = hmgetMany(groupActiveKey, names)
-    local state = hmgetMany(groupStateKey, fields)
+    -- Most partitions have no group with state of its own (no pause, limits, retry first): then
+    -- no fields are built and nothing is read.
+    local state = {}
+    if rcall('EXISTS', groupStateKey) == 1 then
+      local fields = {}
+      for i = 1, #names do
+        local g = names[i]
+        fields[3 * i - 2] = 'p:' .. g
+        fields[3 * i - 1] = 'l:' .. g
+        fields[3 * i] = 'b:' .. g
+      end
+      state = hmgetMany(groupStateKey, fields)
+    end
     local keys = {}
+    local none = { false, false, false }
     for i = 1, #names do
       local g = names[i]
       activeOf[g] = tonumber(active[i]) or 0
-      stateOf[g] = { state[3 * i - 2], state[3 * i - 1], state[3 * i] }
+      stateOf[g] = state[3 * i - 2] == nil and none or { state[3 * i - 2], state[3 * i - 1], state[3 * i] }
       keys[#keys + 1] = groupQueueKey(g)
-      local _, rateMax = readGroupLimits(state[3 * i - 1] or defaultLimits)
+      local _, rateMax = limitsIn(state[3 * i - 1])
       if rateMax then keys[#keys + 1] = groupRateKey(g) end
     end
     groupKeysHere(keys)
@@ -385,7 +407,7 @@ local function claimFromGroups(limit, now, nowDigits, defaultLimits)
       left = left - n
     else
       local st = stateOf[g]
-      local concurrency, rateMax, ratePer = readGroupLimits(st[2] or defaultLimits)
+      local concurrency, rateMax, ratePer = limitsIn(st[2])
       local active = activeOf[g]
       if st[1] then
         gone[#gone + 1] = g -- paused: resumeGroup puts it back
@@ -458,7 +480,10 @@ local function claimFromGroups(limit, now, nowDigits, defaultLimits)
           limitsOf[g] = { concurrency, rateMax, ratePer, active }
           for k = 1, #got, 2 do
             due[#due + 1] = got[k]
-            due[#due + 1] = int(math.floor(tonumber(got[k + 1]))) -- without its tie fraction
+            -- The due time without its tie fraction: the digits before the point (no number formatted).
+            local score = got[k + 1]
+            local dot = string.find(score, '.', 1, true)
+            due[#due + 1] = dot and string.sub(score, 1, dot - 1) or score
             groupOf[#groupOf + 1] = g
             taken[#taken + 1] = got[k]
           end
