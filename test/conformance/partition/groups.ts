@@ -27,10 +27,7 @@ export function groups(open: OpenPartition): void {
       rest.jobs.map(j => j.id),
       one[0] === 'A' ? ['a2', 'a3', 'a4', 'a5'] : ['a1', 'a2', 'a3', 'a4'],
     );
-    assert.deepEqual(
-      first3(rest.jobs.map(j => j.group)),
-      ['A', 'A', 'A'],
-    );
+    assert.deepEqual(first3(rest.jobs.map(j => j.group)), ['A', 'A', 'A']);
   });
 
   it("a group's concurrency holds until a job settles; its rate holds on the backend's clock", async () => {
