@@ -25,19 +25,12 @@ local moved = 0
 -- Grouped ones go back to their groups' queues (includes/groups.lua), whose keys are touched
 -- before the first write (a slot migrating).
 local grouped = groupBatch()
-local recsOf = hmgetMany(jobsKey, ids)
-local queueKeys, seenGroup = {}, {}
-for i = 1, #ids do
-  local g = recsOf[i] and recordGroup(recsOf[i])
-  if g and not seenGroup[g] then
-    seenGroup[g] = true
-    queueKeys[#queueKeys + 1] = groupQueueKey(g)
-  end
-end
-if #queueKeys > 0 then groupKeysHere(queueKeys) end
+-- The records, read once (an id given twice is moved once: the second ZREM finds nothing).
+local recs = hmgetMany(jobsKey, ids)
+groupQueuesHere(recs, recordGroup)
 for i = 1, #ids do
   local id = ids[i]
-  local rec = rcall('HGET', jobsKey, id)
+  local rec = recs[i]
   if rec and rcall('ZREM', deadKey, id) == 1 then
     local r = readRecord(rec)
     r.attempts = 0

@@ -107,18 +107,24 @@ local function groupKeysHere(keys)
   for i = 1, #keys, 1000 do rcall('EXISTS', unpack(keys, i, math.min(i + 999, #keys))) end
 end
 
--- Touches the queue keys of the groups the leases name (takeLeases' beforeWrite): a script that
--- puts grouped jobs back into their queues fails, under a slot migration, before it took any lease.
-local function groupLeaseKeysHere(leases)
+-- Touches the queue keys of the groups that `groupIn` reads from the entries of `list` (records or
+-- leases; false entries skipped), each once, before a script puts their jobs back in their queues.
+local function groupQueuesHere(list, groupIn)
   local keys, seen = {}, {}
-  for i = 1, #leases do
-    local g = leases[i] and leaseGroup(leases[i])
+  for i = 1, #list do
+    local g = list[i] and groupIn(list[i])
     if g and not seen[g] then
       seen[g] = true
       keys[#keys + 1] = groupQueueKey(g)
     end
   end
   if #keys > 0 then groupKeysHere(keys) end
+end
+
+-- Touches the queue keys of the groups the leases name (takeLeases' beforeWrite): a script that
+-- puts grouped jobs back into their queues fails, under a slot migration, before it took any lease.
+local function groupLeaseKeysHere(leases)
+  groupQueuesHere(leases, leaseGroup)
 end
 
 -- A group's count of waiting and active jobs (`group:jobs`) changes by `delta`.
