@@ -76,6 +76,13 @@ interface PhaseResult {
   /** CPU time of this process (the service) and of the redis-server, µs per request. */
   serviceCpuUs: number;
   redisCpuUs: number;
+  /** Script calls (EVALSHA) Redis ran per request. */
+  scriptCalls: number;
+}
+
+/** EVALSHA calls Redis has run so far. */
+async function scriptCalls(redis: Redis): Promise<number> {
+  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
 }
 
 /** The redis-server's CPU time so far (user + sys), µs. */
@@ -105,11 +112,12 @@ async function phase(name: string, appendOnly: boolean, path: string, body: stri
     // Warm up (scripts loaded, JIT) with a second of the same load before measuring.
     await load({ port, path, body, connections: CONNECTIONS, ms: 1000 });
     const probe = new Redis(redis.url);
-    const redisBefore = await redisCpu(probe);
+    const [redisBefore, callsBefore] = [await redisCpu(probe), await scriptCalls(probe)];
     const before = process.cpuUsage();
     const result = await load({ port, path, body, connections: CONNECTIONS, ms: SECONDS * 1000 });
     const used = process.cpuUsage(before);
     const redisUsed = (await redisCpu(probe)) - redisBefore;
+    const calls = (await scriptCalls(probe)) - callsBefore;
     probe.disconnect();
     const sorted = [...result.latencies].sort((a, b) => a - b);
     const ok = result.statuses['201'] ?? 0;
@@ -123,6 +131,7 @@ async function phase(name: string, appendOnly: boolean, path: string, body: stri
       p99: percentile(sorted, 99),
       serviceCpuUs: (used.user + used.system) / result.latencies.length,
       redisCpuUs: redisUsed / result.latencies.length,
+      scriptCalls: calls / result.latencies.length,
     };
   } finally {
     await app.close();
@@ -145,6 +154,6 @@ console.log(
 for (const r of results) {
   const seconds = r.elapsedMs / 1000;
   console.log(
-    `  ${r.name.padEnd(44)} ${String(Math.round(r.requests / seconds)).padStart(7)} req/s ${String(Math.round(r.jobs / seconds)).padStart(8)} jobs/s   latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms   CPU/request: service ${Math.round(r.serviceCpuUs)} µs, redis ${Math.round(r.redisCpuUs)} µs   answers ${JSON.stringify(r.statuses)}`,
+    `  ${r.name.padEnd(44)} ${String(Math.round(r.requests / seconds)).padStart(7)} req/s ${String(Math.round(r.jobs / seconds)).padStart(8)} jobs/s   latency p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms   CPU/request: service ${Math.round(r.serviceCpuUs)} µs, redis ${Math.round(r.redisCpuUs)} µs   script calls/request ${r.scriptCalls.toFixed(2)}   answers ${JSON.stringify(r.statuses)}`,
   );
 }
