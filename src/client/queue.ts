@@ -7,6 +7,7 @@ import { decodeCursor, readPage, type JobPage, type ListOptions } from './list-p
 import { resolveQueueOptions, type QueueOptions } from './queue-options.js';
 import { assertHistogramBounds, totalCounters, totalHistogram, totalStats } from './queue-totals.js';
 import { writeJobs } from './write-jobs.js';
+import { AddCoalescer } from './add-coalescer.js';
 import { QueueGroups } from './queue-groups.js';
 import { getQueueLimits, setQueueLimits } from '../flow/queue-limits.js';
 import { getQueueRetention, setQueueRetention } from '../flow/queue-retention.js';
@@ -76,6 +77,8 @@ export class Queue<T = unknown> {
   readonly #schedules: QueueSchedules;
   readonly #maxPayloadBytes: number;
   readonly #waitForReplicas: { replicas: number; timeoutMs: number } | undefined;
+  /** Concurrent single adds share one call per partition (add-coalescer.ts). */
+  readonly #coalescer: AddCoalescer;
   #registered: Promise<void> | undefined;
   #closed = false;
 
@@ -85,6 +88,7 @@ export class Queue<T = unknown> {
     this.name = resolved.name;
     this.#maxPayloadBytes = resolved.maxPayloadBytes;
     this.#waitForReplicas = resolved.waitForReplicas;
+    this.#coalescer = new AddCoalescer(resolved.waitForReplicas);
     this.#connection = acquireConnection(resolved.connection, resolved.logger);
     this.#storage = this.#connection.queue(resolved.prefix, resolved.name, resolved.partitions);
     this.#schedules = new QueueSchedules(this.#storage, resolved.maxPayloadBytes, () => this.#register());
@@ -125,7 +129,7 @@ export class Queue<T = unknown> {
     assertIfExists(ifExists);
     const spans = startSend(this.name, encoded, bulk);
     try {
-      const ids = await this.#write(encoded, ifExists);
+      const ids = await this.#write(encoded, ifExists, bulk);
       endSend(spans);
       return ids;
     } catch (error) {
@@ -135,8 +139,10 @@ export class Queue<T = unknown> {
   }
 
   /** Writes validated jobs (write-jobs.ts), once the partitions are known and the queue recorded. */
-  async #write(encoded: readonly EncodedJob[], ifExists: IfExists): Promise<string[]> {
+  async #write(encoded: readonly EncodedJob[], ifExists: IfExists, bulk: boolean): Promise<string[]> {
     const [stores] = await Promise.all([this.#storage.partitions(CREATE), this.#register()]);
+    // One job of queue.add: it may share a call with the concurrent adds to its partition.
+    if (!bulk && encoded.length === 1) return [await this.#coalescer.add(stores, encoded[0] as EncodedJob, ifExists)];
     return writeJobs(stores, encoded, ifExists, this.#waitForReplicas);
   }
 

@@ -8,7 +8,7 @@ import type { EncodedJob, PartitionStorage } from '../store/partition-storage.js
 import type { IfExists } from '../core/types.js';
 
 /** Jobs per `add` call in `addBulk`: large enough to amortize the round trip, small enough not to block Redis. */
-const BULK_CHUNK = 500;
+export const BULK_CHUNK = 500;
 /** Chunks of one partition sent before the first one answers (see writeJobs). */
 const BULK_IN_FLIGHT = 4;
 
@@ -70,7 +70,7 @@ export async function writeJobs(
 }
 
 /** The error of jobs that could not be replaced: running ones, and schedules' pending ticks. */
-function refusal(running: readonly string[], ticks: readonly string[], othersWritten: boolean): ConflictError {
+export function refusal(running: readonly string[], ticks: readonly string[], othersWritten: boolean): ConflictError {
   const others = othersWritten ? '; the other jobs of the call were written' : '';
   const list = (ids: readonly string[]) => `${ids.slice(0, 3).join(', ')}${ids.length > 3 ? ', ...' : ''}`;
   const reasons: string[] = [];
