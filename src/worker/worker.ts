@@ -84,6 +84,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #busySlots = 0;
   /** Jobs in running handler calls. */
   #runningJobs = 0;
+  /** A pump of the claim loop is queued (see #afterRun). */
+  #pumpQueued = false;
+  readonly #pumpOnce = (): void => {
+    this.#pumpQueued = false;
+    this.#loop.pump();
+  };
   /** Inside #startWaiting (see there). */
   #starting = false;
   #closing = false;
@@ -285,7 +291,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #afterRun(): void {
-    this.#loop.pump(); // room freed: claim more while the acks travel
+    // Room freed: claim more while the acks travel. Once for all the handlers that end in this
+    // wave of microtasks (a claim's worth of them end together), not once per job: the claims it
+    // sends are the same (each asks for up to a claim's worth) and leave in the same turn.
+    if (!this.#pumpQueued) {
+      this.#pumpQueued = true;
+      // A reaction to a settled promise, not queueMicrotask (which wraps each callback for async hooks).
+      void SETTLED.then(this.#pumpOnce);
+    }
     if (this.#runningJobs === 0 && this.#idleWaiters.length > 0) this.#idleWaiters.splice(0).forEach(wake => wake());
   }
 
@@ -417,6 +430,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
   }
 }
+
+/** What a pump queued for after the current microtasks hangs on (see #afterRun). */
+const SETTLED = Promise.resolve();
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { MIN_SECOND_CALL, Settler, type SettleOutcome, type Settlement } from '../../src/worker/settler.js';
 import { PartitionStore, type LeaseRef } from '../../src/store/redis/partition-store.js';
+import { Queue } from '../../src/index.js';
 import { uniqueQueue, useRedis, waitFor } from '../helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -177,5 +178,48 @@ describe('Settler', () => {
     await waitFor(() => heard.size === ids.length, 10_000, 'every ack answered');
     await settler.drain(10_000);
     assert.equal(await redis.raw.hget(s.keys.counters, 'completed'), String(ids.length));
+  });
+
+  it('a process that dies with acks waiting behind a call in flight: Redis applied none of them, every job is delivered again after its lease', async () => {
+    const name = uniqueQueue('settler-crash');
+    const queue = new Queue(name, { connection: redis.url });
+    await queue.addBulk(Array.from({ length: 30 }, (_, i) => ({ payload: i })));
+    await queue.close();
+    const leaseMs = 300;
+    const claimed = await new PartitionStore(redis.raw, 'sg', name, 0).claim(100, leaseMs, 100, 3, {
+      claimId: 'crash-1',
+      answeredClaimId: undefined,
+    });
+    assert.equal(claimed.jobs.length, 30);
+    let sent = 0;
+    // The first call never reaches Redis (the process stalls in it), then the process dies: the
+    // acks that waited behind it are never sent.
+    class StalledStore extends PartitionStore {
+      override ack(): Promise<{ stale: number[]; notFound: number[] }> {
+        sent += 1;
+        return new Promise(() => undefined);
+      }
+    }
+    const stalled = new StalledStore(redis.raw, 'sg', name, 0);
+    const settler = new Settler(() => undefined);
+    const heard = new Map<string, SettleOutcome[]>();
+    for (const job of claimed.jobs) {
+      settler.ack(stalled, settlement(job.id, job.token, heard));
+      await new Promise(resolve => setImmediate(resolve));
+    }
+    assert.equal(sent, 1, 'one call in flight, the rest waiting behind it');
+    assert.equal(settler.pending, claimed.jobs.length, 'every ack still pending');
+
+    await new Promise(resolve => setTimeout(resolve, leaseMs + 100));
+    const again = await new PartitionStore(redis.raw, 'sg', name, 0).claim(100, 30_000, 100, 3, {
+      claimId: 'crash-2',
+      answeredClaimId: undefined,
+    });
+    assert.deepEqual(again.jobs.map(job => job.id).sort(), claimed.jobs.map(job => job.id).sort(), 'every job delivered again');
+    assert.ok(
+      again.jobs.every(job => job.attempts === 2),
+      'as the second attempt',
+    );
+    assert.equal(heard.size, 0, 'no ack was reported');
   });
 });
