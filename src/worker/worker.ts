@@ -182,15 +182,26 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    */
   #deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number, limitedAt: number): void {
     const leaseUntil = leaseFrom + this.#leaseMs;
-    const hold = (stored: StoredJob): HeldJob<T> => {
-      const held = new HeldJob<T>(source, stored, this.#maxAttempts, leaseUntil, this.#ackListener, limitedAt);
-      this.#renewer.hold(held);
-      return held;
-    };
     const size = this.#batchSize;
-    if (size === undefined) for (const stored of jobs) this.#waiting.push(hold(stored));
-    else for (let i = 0; i < jobs.length; i += size) this.#waiting.push(jobs.slice(i, i + size).map(hold));
+    // A loop and a method, no closure: a claim's jobs are held one by one.
+    if (size === undefined) {
+      for (let i = 0; i < jobs.length; i++) this.#waiting.push(this.#hold(source, jobs[i] as StoredJob, leaseUntil, limitedAt));
+    } else {
+      for (let i = 0; i < jobs.length; i += size) {
+        const batch: HeldJob<T>[] = [];
+        for (let k = i; k < Math.min(i + size, jobs.length); k++)
+          batch.push(this.#hold(source, jobs[k] as StoredJob, leaseUntil, limitedAt));
+        this.#waiting.push(batch);
+      }
+    }
     this.#startWaiting();
+  }
+
+  /** A claimed job, held under its lease (renewed from now on) until it settles. */
+  #hold(source: ClaimSource, stored: StoredJob, leaseUntil: number, limitedAt: number): HeldJob<T> {
+    const held = new HeldJob<T>(source, stored, this.#maxAttempts, leaseUntil, this.#ackListener, limitedAt);
+    this.#renewer.hold(held);
+    return held;
   }
 
   /**
