@@ -97,11 +97,17 @@ export class ClaimTimer {
     this.#fire = fire;
   }
 
-  /** Fires in `delayMs` instead of when it was armed for (within a millisecond of that, it stays as armed). */
+  /**
+   * Fires in `delayMs` instead of when it was armed for. An armed timer that fires at about the same
+   * moment stays: within a millisecond, or earlier by at most an eighth of the delay.
+   */
   arm(delayMs: number): void {
     const fireAt = this.#clock() + delayMs;
-    // Called after every job: keep the armed timer when it fires at the same moment anyway.
-    if (this.#timer && Math.abs(this.#timerAt - fireAt) <= 1) return;
+    // Called after every job, mostly to push the safety interval's timer out by the time since the
+    // last job: re-arming it each millisecond costs a clearTimeout and a setTimeout each time. A
+    // timer that fires a little early only pumps once more (and arms itself again); one that fires
+    // late would hold a due partition back, so that one is always re-armed.
+    if (this.#timer && this.#timerAt <= fireAt + 1 && this.#timerAt >= fireAt - Math.max(1, delayMs / 8)) return;
     clearTimeout(this.#timer);
     this.#timerAt = fireAt;
     this.#timer = setTimeout(() => {

@@ -21,6 +21,8 @@ export class HeldJob<T> implements HeldLease, KeptSettlement {
   readonly stored: StoredJob;
   readonly job: ClaimedJob<T>;
   leaseUntilLocal: number;
+  /** The LeaseRenewer's bookkeeping (HeldLease). */
+  renewerIndex = -1;
   /** The renewer learned the lease is gone (it ran out and the job was taken back). */
   lost = false;
   /** Handed back by close(): its outcome is no longer ours to report. */

@@ -6,6 +6,8 @@ export interface HeldLease {
   readonly stored: LeaseRef;
   /** Local time at which the lease runs out unless renewed (counted from before the claim was sent: errs early). */
   leaseUntilLocal: number;
+  /** Where the renewer keeps the entry (its own bookkeeping, -1 while it holds none): set it to -1 at creation. */
+  renewerIndex: number;
 }
 
 /**
@@ -14,7 +16,11 @@ export interface HeldLease {
  * A lease the script reports as gone (it ran out and the job was reaped) is handed to `onLost`.
  */
 export class LeaseRenewer<E extends HeldLease> {
-  readonly #held = new Set<E>();
+  /**
+   * The held entries, in no order; each knows its place (`renewerIndex`), so that holding and
+   * dropping one, twice per job, is a push and a swap with the last: no Set (and no hash per job).
+   */
+  readonly #held: E[] = [];
   /** Partitions with a renewal in flight: one at a time each, a slow one never piles calls up. */
   readonly #renewing = new Set<PartitionStorage>();
   readonly #leaseMs: number;
@@ -43,16 +49,26 @@ export class LeaseRenewer<E extends HeldLease> {
 
   /** Leases held now. */
   get size(): number {
-    return this.#held.size;
+    return this.#held.length;
   }
 
+  /** Renews `entry` from now on (once: an entry already held stays as it is). */
   hold(entry: E): void {
-    this.#held.add(entry);
+    if (entry.renewerIndex >= 0) return;
+    entry.renewerIndex = this.#held.length;
+    this.#held.push(entry);
   }
 
-  /** Stops renewing `entry` (settled, handed back or dropped). */
+  /** Stops renewing `entry` (settled, handed back or dropped); a no-op for one not held. */
   drop(entry: E): void {
-    this.#held.delete(entry);
+    const index = entry.renewerIndex;
+    if (index < 0 || this.#held[index] !== entry) return;
+    const last = this.#held.pop() as E;
+    if (last !== entry) {
+      this.#held[index] = last;
+      last.renewerIndex = index;
+    }
+    entry.renewerIndex = -1;
   }
 
   /** The held leases (a live view: copy it before dropping while iterating). */
@@ -66,7 +82,7 @@ export class LeaseRenewer<E extends HeldLease> {
 
   /** Renews all held leases now. Partitions at once, each on its own: a slow node must not hold back the others' renewals. */
   async renew(): Promise<void> {
-    if (this.#held.size === 0) return;
+    if (this.#held.length === 0) return;
     const byStore = new Map<PartitionStorage, E[]>();
     for (const entry of this.#held) {
       const list = byStore.get(entry.store);

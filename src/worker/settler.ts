@@ -45,9 +45,18 @@ const MAX_PER_CALL = 1_000;
  * Ack calls (and fail calls) per partition in flight at once. While they travel, what settles
  * meanwhile waits and goes in the next call: batches grow with the load instead of one small call
  * per event-loop turn (each call costs a write, a script run and a reply on both sides), and an idle
- * worker's ack still leaves at once. Two, so that an ack never waits for a whole round trip.
+ * worker's ack still leaves at once. Two, so that a pile of acks (MIN_SECOND_CALL) does not wait for
+ * a whole round trip.
  */
 const MAX_CALLS_IN_FLIGHT = 2;
+/**
+ * Entries a second call of a kind needs to leave while the first travels. Fewer wait for the first
+ * call's reply and go in the call after it: under load that call carries what settled during a round
+ * trip (hundreds of jobs) instead of a call per wave of handlers, and each call saved is a write, a
+ * reply and a script run on both sides. An ack waits at most about one round trip for it; the
+ * job's handler slot and its concurrency slot were freed when its handler ended, not at the ack.
+ */
+export const MIN_SECOND_CALL = 250;
 /**
  * How long past the lease a failed send is still retried. The script, not this process, decides
  * what became of a late ack (applied by this token before a lost reply, or stale), so retrying past
@@ -152,7 +161,7 @@ export class Settler {
 
   /** Sends `queue[kind]` in calls of up to MAX_PER_CALL, while fewer than MAX_CALLS_IN_FLIGHT travel. */
   #flushKind<K extends Kind>(queue: StoreQueue, kind: K, call: Call<K>): void {
-    while (queue[kind].length > 0 && queue.calls[kind] < MAX_CALLS_IN_FLIGHT) {
+    while (queue[kind].length > (queue.calls[kind] === 0 ? 0 : MIN_SECOND_CALL - 1) && queue.calls[kind] < MAX_CALLS_IN_FLIGHT) {
       const batch = take(queue, kind);
       queue.calls[kind] += 1;
       this.#track(

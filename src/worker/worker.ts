@@ -84,6 +84,12 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   #busySlots = 0;
   /** Jobs in running handler calls. */
   #runningJobs = 0;
+  /** A pump of the claim loop is queued (see #afterRun). */
+  #pumpQueued = false;
+  readonly #pumpOnce = (): void => {
+    this.#pumpQueued = false;
+    this.#loop.pump();
+  };
   /** Inside #startWaiting (see there). */
   #starting = false;
   #closing = false;
@@ -176,15 +182,26 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
    */
   #deliver(source: ClaimSource, jobs: StoredJob[], leaseFrom: number, limitedAt: number): void {
     const leaseUntil = leaseFrom + this.#leaseMs;
-    const hold = (stored: StoredJob): HeldJob<T> => {
-      const held = new HeldJob<T>(source, stored, this.#maxAttempts, leaseUntil, this.#ackListener, limitedAt);
-      this.#renewer.hold(held);
-      return held;
-    };
     const size = this.#batchSize;
-    if (size === undefined) for (const stored of jobs) this.#waiting.push(hold(stored));
-    else for (let i = 0; i < jobs.length; i += size) this.#waiting.push(jobs.slice(i, i + size).map(hold));
+    // A loop and a method, no closure: a claim's jobs are held one by one.
+    if (size === undefined) {
+      for (let i = 0; i < jobs.length; i++) this.#waiting.push(this.#hold(source, jobs[i] as StoredJob, leaseUntil, limitedAt));
+    } else {
+      for (let i = 0; i < jobs.length; i += size) {
+        const batch: HeldJob<T>[] = [];
+        for (let k = i; k < Math.min(i + size, jobs.length); k++)
+          batch.push(this.#hold(source, jobs[k] as StoredJob, leaseUntil, limitedAt));
+        this.#waiting.push(batch);
+      }
+    }
     this.#startWaiting();
+  }
+
+  /** A claimed job, held under its lease (renewed from now on) until it settles. */
+  #hold(source: ClaimSource, stored: StoredJob, leaseUntil: number, limitedAt: number): HeldJob<T> {
+    const held = new HeldJob<T>(source, stored, this.#maxAttempts, leaseUntil, this.#ackListener, limitedAt);
+    this.#renewer.hold(held);
+    return held;
   }
 
   /**
@@ -285,7 +302,14 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   }
 
   #afterRun(): void {
-    this.#loop.pump(); // room freed: claim more while the acks travel
+    // Room freed: claim more while the acks travel. Once for all the handlers that end in this
+    // wave of microtasks (a claim's worth of them end together), not once per job: the claims it
+    // sends are the same (each asks for up to a claim's worth) and leave in the same turn.
+    if (!this.#pumpQueued) {
+      this.#pumpQueued = true;
+      // A reaction to a settled promise, not queueMicrotask (which wraps each callback for async hooks).
+      void SETTLED.then(this.#pumpOnce);
+    }
     if (this.#runningJobs === 0 && this.#idleWaiters.length > 0) this.#idleWaiters.splice(0).forEach(wake => wake());
   }
 
@@ -417,6 +441,9 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     }
   }
 }
+
+/** What a pump queued for after the current microtasks hangs on (see #afterRun). */
+const SETTLED = Promise.resolve();
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';

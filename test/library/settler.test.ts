@@ -2,8 +2,9 @@
 // the batch, and a call that fails is sent again without losing or repeating an entry.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { Settler, type SettleOutcome, type Settlement } from '../../src/worker/settler.js';
+import { MIN_SECOND_CALL, Settler, type SettleOutcome, type Settlement } from '../../src/worker/settler.js';
 import { PartitionStore, type LeaseRef } from '../../src/store/redis/partition-store.js';
+import { Queue } from '../../src/index.js';
 import { uniqueQueue, useRedis, waitFor } from '../helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -97,7 +98,8 @@ describe('Settler', () => {
       }
     }
     const s = new FlakyStore(redis.raw, 'sg', queue, 0);
-    const ids = Array.from({ length: 6 }, (_, i) => `j${i}`);
+    // The later acks are enough for a call of their own beside the first (fewer would wait for its reply).
+    const ids = Array.from({ length: 3 + MIN_SECOND_CALL }, (_, i) => `j${i}`);
     for (const id of ids) await seedActive(s, id, '7');
     const settler = new Settler(() => undefined);
     const heard = new Map<string, SettleOutcome[]>();
@@ -112,5 +114,112 @@ describe('Settler', () => {
     assert.deepEqual(Object.fromEntries(heard), Object.fromEntries(ids.map(id => [`${id}/7`, ['applied']])), 'each heard once, applied');
     assert.equal(await redis.raw.hget(s.keys.counters, 'completed'), String(ids.length));
     assert.equal(await redis.raw.zcard(s.keys.active), 0);
+  });
+
+  it('while a call travels, acks too few for a call of their own wait for its reply and go in one call, every one acked', async () => {
+    const queue = uniqueQueue('settler');
+    const batches: number[] = [];
+    let releaseFirst: () => void = () => undefined;
+    const firstHeld = new Promise<void>(resolve => (releaseFirst = resolve));
+    class SlowFirstStore extends PartitionStore {
+      override async ack(leases: readonly LeaseRef[]): Promise<{ stale: number[]; notFound: number[] }> {
+        batches.push(leases.length);
+        if (batches.length === 1) await firstHeld;
+        return super.ack(leases);
+      }
+    }
+    const s = new SlowFirstStore(redis.raw, 'sg', queue, 0);
+    const ids = Array.from({ length: 40 }, (_, i) => `w${i}`);
+    for (const id of ids) await seedActive(s, id, '3');
+    const settler = new Settler(() => undefined);
+    const heard = new Map<string, SettleOutcome[]>();
+    settler.ack(s, settlement('w0', '3', heard));
+    await waitFor(() => batches.length === 1, 5_000, 'the first call');
+    // Acks that settle in separate turns while the first call travels.
+    for (const id of ids.slice(1)) {
+      settler.ack(s, settlement(id, '3', heard));
+      await new Promise(resolve => setImmediate(resolve));
+    }
+    assert.deepEqual(batches, [1], 'nothing sent beside the first call');
+    releaseFirst();
+    await waitFor(() => heard.size === ids.length, 10_000, 'every ack answered');
+    await settler.drain(10_000);
+
+    assert.deepEqual(batches, [1, ids.length - 1], 'the acks that waited went in one call');
+    assert.deepEqual(Object.fromEntries(heard), Object.fromEntries(ids.map(id => [`${id}/3`, ['applied']])), 'each heard once, applied');
+    assert.equal(await redis.raw.hget(s.keys.counters, 'completed'), String(ids.length));
+    assert.equal(await redis.raw.zcard(s.keys.active), 0);
+  });
+
+  it('sends a second call beside the first once enough acks wait, and an idle ack at once', async () => {
+    const queue = uniqueQueue('settler');
+    const batches: number[] = [];
+    let releaseFirst: () => void = () => undefined;
+    const firstHeld = new Promise<void>(resolve => (releaseFirst = resolve));
+    class SlowFirstStore extends PartitionStore {
+      override async ack(leases: readonly LeaseRef[]): Promise<{ stale: number[]; notFound: number[] }> {
+        batches.push(leases.length);
+        if (batches.length === 1) await firstHeld;
+        return super.ack(leases);
+      }
+    }
+    const s = new SlowFirstStore(redis.raw, 'sg', queue, 0);
+    const ids = Array.from({ length: 1 + MIN_SECOND_CALL }, (_, i) => `m${i}`);
+    for (const id of ids) await seedActive(s, id, '4');
+    const settler = new Settler(() => undefined);
+    const heard = new Map<string, SettleOutcome[]>();
+    settler.ack(s, settlement('m0', '4', heard));
+    await waitFor(() => batches.length === 1, 5_000, 'the first call, sent at once');
+    for (const id of ids.slice(1)) settler.ack(s, settlement(id, '4', heard));
+    await waitFor(() => batches.length === 2, 5_000, 'a second call while the first travels');
+    assert.deepEqual(batches, [1, MIN_SECOND_CALL]);
+    await waitFor(() => heard.size === MIN_SECOND_CALL, 10_000, 'the second call answered first');
+    releaseFirst();
+    await waitFor(() => heard.size === ids.length, 10_000, 'every ack answered');
+    await settler.drain(10_000);
+    assert.equal(await redis.raw.hget(s.keys.counters, 'completed'), String(ids.length));
+  });
+
+  it('a process that dies with acks waiting behind a call in flight: Redis applied none of them, every job is delivered again after its lease', async () => {
+    const name = uniqueQueue('settler-crash');
+    const queue = new Queue(name, { connection: redis.url });
+    await queue.addBulk(Array.from({ length: 30 }, (_, i) => ({ payload: i })));
+    await queue.close();
+    const leaseMs = 300;
+    const claimed = await new PartitionStore(redis.raw, 'sg', name, 0).claim(100, leaseMs, 100, 3, {
+      claimId: 'crash-1',
+      answeredClaimId: undefined,
+    });
+    assert.equal(claimed.jobs.length, 30);
+    let sent = 0;
+    // The first call never reaches Redis (the process stalls in it), then the process dies: the
+    // acks that waited behind it are never sent.
+    class StalledStore extends PartitionStore {
+      override ack(): Promise<{ stale: number[]; notFound: number[] }> {
+        sent += 1;
+        return new Promise(() => undefined);
+      }
+    }
+    const stalled = new StalledStore(redis.raw, 'sg', name, 0);
+    const settler = new Settler(() => undefined);
+    const heard = new Map<string, SettleOutcome[]>();
+    for (const job of claimed.jobs) {
+      settler.ack(stalled, settlement(job.id, job.token, heard));
+      await new Promise(resolve => setImmediate(resolve));
+    }
+    assert.equal(sent, 1, 'one call in flight, the rest waiting behind it');
+    assert.equal(settler.pending, claimed.jobs.length, 'every ack still pending');
+
+    await new Promise(resolve => setTimeout(resolve, leaseMs + 100));
+    const again = await new PartitionStore(redis.raw, 'sg', name, 0).claim(100, 30_000, 100, 3, {
+      claimId: 'crash-2',
+      answeredClaimId: undefined,
+    });
+    assert.deepEqual(again.jobs.map(job => job.id).sort(), claimed.jobs.map(job => job.id).sort(), 'every job delivered again');
+    assert.ok(
+      again.jobs.every(job => job.attempts === 2),
+      'as the second attempt',
+    );
+    assert.equal(heard.size, 0, 'no ack was reported');
   });
 });
