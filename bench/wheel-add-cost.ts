@@ -4,11 +4,14 @@
  * `preload` such jobs; prints Redis CPU per added job (evalsha usec from INFO commandstats, and
  * used_cpu_user+sys) and used_memory per job, as one JSON line.
  * Usage: node --import tsx bench/wheel-add-cost.ts [jobs=200000] [preload=0]
+ * With REDIS_URL set it uses that (empty) server instead, e.g. one under `valgrind --tool=callgrind`
+ * for instruction counts, which the load on a shared machine does not change.
  */
 import { Queue } from '../src/index.js';
 import { logUniformDelays } from './delays.js';
 import { PAYLOAD, type Payload } from './drivers/types.js';
-import { infoNumber, openProbe, readInfo, startServer, stopServer } from './servers.js';
+import { Redis } from 'ioredis';
+import { infoNumber, readInfo, startServer, stopServer } from './servers.js';
 
 const jobs = Number(process.argv[2] ?? 200_000);
 const preload = Number(process.argv[3] ?? 0);
@@ -20,11 +23,16 @@ async function addAll(queue: Queue<Payload>, delays: readonly number[]): Promise
   }
 }
 
-const server = await startServer();
-const probe = openProbe(server);
+const external = process.env.REDIS_URL;
+const server = external ? { url: external } : await startServer();
+const probe = new Redis(server.url);
+// (A server under valgrind answers a call of 500 adds in seconds, not ms.)
+const connection = external
+  ? { host: new URL(external).hostname, port: Number(new URL(external).port), commandTimeout: 600_000 }
+  : server.url;
 try {
-  const queue = new Queue<Payload>('spread', { connection: server.url });
-  const warm = new Queue<Payload>('warmup', { connection: server.url });
+  const queue = new Queue<Payload>('spread', { connection });
+  const warm = new Queue<Payload>('warmup', { connection });
   await addAll(warm, logUniformDelays(1_000, undefined, undefined, 3));
   if (preload > 0) await addAll(queue, logUniformDelays(preload, undefined, undefined, 5));
   const delays = logUniformDelays(jobs);
@@ -48,5 +56,5 @@ try {
   await Promise.all([queue.close(), warm.close()]);
 } finally {
   probe.disconnect();
-  await stopServer(server);
+  if (!external) await stopServer(server as Awaited<ReturnType<typeof startServer>>);
 }
