@@ -41,6 +41,12 @@ async function indexShards(raw: Redis, name: string, keys: PartitionKeys): Promi
   return Array.from({ length: count }, (_, s) => wheelIndexKey('sg', name, 0, s));
 }
 
+/** Calls of `command` the server made so far (scripts' calls included): INFO commandstats. */
+async function commandCalls(raw: Redis, command: string): Promise<number> {
+  const info = await raw.info('commandstats');
+  return Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
+}
+
 /**
  * The wheel's half of the invariant: every index entry names a bucket of `wheel` that holds the id
  * exactly once, every bucket entry is indexed to its bucket, no wheel id is in `jobs`, and `wheeled`
@@ -348,6 +354,43 @@ describe('the wheel', () => {
     assert.equal(after.size, 2_500);
     for (let i = 0; i < 2_500; i++) assert.equal(after.get(`b${i}`), i < 1_000 ? later : at, `b${i}`);
     assert.equal(await redis.raw.hget(keys.counters, 'added'), '2500');
+  });
+
+  it("a bulk add looks its slots' buckets up at once (no ZSCORE per slot): it appends to a slot's bucket, fills a full one's cells and creates new ones", async () => {
+    const { name, keys, store } = await wheelQueue();
+    const now = await serverNow(redis.raw);
+    const job = (id: string, atMs: number) => ({ id, due: { atMs }, maxAttempts: '', backoff: '', payloadJson: '1' });
+    // Slot A holds one job, slot B a full bucket (1,000): both exist before the bulk add.
+    const atA = now + 120_000;
+    const atB = now + 180_000;
+    await store.add([job('a0', atA), ...Array.from({ length: 1_000 }, (_, i) => job(`b${i}`, atB))], 'keep');
+    const bucketsBefore = await redis.raw.zrange(keys.wheel, 0, -1);
+    assert.equal(bucketsBefore.length, 2);
+    // One call: jobs due in A and B, and 400 more spread over minutes to a day (many new slots).
+    const spread = Array.from({ length: 400 }, (_, i) => job(`s${i}`, now + Math.round(10_000 * 8_640 ** (i / 400))));
+    const zscoreBefore = await commandCalls(redis.raw, 'zscore');
+    const { statuses } = await store.add([job('a1', atA + 1), job('b1000', atB + 7), ...spread], 'keep');
+    assert.deepEqual(new Set(statuses), new Set(['added']));
+    assert.equal(await commandCalls(redis.raw, 'zscore'), zscoreBefore, 'no ZSCORE: the slots were looked up at once');
+    const inWheel = await checkWheel(redis.raw, name, keys);
+    assert.equal(inWheel.size, 1_403);
+    for (const [id, atMs] of [['a1', atA + 1], ['b1000', atB + 7], ...spread.map(j => [j.id, j.due.atMs] as const)] as const)
+      assert.equal(inWheel.get(id), atMs, id);
+    const bucketsAfter = await redis.raw.zrange(keys.wheel, 0, -1);
+    const [nA, nB] = bucketsBefore as [string, string];
+    assert.deepEqual(
+      await redis.raw.lrange(wheelBucketKey('sg', name, 0, nA), 0, -1).then(es => es.slice(0, 2).map(e => e.split('\n')[0])),
+      ['a0', 'a1'],
+    );
+    assert.equal(
+      await redis.raw.llen(wheelBucketKey('sg', name, 0, nB)),
+      1_000,
+      "the full bucket took no more: b1000 went to its slot's cell",
+    );
+    assert.ok(bucketsAfter.length > 100, `${bucketsAfter.length} buckets: the spread made new ones`);
+    // And a later call finds them all again (an id resent is kept).
+    const resent = await store.add(spread.slice(0, 50), 'keep');
+    assert.deepEqual(new Set(resent.statuses), new Set(['kept']));
   });
 
   it('a bulk add stopped by a failing bucket write keeps `wheeled` exact and leaves only index entries that find nothing', async () => {

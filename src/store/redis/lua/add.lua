@@ -219,12 +219,41 @@ local function flushWheel()
   staged, stagedEntries, stagedNew, stagedNewOf, newBuckets, after = {}, {}, 0, {}, {}, {}
 end
 
+-- The due time and wheel slot (wheelSlot; nil: not far) of each job, and the slots' buckets looked
+-- up at once: one ZMSCORE for all (and an LLEN of each that exists) instead of a ZSCORE per slot in
+-- wheelTail, as due times spread over minutes to weeks name a new slot for about every other job.
+-- Their open buckets go into wheelOpen as wheelTail makes them. (Reads only: the LLEN of a bucket
+-- that moved in a slot migration fails before anything is written, includes/wheel.lua "Write order".)
+local dueOfArg, slotOfArg = {}, {}
+do
+  local slots, names, seen = {}, {}, {}
+  for i = 3, #ARGV, 7 do
+    local dueAt = ARGV[i + 1] ~= '' and now + tonumber(ARGV[i + 1]) or tonumber(ARGV[i + 2])
+    local slot = wheelSlot(dueAt, now)
+    dueOfArg[i], slotOfArg[i] = dueAt, slot
+    if slot and not seen[slot] then
+      seen[slot] = true
+      slots[#slots + 1] = slot
+      names[#names + 1] = int(slot * 100000)
+    end
+  end
+  for c = 1, #names, 1000 do
+    local scores = rcall('ZMSCORE', wheelKey, unpack(names, c, math.min(c + 999, #names)))
+    for k = 1, #scores do
+      local slot, n = slots[c + k - 1], names[c + k - 1]
+      local open = { name = n, start = slot * wheelWidth(), len = 0, first = true }
+      if scores[k] then open.len = rcall('LLEN', wheelBucketKey(n)) end
+      wheelOpen[slot] = open
+    end
+  end
+end
+
 for i = 3, #ARGV, 7 do
   local id = ARGV[i]
-  local dueAt = ARGV[i + 1] ~= '' and now + tonumber(ARGV[i + 1]) or tonumber(ARGV[i + 2])
+  local dueAt = dueOfArg[i]
   local status = 1
   local inWheel = nil
-  local slot = wheelSlot(dueAt, now)
+  local slot = slotOfArg[i]
   local open = nil -- a far job's bucket, its index entry already written
   local repeated = written[id]
   written[id] = true

@@ -173,7 +173,7 @@ local function wheelMayHold()
 end
 
 -- The bucket each slot's and cell's next put goes to, for this call: { name (n), start, len,
--- first }, keyed 'w<slot>' and 'c<cell name without f>:<start>'.
+-- first }, keyed by the slot (a number: no formatting per put) and 'c<cell name without f>:<start>'.
 local wheelOpen = {}
 
 -- The cell of `level` (1 coarse, 2 fine) that a job due at `dueAt` goes to in the bucket of span
@@ -209,13 +209,13 @@ end
 -- (its move may be the wheel's next).
 local function wheelTail(slot, dueAt)
   local w = wheelWidth()
-  local whole = wheelOpen['w' .. slot]
+  local whole = wheelOpen[slot]
   if whole == nil then
     local n = int(slot * 100000)
     -- LLEN only a bucket `wheel` has: a new bucket's first touch is its RPUSH (write order, above).
     whole = { name = n, start = slot * w, len = 0, first = true }
     if rcall('ZSCORE', wheelKey, n) then whole.len = rcall('LLEN', wheelBucketKey(n)) end
-    wheelOpen['w' .. slot] = whole
+    wheelOpen[slot] = whole
   end
   if whole.len < WHEEL_BUCKET_MAX then return whole end
   wheelSlot(dueAt, slotNow)
