@@ -371,7 +371,15 @@ async function run<R>(redis: Redis | Cluster, name: ScriptName, send: (form: Sen
         if (isFunctionNotFound(error)) {
           // FUNCTION FLUSH, a restart without persistence, a failover to a replica without the library,
           // a Cluster node that joined since: load it again (on every master) and call again, once.
-          if ((await loadLibrary(redis)) === 'functions') return await send('fcall');
+          // Gone again by then (flushed once more): this call goes by EVALSHA (and EVAL), which
+          // carries its script and so cannot miss it. Nothing ran on a "not found".
+          if ((await reloadLibrary(redis)) === 'functions') {
+            try {
+              return await send('fcall');
+            } catch (again) {
+              if (!isFunctionNotFound(again)) throw again;
+            }
+          }
         } else if (isRefused(error)) {
           scriptPaths.set(redis, 'eval'); // FUNCTION LOAD allowed but FCALL not: EVALSHA from now on
         } else {
@@ -426,6 +434,18 @@ function probeScriptPath(redis: Redis | Cluster): Promise<ScriptPath> {
     probes.set(redis, probe);
   }
   return probe;
+}
+
+const reloads = new WeakMap<object, Promise<ScriptPath>>();
+
+/** loadLibrary once for all the calls that found the library gone at the same time (it is sent whole, and compiled). */
+function reloadLibrary(redis: Redis | Cluster): Promise<ScriptPath> {
+  let reload = reloads.get(redis);
+  if (reload === undefined) {
+    reload = loadLibrary(redis).finally(() => reloads.delete(redis));
+    reloads.set(redis, reload);
+  }
+  return reload;
 }
 
 /**
