@@ -59,7 +59,10 @@ async function main(): Promise<number> {
   process.once('unhandledRejection', onCrash);
   try {
     const machine = await machineFacts();
-    log(`Redis ${machine.redis}, Node ${machine.node}, ${machine.cpus} CPUs, ${options.quick ? 'quick' : 'full'} run`);
+    // The path sandglass's scripts take (src/store/redis/scripts.ts, ScriptPath): FCALL where Redis has Functions.
+    const scripts =
+      process.env.SANDGLASS_SCRIPTS === 'eval' ? 'EVALSHA (SANDGLASS_SCRIPTS=eval)' : 'Redis Functions (FCALL) where available';
+    log(`Redis ${machine.redis}, Node ${machine.node}, ${machine.cpus} CPUs, ${options.quick ? 'quick' : 'full'} run, scripts: ${scripts}`);
     const figures: Figure[] = [];
     const errors: PhaseError[] = [];
     const details: Record<string, unknown> = { options: { ...options, phases: [...options.phases] } };
@@ -92,6 +95,7 @@ async function main(): Promise<number> {
     const results = {
       machine,
       mode: options.quick ? ('quick' as const) : ('full' as const),
+      scripts,
       command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
       durationSeconds: (performance.now() - startedAt) / 1000,
       loadAverageAtEnd: os.loadavg()[0] ?? 0,

@@ -36,7 +36,10 @@ async function parent(): Promise<void> {
   const redisCost = async () => {
     const info = (await raw.info('cpu')) + (await raw.info('commandstats'));
     const read = (pattern: RegExp) => Number(pattern.exec(info)?.[1] ?? 0);
-    return { cpuMs: (read(/used_cpu_user:([\d.]+)/) + read(/used_cpu_sys:([\d.]+)/)) * 1000, calls: read(/cmdstat_evalsha:calls=(\d+)/) };
+    return {
+      cpuMs: (read(/used_cpu_user:([\d.]+)/) + read(/used_cpu_sys:([\d.]+)/)) * 1000,
+      calls: read(/cmdstat_(?:evalsha|fcall):calls=(\d+)/),
+    };
   };
   try {
     let serial = 0;

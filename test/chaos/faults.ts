@@ -18,6 +18,16 @@ async function errorCount(raw: Redis, prefix: string): Promise<number> {
   return Number(new RegExp(`errorstat_${prefix}:count=(\\d+)`).exec(info)?.[1] ?? 0);
 }
 
+/**
+ * The reloads a flush of the scripts and functions caused so far: NOSCRIPT replies (each answered by
+ * EVAL) plus FUNCTION LOADs (each "Function not found" answered by loading the library again, and
+ * each connection's first probe).
+ */
+async function reloadCount(raw: Redis): Promise<number> {
+  const loads = Number(/cmdstat_function\|load:calls=(\d+)/.exec(await raw.info('commandstats'))?.[1] ?? 0);
+  return (await errorCount(raw, 'NOSCRIPT')) + loads;
+}
+
 /** Sleeps until `at` (local ms), or not at all when it has passed. */
 function sleepUntil(at: number): Promise<void> {
   return sleep(Math.max(0, at - Date.now()));
@@ -252,12 +262,12 @@ export function redisCommandsScenario(phaseMs: number): Scenario {
   let busyReplies = 0;
   return {
     name: 'redis-commands',
-    description: `cycles of SCRIPT FLUSH every 20 ms and CLIENT KILL TYPE normal/pubsub every 250 ms (${phaseMs} ms each), CLIENT PAUSE 2000 WRITE, a 3 s foreign Lua loop (BUSY)`,
+    description: `cycles of SCRIPT FLUSH and FUNCTION FLUSH every 20 ms and CLIENT KILL TYPE normal/pubsub every 250 ms (${phaseMs} ms each), CLIENT PAUSE 2000 WRITE, a 3 s foreign Lua loop (BUSY)`,
     workers: workers(3, { concurrency: 20, leaseMs: LEASE_MS, handlerMs: 5, handlerJitterMs: 45 }),
     maxDelayMs: 3_000,
     async fault(context: FaultContext) {
       const raw = context.raw;
-      const noscriptBefore = await errorCount(raw, 'NOSCRIPT');
+      const noscriptBefore = await reloadCount(raw);
       const busyBefore = await errorCount(raw, 'BUSY');
       const window = async (kind: string, body: () => Promise<void>) => {
         const from = Date.now();
@@ -277,6 +287,7 @@ export function redisCommandsScenario(phaseMs: number): Scenario {
         await window('SCRIPT FLUSH', () =>
           repeat(phaseMs, 20, async () => {
             await raw.script('FLUSH');
+            await raw.call('FUNCTION', 'FLUSH');
             counts.flushes += 1;
           }),
         );
@@ -303,10 +314,10 @@ export function redisCommandsScenario(phaseMs: number): Scenario {
         busyClient.disconnect();
         await raw.config('SET', 'busy-reply-threshold', '5000');
       } while (Date.now() + cycleMs < context.loadEndsAt);
-      noscript = (await errorCount(raw, 'NOSCRIPT')) - noscriptBefore;
+      noscript = (await reloadCount(raw)) - noscriptBefore;
       busyReplies = (await errorCount(raw, 'BUSY')) - busyBefore;
       context.note(
-        `${counts.flushes} SCRIPT FLUSHes (${noscript} NOSCRIPT replies), ${counts.killed} connections killed, ${counts.pauses} CLIENT PAUSEs, ${counts.busy} BUSY scripts (${busyReplies} BUSY replies)`,
+        `${counts.flushes} SCRIPT and FUNCTION FLUSHes (${noscript} reloads: NOSCRIPT or FUNCTION LOAD), ${counts.killed} connections killed, ${counts.pauses} CLIENT PAUSEs, ${counts.busy} BUSY scripts (${busyReplies} BUSY replies)`,
       );
     },
     criteria(report: CheckReport, _context: FaultContext, entries: readonly ChaosEntry[]): Criterion[] {
@@ -315,7 +326,7 @@ export function redisCommandsScenario(phaseMs: number): Scenario {
         {
           name: 'faults happened',
           ok: noscript > 0 && counts.killed > 0 && counts.pauses > 0 && busyReplies > 0,
-          detail: `${noscript} NOSCRIPT replies, ${counts.killed} connections killed, ${counts.pauses} pauses, ${busyReplies} BUSY replies`,
+          detail: `${noscript} script reloads, ${counts.killed} connections killed, ${counts.pauses} pauses, ${busyReplies} BUSY replies`,
         },
       ];
       for (const kind of [...new Set(windows.map(w => w.kind))]) {

@@ -1,6 +1,8 @@
 // `npm run chaos`: every fault of the chaos suite at full size, one after the other, then a table.
 //   tsx test/chaos/run.ts [--ci] [fault names...]
 // --ci runs the CI sizes (the same as test/faults/chaos.test.ts). Exit code 1 when a fault fails.
+// SANDGLASS_SCRIPTS=eval (inherited by the worker processes) runs every script by EVALSHA instead of
+// FCALL of the Functions library (src/store/redis/scripts.ts): `SANDGLASS_SCRIPTS=eval npm run chaos`.
 import { cpus, loadavg } from 'node:os';
 import { chaosPlan } from './faults.js';
 import { formatResult, formatTable, runScenario, type ScenarioResult } from './harness.js';

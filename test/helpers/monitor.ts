@@ -54,10 +54,10 @@ export function monitorCommands(port: number, onCommand: (atMs: number, line: st
 /**
  * The memo key a MONITOR line names if it is a claim script call of `queue`'s `partition` (every
  * claim names `<prefix>:{<queue>:<partition>}:claim:<claim id>`; no other script call does, and the
- * script's own commands are reported as `[0 lua]` lines, not `"evalsha"`), else undefined.
+ * script's own commands are reported as `[0 lua]` lines, not `"evalsha"` or `"fcall"`), else undefined.
  */
 export function claimRun(line: string, queue: string, partition: number): string | undefined {
-  if (!line.includes('] "evalsha" ')) return undefined;
+  if (!line.includes('] "evalsha" ') && !line.includes('] "fcall" ')) return undefined;
   const tag = `{${queue}:${partition}}:claim:`;
   return line.split('"').find(arg => arg.includes(tag));
 }

@@ -24,7 +24,7 @@ async function fill(q: Queue, count: number): Promise<void> {
 
 /** Script calls Redis ran so far (commandstats of EVALSHA and EVAL). */
 async function scriptCalls(): Promise<number> {
-  return [...(await redis.raw.info('commandstats')).matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce(
+  return [...(await redis.raw.info('commandstats')).matchAll(/cmdstat_(?:eval(?:sha)?|fcall):calls=(\d+)/g)].reduce(
     (sum, match) => sum + Number(match[1]),
     0,
   );

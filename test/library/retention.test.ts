@@ -32,7 +32,7 @@ function keptInRedis(name: string, p = 0): Promise<number> {
 /** Script calls Redis ran so far (EVALSHA and EVAL: the commands a worker sends). */
 async function scriptCalls(): Promise<number> {
   const info = await redis.raw.info('commandstats');
-  return [...info.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
+  return [...info.matchAll(/cmdstat_(?:eval(?:sha)?|fcall):calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0);
 }
 
 /** Claims and acks the given jobs one by one through a PullConsumer, each ack its own call. */

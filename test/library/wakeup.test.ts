@@ -12,7 +12,7 @@ const redis = useRedis({ appendOnly: false });
 async function scriptCalls(): Promise<number> {
   const info = await redis.raw.info('commandstats');
   const calls = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
-  return calls('evalsha') + calls('eval');
+  return calls('evalsha') + calls('eval') + calls('fcall');
 }
 
 describe('wake-ups instead of polling', () => {

@@ -17,7 +17,7 @@ async function commandsRun(raw: Redis): Promise<number> {
   const info = await raw.info('commandstats');
   let total = 0;
   for (const [, name, calls] of info.matchAll(/cmdstat_([a-z|]+):calls=(\d+)/g)) {
-    if (!['evalsha', 'eval', 'info', 'script'].includes(name as string)) total += Number(calls);
+    if (!['evalsha', 'eval', 'fcall', 'function', 'info', 'script'].includes(name as string)) total += Number(calls);
   }
   return total;
 }

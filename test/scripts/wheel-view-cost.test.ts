@@ -39,7 +39,7 @@ async function commandStat(raw: Redis, command: string): Promise<{ calls: number
 
 /** Server time of the script commands so far (EVALSHA, and EVAL after a NOSCRIPT), µs. */
 async function scriptUsec(raw: Redis): Promise<number> {
-  return (await commandStat(raw, 'evalsha')).usec + (await commandStat(raw, 'eval')).usec;
+  return (await commandStat(raw, 'evalsha')).usec + (await commandStat(raw, 'eval')).usec + (await commandStat(raw, 'fcall')).usec;
 }
 
 /** The LRANGE calls (bucket reads) and script time that `call` cost the server. */

@@ -48,7 +48,7 @@ async function harness(t: TestContext): Promise<Harness> {
 /** How many times Redis ran EVALSHA so far (INFO commandstats): proves that a command really ran twice. */
 async function evalshaCalls(): Promise<number> {
   const info = await redis.raw.info('commandstats');
-  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(info)?.[1] ?? 0);
+  return Number(/cmdstat_(?:evalsha|fcall):calls=(\d+)/.exec(info)?.[1] ?? 0);
 }
 
 async function counters(h: Harness): Promise<Record<string, number>> {

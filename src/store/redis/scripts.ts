@@ -80,7 +80,67 @@ export function resolveIncludes(
   return order;
 }
 
-function loadScripts(): Record<ScriptName, LoadedScript> {
+/**
+ * The line that marks an include's per-call state: the `local` statements right after it (one line
+ * each) bind names that hold something of the call (its KEYS and ARGV, or a memo of what it read).
+ * In a script sent with EVALSHA they run as written, at the start of every call. In the Functions
+ * library the includes' top level runs once, at FUNCTION LOAD, and its locals outlive a call: there
+ * the names are declared at the top level and these statements run at the start of every function
+ * instead (`bindCall`), so no call sees another's state. Every other top-level `local` of an include
+ * is a `local function` or an UPPER_CASE constant (checked here).
+ */
+const PER_CALL_MARK = '-- per call:';
+
+interface PerCallSplit {
+  /** The include with each per-call statement reduced to its declaration (`local a, b`). */
+  readonly declarations: string;
+  /** The per-call statements as assignments (`a, b = ...`), in their order. */
+  readonly assignments: readonly string[];
+}
+
+/** Splits an include's per-call statements (see PER_CALL_MARK) from the rest; throws on a top-level local that is neither. */
+export function splitPerCall(source: string, file = 'an include'): PerCallSplit {
+  const lines = source.split('\n');
+  const assignments: string[] = [];
+  // 'marked': right after the mark, 'in': after a per-call statement, 'out': elsewhere.
+  let state: 'marked' | 'in' | 'out' = 'out';
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? '';
+    if (line === PER_CALL_MARK) {
+      state = 'marked';
+      continue;
+    }
+    const statement = /^local ((?!function\b)[A-Za-z_][\w, ]*?) = (.*)$/.exec(line);
+    if (state !== 'out' && statement) {
+      const [, names = '', value = ''] = statement;
+      lines[i] = `local ${names}`;
+      assignments.push(`${names} = ${value}`);
+      state = 'in';
+      continue;
+    }
+    if (state === 'marked') throw new Error(`${file}: '${PER_CALL_MARK}' is followed by a line that is not a one-line local statement`);
+    state = 'out';
+    if (statement && !/^[A-Z][A-Z0-9_]*$/.test(statement[1] ?? '')) {
+      throw new Error(`${file}: top-level local '${statement[1]}' is neither a constant (UPPER_CASE) nor marked '${PER_CALL_MARK}'`);
+    }
+  }
+  return { declarations: lines.join('\n'), assignments };
+}
+
+/** A script's flags, from its shebang (`#!lua flags=allow-oom,no-writes`). */
+function shebangFlags(shebang: string): string[] {
+  const flags = /\bflags=(\S*)/.exec(shebang)?.[1];
+  return flags ? flags.split(',').filter(flag => flag !== '') : [];
+}
+
+/** The Functions library: its name, the function of each operation and the source for FUNCTION LOAD. */
+interface Library {
+  readonly name: string;
+  readonly source: string;
+  readonly functions: Readonly<Record<ScriptName, string>>;
+}
+
+function loadScripts(): { scripts: Record<ScriptName, LoadedScript>; library: Library } {
   const dir = new URL('./lua/', import.meta.url);
   const includeDir = new URL('includes/', dir);
   const includes = new Map<string, string>();
@@ -92,6 +152,8 @@ function loadScripts(): Record<ScriptName, LoadedScript> {
     return source === undefined ? undefined : declaredIncludes(source, `includes/${name}.lua`);
   };
   const scripts = {} as Record<ScriptName, LoadedScript>;
+  const bodies: { name: ScriptName; flags: string[]; body: string }[] = [];
+  const allNames: string[] = [];
   for (const name of SCRIPT_NAMES) {
     // The includes go between the shebang and the script's own text. The shebang must stay the
     // first line: its flags decide whether Redis runs the script when `maxmemory` is reached
@@ -105,11 +167,43 @@ function loadScripts(): Record<ScriptName, LoadedScript> {
     const used = resolveIncludes(`${name}.lua`, names, includesOf);
     const source = `${shebang}${used.map(include => `${includes.get(include)}\n`).join('')}${body.slice(shebang.length)}`;
     scripts[name] = { source, sha: createHash('sha1').update(source).digest('hex'), includes: used };
+    bodies.push({ name, flags: shebangFlags(shebang), body: body.slice(shebang.length) });
+    allNames.push(...names);
   }
-  return scripts;
+  return { scripts, library: buildLibrary(resolveIncludes('the library', allNames, includesOf), includes, bodies) };
 }
 
-const SCRIPTS = loadScripts();
+/**
+ * One library holding every include once (their per-call state declared, bound by `bindCall`) and
+ * every operation as a function whose first act is `bindCall(KEYS, ARGV)`. The library and its
+ * functions are named by a hash of the source, so that two versions of sandglass on one Redis (a
+ * rolling upgrade) each find their own and neither replaces the other's.
+ */
+function buildLibrary(
+  order: readonly string[],
+  includes: ReadonlyMap<string, string>,
+  bodies: readonly { name: ScriptName; flags: string[]; body: string }[],
+): Library {
+  const parts = order.map(name => splitPerCall(includes.get(name) ?? '', `includes/${name}.lua`));
+  const prelude = parts.map(part => `${part.declarations}\n`).join('');
+  const bind = `local function bindCall(KEYS, ARGV)\n${parts.flatMap(part => part.assignments.map(line => `  ${line}\n`)).join('')}end\n`;
+  const register = (name: string, flags: readonly string[], body: string) =>
+    `redis.register_function{function_name = '${name}', flags = { ${flags.map(flag => `'${flag}'`).join(', ')} }, callback = function(KEYS, ARGV)\nbindCall(KEYS, ARGV)\n${body}\nend}\n`;
+  const hashOf = (text: string) => createHash('sha1').update(text).digest('hex').slice(0, 12);
+  const hash = hashOf(`${prelude}${bind}${bodies.map(script => `${script.name} ${script.flags.join(',')}\n${script.body}`).join('')}`);
+  const name = `sandglass_${hash}`;
+  const functions = {} as Record<ScriptName, string>;
+  for (const script of bodies) functions[script.name] = `${name}_${script.name}`;
+  const source = `#!lua name=${name}\n${prelude}${bind}${bodies.map(script => register(functions[script.name], script.flags, script.body)).join('')}`;
+  return { name, source, functions };
+}
+
+const { scripts: SCRIPTS, library: LIBRARY } = loadScripts();
+
+/** The Functions library's name and source, as FUNCTION LOAD is sent it (for tests and tools). */
+export function librarySource(): { readonly name: string; readonly source: string } {
+  return { name: LIBRARY.name, source: LIBRARY.source };
+}
 
 /** Source of one script as sent to Redis (for tests and tools). */
 export function scriptSource(name: ScriptName): string {
@@ -163,9 +257,16 @@ export function withinCallTimeout<R>(redis: Redis | Cluster, operation: string, 
 }
 
 /**
- * Runs a script on one partition: EVALSHA, and EVAL when Redis answers NOSCRIPT (after a restart,
- * a failover or `SCRIPT FLUSH`), which also puts the script back into Redis's cache.
- * Errors come back as sandglass errors.
+ * How a script is sent: `fcall` calls the operation's function of the library (see scriptPath),
+ * `evalsha` the script by its SHA, `eval` its source (after NOSCRIPT, which puts it back into the
+ * script cache).
+ */
+type SendForm = 'fcall' | 'evalsha' | 'eval';
+
+/**
+ * Runs a script on one partition: FCALL of its function where the connection has Redis Functions,
+ * else EVALSHA, and EVAL when Redis answers NOSCRIPT (after a restart, a failover or `SCRIPT FLUSH`),
+ * which also puts the script back into Redis's cache. Errors come back as sandglass errors.
  */
 export async function runScript(
   redis: Redis | Cluster,
@@ -175,12 +276,17 @@ export async function runScript(
   extraKeys: readonly string[] = [],
 ): Promise<unknown> {
   const script = SCRIPTS[name];
+  const fn = LIBRARY.functions[name];
   const numKeys = partitionKeyList(keys).length + extraKeys.length;
   // The arrays go to ioredis as they are: it flattens its arguments into a fresh array anyway, so
   // nothing is copied here per call (this runs for every claim and every ack).
   const rest = [partitionKeyList(keys), extraKeys, keys.wakeChannel, args] as unknown as string[];
-  return run(redis, name, useSource =>
-    useSource ? redis.eval(script.source, numKeys, ...rest) : redis.evalsha(script.sha, numKeys, ...rest),
+  return run(redis, name, form =>
+    form === 'fcall'
+      ? redis.fcall(fn, numKeys, ...rest)
+      : form === 'eval'
+        ? redis.eval(script.source, numKeys, ...rest)
+        : redis.evalsha(script.sha, numKeys, ...rest),
   );
 }
 
@@ -210,16 +316,19 @@ export async function runScriptAndWait(
   timeoutMs: number,
 ): Promise<{ reply: unknown; acknowledged: number }> {
   const script = SCRIPTS[name];
+  const fn = LIBRARY.functions[name];
   const keyList = partitionKeyList(keys);
   const argv = [keys.wakeChannel, ...args];
   // Script and WAIT go in one pipeline, so that a Cluster client sends both to the node that owns
   // the keys (WAIT counts the replicas that have this connection's writes). ioredis follows ASK and
   // MOVED for a single command but not for such a pipeline (WAIT is a write command): here they are
-  // followed by sending the pipeline to the node named (after ASKING for ASK).
-  const sendAndWait = async (via: Redis | Cluster, asking: boolean, useSource: boolean) => {
+  // followed by sending the pipeline to the node named (after ASKING for ASK). ioredis finds the
+  // keys of FCALL as of EVALSHA (after the key count), so either is routed by its first key.
+  const sendAndWait = async (via: Redis | Cluster, asking: boolean, form: SendForm) => {
     const pipeline = via.pipeline();
     if (asking) pipeline.asking();
-    if (useSource) pipeline.eval(script.source, keyList.length, ...keyList, ...argv);
+    if (form === 'fcall') pipeline.fcall(fn, keyList.length, ...keyList, ...argv);
+    else if (form === 'eval') pipeline.eval(script.source, keyList.length, ...keyList, ...argv);
     else pipeline.evalsha(script.sha, keyList.length, ...keyList, ...argv);
     pipeline.call('WAIT', replicas, timeoutMs);
     const results = ((await pipeline.exec()) ?? []).slice(asking ? 1 : 0);
@@ -229,12 +338,12 @@ export async function runScriptAndWait(
     if (waitError) throw waitError;
     return { reply, acknowledged: Number(acknowledged) };
   };
-  const send = async (useSource: boolean) => {
+  const send = async (form: SendForm) => {
     let via: Redis | Cluster = redis;
     let asking = false;
     for (let hop = 0; ; hop++) {
       try {
-        return await sendAndWait(via, asking, useSource);
+        return await sendAndWait(via, asking, form);
       } catch (error) {
         const node = hop < MAX_REDIRECTIONS ? redirectedNode(redis, error) : undefined;
         if (!node) throw error; // ASK or MOVED to a node not known yet: waited out as a migration
@@ -247,18 +356,42 @@ export async function runScriptAndWait(
 }
 
 /**
- * The one runner behind both: `send(false)` sends EVALSHA, `send(true)` EVAL, which is sent when
+ * The one runner behind both: sends FCALL where the connection has the library (loading it again
+ * and retrying once when Redis answers that the function is not found), else EVALSHA, and EVAL when
  * Redis answers NOSCRIPT; each attempt is bounded by the call timeout (plus `extraMs`, time Redis is
  * asked to spend, such as WAIT's), a slot migration is waited out, errors are mapped to sandglass
  * errors.
  */
-async function run<R>(redis: Redis | Cluster, name: ScriptName, send: (useSource: boolean) => Promise<R>, extraMs = 0): Promise<R> {
+async function run<R>(redis: Redis | Cluster, name: ScriptName, send: (form: SendForm) => Promise<R>, extraMs = 0): Promise<R> {
   const once = async () => {
+    if ((scriptPaths.get(redis) ?? (await probeScriptPath(redis))) === 'functions') {
+      try {
+        return await send('fcall');
+      } catch (error) {
+        if (isFunctionNotFound(error)) {
+          // FUNCTION FLUSH, a restart without persistence, a failover to a replica without the library,
+          // a Cluster node that joined since: load it again (on every master) and call again, once.
+          // Gone again by then (flushed once more): this call goes by EVALSHA (and EVAL), which
+          // carries its script and so cannot miss it. Nothing ran on a "not found".
+          if ((await reloadLibrary(redis)) === 'functions') {
+            try {
+              return await send('fcall');
+            } catch (again) {
+              if (!isFunctionNotFound(again)) throw again;
+            }
+          }
+        } else if (isRefused(error)) {
+          scriptPaths.set(redis, 'eval'); // FUNCTION LOAD allowed but FCALL not: EVALSHA from now on
+        } else {
+          throw error;
+        }
+      }
+    }
     try {
-      return await send(false);
+      return await send('evalsha');
     } catch (error) {
       if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return await send(true);
+      return await send('eval');
     }
   };
   try {
@@ -266,6 +399,97 @@ async function run<R>(redis: Redis | Cluster, name: ScriptName, send: (useSource
   } catch (error) {
     throw toSandglassError(error, name);
   }
+}
+
+/**
+ * How a connection runs the scripts: `functions` (FCALL of the library's functions) or `eval`
+ * (EVALSHA). Functions are the default where Redis has them (7.0 and later): the library's includes
+ * are built once, at FUNCTION LOAD, where every EVALSHA builds its script's includes (their closures
+ * and tables) again before its work starts.
+ *
+ * The environment variable `SANDGLASS_SCRIPTS=eval` makes every connection use EVALSHA (read when a
+ * connection first runs a script), e.g. to compare both, or where FUNCTION LOAD must not be sent.
+ */
+export type ScriptPath = 'functions' | 'eval';
+
+// Decided once per client (a Cluster client for all its masters): set by the probe, or to `eval` when
+// Functions are refused. A client not yet probed has no entry.
+const scriptPaths = new WeakMap<object, ScriptPath>();
+const probes = new WeakMap<object, Promise<ScriptPath>>();
+
+/** The path `redis` runs scripts on (probing it first if no script ran on it yet): for tests, tools and reports. */
+export async function scriptPath(redis: Redis | Cluster): Promise<ScriptPath> {
+  return scriptPaths.get(redis) ?? (await probeScriptPath(redis));
+}
+
+/** Probes `redis` once (concurrent first calls share the probe): loads the library unless told not to. */
+function probeScriptPath(redis: Redis | Cluster): Promise<ScriptPath> {
+  if (process.env.SANDGLASS_SCRIPTS === 'eval') {
+    scriptPaths.set(redis, 'eval');
+    return Promise.resolve('eval');
+  }
+  let probe = probes.get(redis);
+  if (probe === undefined) {
+    probe = loadLibrary(redis).finally(() => probes.delete(redis));
+    probes.set(redis, probe);
+  }
+  return probe;
+}
+
+const reloads = new WeakMap<object, Promise<ScriptPath>>();
+
+/** loadLibrary once for all the calls that found the library gone at the same time (it is sent whole, and compiled). */
+function reloadLibrary(redis: Redis | Cluster): Promise<ScriptPath> {
+  let reload = reloads.get(redis);
+  if (reload === undefined) {
+    reload = loadLibrary(redis).finally(() => reloads.delete(redis));
+    reloads.set(redis, reload);
+  }
+  return reload;
+}
+
+/**
+ * FUNCTION LOAD of the library on `redis` (on a Cluster, on every master): `functions` when every
+ * node has it now (loaded, or already there: "already exists"), and remembered. A node that refuses
+ * it (no FUNCTION command before Redis 7, an ACL without it: NOPERM, a managed service's own error)
+ * makes the connection use EVALSHA, remembered too. When the load could not be sent (the connection
+ * is down, a Cluster whose nodes are not known yet) nothing is remembered: this call uses EVALSHA
+ * and a later one probes again.
+ */
+async function loadLibrary(redis: Redis | Cluster): Promise<ScriptPath> {
+  const nodes: Redis[] = 'refreshSlotsCache' in redis ? redis.nodes('master') : [redis];
+  if (nodes.length === 0) return 'eval';
+  const outcomes = await Promise.all(
+    nodes.map(node =>
+      node.call('FUNCTION', 'LOAD', LIBRARY.source).then(
+        () => 'loaded' as const,
+        (error: unknown) => {
+          if (!(error instanceof Error) || error.name !== 'ReplyError' || TRANSIENT_REFUSAL.test(error.message)) return 'unsent' as const;
+          return / already exists/.test(error.message) ? ('loaded' as const) : ('refused' as const);
+        },
+      ),
+    ),
+  );
+  if (outcomes.includes('refused')) {
+    scriptPaths.set(redis, 'eval');
+    return 'eval';
+  }
+  if (outcomes.includes('unsent')) return 'eval';
+  scriptPaths.set(redis, 'functions');
+  return 'functions';
+}
+
+/** Replies that say "not now" rather than "not here" (a full Redis, a script running, a load or failover under way). */
+const TRANSIENT_REFUSAL = /^(OOM|BUSY|LOADING|MASTERDOWN|CLUSTERDOWN|TRYAGAIN|READONLY|ASK|MOVED) /;
+
+/** Redis has no such function: the library is gone (FUNCTION FLUSH, a restart, a failover) or never reached this node. */
+function isFunctionNotFound(error: unknown): boolean {
+  return error instanceof Error && /^ERR Function not found/.test(error.message);
+}
+
+/** FCALL itself refused (an ACL, a managed service): not the script's own error. */
+function isRefused(error: unknown): boolean {
+  return error instanceof Error && (/^NOPERM/.test(error.message) || /^ERR unknown command/.test(error.message));
 }
 
 /** How long a call waits out a slot migration (TRYAGAIN) before giving up. */

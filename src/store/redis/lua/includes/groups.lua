@@ -61,6 +61,7 @@ local GROUP_PROMOTE_MAX = 1000
 -- share over a round; a claim serves a quarter as many groups as jobs, so the work per group
 -- (its queue's pop, its counts) is spread over several jobs.
 local GROUP_QUANTUM = 4
+-- per call:
 local groupTag = string.sub(dueKey, 1, -5)
 
 local function groupQueueKey(g)

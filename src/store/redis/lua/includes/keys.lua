@@ -60,9 +60,9 @@
   that first writes an entry) tells claim to look at `expiry` at all: a queue that never used a
   deadline pays nothing for it. Schedule ticks have no deadline.
 ]]
+-- per call:
 local rcall = redis.call
-local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey =
-  KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local dueKey, activeKey, deadKey, jobsKey, errorsKey, countersKey, metaKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 local doneKeys = { KEYS[8], KEYS[9], KEYS[10] }
 local leasesKey, wheelKey, schedulesKey, expiryKey = KEYS[11], KEYS[12], KEYS[13], KEYS[14]
 local completedKey, resultsKey = KEYS[15], KEYS[16]

@@ -17,6 +17,7 @@
 -- use the skip list and the hash table instead, for the life of the key: the claim that creates
 -- the two keys writes ENCODER as their first entry and deletes it at once. It never outlives that
 -- call, and no job id can take its name (ids hold no control character).
+-- per call:
 local ENCODER = '\n' .. string.rep('.', 72)
 
 -- The entries of ack, extend and release travel as ONE argument, "<id>\t<token>\n" per entry (ids

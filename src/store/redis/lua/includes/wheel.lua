@@ -43,6 +43,7 @@ local WHEEL_SPLITS_MAX = 32     -- index shards one call splits at most
 local WHEEL_SPAN_DIV = 32       -- a bucket spans at most 1/32 of its jobs' distance (wheelSlot)
 local WHEEL_COARSE_CELLS = 32   -- coarse cells of a span, taking its jobs past sub 0's (at most W wide)
 local WHEEL_CELLS = 1000        -- fine cells of a span, taking a full coarse cell's jobs (at most W wide)
+-- per call:
 local wheelTag = string.sub(dueKey, 1, -5)
 local wheelW = nil
 
@@ -61,6 +62,7 @@ end
 -- per doubling of the distance, so that sparse far slots do not cost a key each (promoteWheel
 -- moves the jobs of a wide bucket on into narrower ones as they come nearer).
 -- (The last answer is kept: the jobs of a bulk add often share a due time.)
+-- per call:
 local slotDue, slotNow, slotOf, slotSpan = nil, nil, nil, nil
 local function wheelSlot(dueAt, now)
   if dueAt == slotDue and now == slotNow then return slotOf end
@@ -78,6 +80,7 @@ local function wheelBucketKey(n)
 end
 
 -- Linear hashing state, read once per call: 2^level shards, plus `split` of the next level.
+-- per call:
 local idxLevel, idxSplit, idxLow = nil, nil, nil
 local function wheelIdxState()
   if idxLevel == nil then
@@ -90,12 +93,14 @@ end
 -- The index hash of an id (memoized: add looks an id up, then writes it).
 -- The value is that of the SHA-1's first 8 hex digits, read from their bytes through a table
 -- (string.sub and tonumber(_, 16) cost about as much as the SHA-1 itself; a bulk add hashes every id).
+-- per call:
 local hashedId, hashedValue = nil, nil
 -- The value of a hex digit by its byte ('0'..'9' are 48..57, 'a'..'f' 97..102).
 local HEX = {
   [48] = 0, [49] = 1, [50] = 2, [51] = 3, [52] = 4, [53] = 5, [54] = 6, [55] = 7, [56] = 8, [57] = 9,
   [97] = 10, [98] = 11, [99] = 12, [100] = 13, [101] = 14, [102] = 15,
 }
+-- per call:
 local sha1hex, byte = redis.sha1hex, string.byte
 local function wheelHash(id)
   if id ~= hashedId then
@@ -107,6 +112,7 @@ local function wheelHash(id)
 end
 
 -- Shard key names by shard number (built once a call: a bulk add names a shard per id).
+-- per call:
 local wheelShardNames = {}
 local function wheelShardKey(id)
   wheelIdxState()
@@ -166,6 +172,7 @@ local function wheelSplit()
 end
 
 -- Whether the wheel may hold anything (one EXISTS a call; spares the index look-up of every add).
+-- per call:
 local wheelNonEmpty = nil
 local function wheelMayHold()
   if wheelNonEmpty == nil then wheelNonEmpty = rcall('EXISTS', wheelKey) == 1 end
@@ -174,6 +181,7 @@ end
 
 -- The bucket each slot's and cell's next put goes to, for this call: { name (n), start, len,
 -- first }, keyed by the slot (a number: no formatting per put) and 'c<cell name without f>:<start>'.
+-- per call:
 local wheelOpen = {}
 
 -- The cell of `level` (1 coarse, 2 fine) that a job due at `dueAt` goes to in the bucket of span

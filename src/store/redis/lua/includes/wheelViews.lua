@@ -9,6 +9,7 @@
 -- bucket of slot s holds due times before (s + wheelSpanOf(s)) * W: the views read a bucket's
 -- entries only where that bound says it may straddle what they look for.
 local WHEEL_VIEW_MAX_DISTANCE_MS = 2 * 10 * 365 * 86400000
+-- per call:
 local wheelKmax = nil
 
 -- The most slots a bucket of `slot` may span.
