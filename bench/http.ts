@@ -76,13 +76,15 @@ interface PhaseResult {
   /** CPU time of this process (the service) and of the redis-server, µs per request. */
   serviceCpuUs: number;
   redisCpuUs: number;
-  /** Script calls (EVALSHA) Redis ran per request. */
+  /** Script calls (FCALL and EVALSHA) Redis ran per request. */
   scriptCalls: number;
 }
 
-/** EVALSHA calls Redis has run so far. */
+/** Script calls (FCALL, or EVALSHA on the fallback) Redis has run so far. */
 async function scriptCalls(redis: Redis): Promise<number> {
-  return Number(/cmdstat_evalsha:calls=(\d+)/.exec(await redis.info('commandstats'))?.[1] ?? 0);
+  const stats = await redis.info('commandstats');
+  const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(stats)?.[1] ?? 0);
+  return calls('fcall') + calls('evalsha');
 }
 
 /** The redis-server's CPU time so far (user + sys), µs. */

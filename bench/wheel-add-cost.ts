@@ -1,7 +1,7 @@
 /**
  * Redis cost of bulk adds into the far-future tier (time wheel): a private server, `jobs` jobs of the
  * spread mix (delays log-uniform 1 min..30 days, bench/delays.ts) added 1,000 per call after
- * `preload` such jobs; prints Redis CPU per added job (evalsha usec from INFO commandstats, and
+ * `preload` such jobs; prints Redis CPU per added job (the script calls' usec from INFO commandstats, FCALL or EVALSHA, and
  * used_cpu_user+sys) and used_memory per job, as one JSON line.
  * Usage: node --import tsx bench/wheel-add-cost.ts [jobs=200000] [preload=0]
  * With REDIS_URL set it uses that (empty) server instead, e.g. one under `valgrind --tool=callgrind`
@@ -41,13 +41,16 @@ try {
   await addAll(queue, delays);
   const after = await readInfo(probe, 'memory', 'cpu', 'commandstats');
   const cpu = (info: Map<string, string>) => infoNumber(info, 'used_cpu_user') + infoNumber(info, 'used_cpu_sys');
-  const evalsha = /usec=(\d+)/.exec(after.get('cmdstat_evalsha') ?? '');
+  const scriptUs = ['cmdstat_fcall', 'cmdstat_evalsha'].reduce(
+    (sum, field) => sum + Number(/usec=(\d+)/.exec(after.get(field) ?? '')?.[1] ?? 0),
+    0,
+  );
   const waiting = await queue.stats();
   console.log(
     JSON.stringify({
       jobs,
       preload,
-      evalshaUsPerJob: Number(evalsha?.[1] ?? NaN) / jobs,
+      scriptUsPerJob: scriptUs / jobs,
       cpuUsPerJob: ((cpu(after) - cpu(before)) * 1e6) / jobs,
       bytesPerJob: (infoNumber(after, 'used_memory') - infoNumber(before, 'used_memory')) / jobs,
       waiting: waiting.delayed + waiting.ready,
