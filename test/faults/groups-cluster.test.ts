@@ -46,10 +46,11 @@ describe('groups on a Redis Cluster', () => {
         assert.equal(await cluster.slotOf(groupQueueKey('sg', name, p, group)), slot, group);
       }
       assert.ok(used.size >= 4, `30 groups over ${used.size} of ${PARTITIONS} partitions`);
-      // By id without the group: found, wherever the id itself would hash.
-      assert.equal((await queue.get('tenant-3/7'))?.group, 'tenant-3');
-      assert.equal(await queue.cancel('tenant-3/7'), 'cancelled');
-      assert.equal(await queue.reschedule('tenant-4/1', { delay: 100 }), 'rescheduled');
+      // By id without the group: found, wherever the id itself would hash (jobs of the paused group,
+      // which are still waiting however long the checks above took).
+      assert.equal((await queue.get('tenant-0/7'))?.group, 'tenant-0');
+      assert.equal(await queue.cancel('tenant-0/7'), 'cancelled');
+      assert.equal(await queue.reschedule('tenant-0/1', { delay: 100 }), 'rescheduled');
 
       // Move the slot of tenant-5's partition to another master while the workers drain.
       const moved = partitionOf('tenant-5', PARTITIONS);
@@ -60,21 +61,21 @@ describe('groups on a Redis Cluster', () => {
       await cluster.migrateSlot(slot, target, { batchKeys: 2, pauseMs: 50 });
       assert.equal(await cluster.ownerOf(slot), target);
 
-      await waitFor(() => seen.size === 29 * 40 - 1, 60_000, 'every job of the unpaused groups');
+      await waitFor(() => seen.size === 29 * 40, 60_000, 'every job of the unpaused groups');
       assert.ok(
         [...seen.values()].every(count => count === 1),
         'exactly once',
       );
-      assert.equal(seen.has('tenant-3/7'), false, 'the cancelled job did not run');
       for (const [group, spans] of runs) assert.ok(mostOverlapping(spans) <= 2, `${group}: ${mostOverlapping(spans)} at once`);
       assert.equal(runs.has('tenant-0'), false, 'the paused group did not run');
       const page = await queue.listGroups();
       assert.deepEqual(
         page.groups.map(g => [g.group, g.waiting, g.paused]),
-        [['tenant-0', 40, true]],
+        [['tenant-0', 39, true]],
       );
       await queue.resumeGroup('tenant-0');
       await waitFor(() => seen.size === 30 * 40 - 1, 30_000, 'the resumed group');
+      assert.equal(seen.has('tenant-0/7'), false, 'the cancelled job did not run');
       await waitFor(async () => (await queue.groupTotals()).withWork === 0, 10_000, 'no group with work');
     } finally {
       await Promise.all(workers.map(worker => worker.close()));
