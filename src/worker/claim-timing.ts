@@ -83,6 +83,9 @@ export function nextClaimAt(
   return next;
 }
 
+/** How much earlier than wanted an armed timer may fire and still be kept (ClaimTimer.arm). */
+const EARLY_KEPT_MAX_MS = 20;
+
 /** The claim loop's one timer: it pumps the loop at the next due time. */
 export class ClaimTimer {
   readonly #clock: () => number;
@@ -99,7 +102,8 @@ export class ClaimTimer {
 
   /**
    * Fires in `delayMs` instead of when it was armed for. An armed timer that fires at about the same
-   * moment stays: within a millisecond, or earlier by at most an eighth of the delay.
+   * moment stays: within a millisecond, or earlier by at most an eighth of the delay and at most
+   * EARLY_KEPT_MAX_MS.
    */
   arm(delayMs: number): void {
     const fireAt = this.#clock() + delayMs;
@@ -107,7 +111,9 @@ export class ClaimTimer {
     // last job: re-arming it each millisecond costs a clearTimeout and a setTimeout each time. A
     // timer that fires a little early only pumps once more (and arms itself again); one that fires
     // late would hold a due partition back, so that one is always re-armed.
-    if (this.#timer && this.#timerAt <= fireAt + 1 && this.#timerAt >= fireAt - Math.max(1, delayMs / 8)) return;
+    // (An idle worker's safety interval is not shortened by an eighth: each early fire is a claim.)
+    if (this.#timer && this.#timerAt <= fireAt + 1 && this.#timerAt >= fireAt - Math.max(1, Math.min(delayMs / 8, EARLY_KEPT_MAX_MS)))
+      return;
     clearTimeout(this.#timer);
     this.#timerAt = fireAt;
     this.#timer = setTimeout(() => {

@@ -82,4 +82,30 @@ describe('ClaimTimer', () => {
       timer.clear();
     }
   });
+
+  it('re-arms a long timer that would fire more than 20 ms early, so an idle worker does not claim more often', () => {
+    let now = 0;
+    const timer = new ClaimTimer(
+      () => now,
+      () => undefined,
+    );
+    const realSetTimeout = globalThis.setTimeout;
+    let timersSet = 0;
+    globalThis.setTimeout = ((...args: Parameters<typeof setTimeout>) => {
+      timersSet += 1;
+      return realSetTimeout(...args);
+    }) as typeof setTimeout;
+    try {
+      timer.arm(6_000); // fires at 6000
+      now = 100;
+      timer.arm(6_000); // wanted at 6100: 100 ms early, within an eighth but over 20 ms: re-armed
+      assert.equal(timersSet, 2, 're-armed');
+      now = 115;
+      timer.arm(6_000); // wanted at 6115: 15 ms early, kept
+      assert.equal(timersSet, 2, 'kept');
+    } finally {
+      globalThis.setTimeout = realSetTimeout;
+      timer.clear();
+    }
+  });
 });
