@@ -6,19 +6,10 @@ import { describe, it } from 'node:test';
 import { PartitionStore } from '../../src/store/redis/partition-store.js';
 import { librarySource, scriptPath } from '../../src/store/redis/scripts.js';
 import { useLocalCluster } from '../helpers/cluster.js';
+import { addAndClaim } from '../helpers/scripts.js';
 
 const cluster = useLocalCluster(3, 0, { appendOnly: false });
 const FORCED_EVAL = process.env.SANDGLASS_SCRIPTS === 'eval';
-
-async function addAndClaim(store: PartitionStore, id: string): Promise<void> {
-  const added = await store.add([{ id, due: { delayMs: 0 }, maxAttempts: '', backoff: '', payloadJson: '{}' }], 'keep');
-  assert.deepEqual(added.statuses, ['added']);
-  const claimed = await store.claim(10, 30_000, 10, 3, { claimId: `c-${id}`, answeredClaimId: undefined });
-  assert.deepEqual(
-    claimed.jobs.map(job => job.id),
-    [id],
-  );
-}
 
 describe('scripts as Redis Functions on a Cluster', () => {
   it('every master gets the library, each partition is served by its owner, a flushed master recovers', async () => {

@@ -9,6 +9,7 @@ import { PARTITION_KEY_NAMES } from '../../src/store/redis/keys.js';
 import { librarySource, scriptPath } from '../../src/store/redis/scripts.js';
 import { startLocalRedis } from '../../src/deploy/local-redis.js';
 import { uniqueQueue, useRedis } from '../helpers/redis.js';
+import { addAndClaim } from '../helpers/scripts.js';
 
 const redis = useRedis({ appendOnly: false });
 const FORCED_EVAL = process.env.SANDGLASS_SCRIPTS === 'eval';
@@ -28,17 +29,6 @@ async function calls(raw: Redis): Promise<{ fcall: number; evalsha: number }> {
   const info = await raw.info('commandstats');
   const count = (name: string) => Number(new RegExp(`cmdstat_${name}:calls=(\\d+)`).exec(info)?.[1] ?? 0);
   return { fcall: count('fcall'), evalsha: count('evalsha') + count('eval') };
-}
-
-/** Adds one job due now and takes it: two calls that must both work. */
-async function addAndClaim(store: PartitionStore, id: string): Promise<void> {
-  const added = await store.add([{ id, due: { delayMs: 0 }, maxAttempts: '', backoff: '', payloadJson: '{}' }], 'keep');
-  assert.deepEqual(added.statuses, ['added']);
-  const claimed = await store.claim(10, 30_000, 10, 3, { claimId: `c-${id}`, answeredClaimId: undefined });
-  assert.deepEqual(
-    claimed.jobs.map(job => job.id),
-    [id],
-  );
 }
 
 describe('scripts as Redis Functions', () => {
