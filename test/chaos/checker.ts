@@ -107,6 +107,15 @@ export interface InvariantReport {
   readonly groups: string[];
 }
 
+/** What broke in a report, field by field, with the first few entries of each: for a criterion's detail. */
+export function invariantProblems(report: InvariantReport, shown = 3): string {
+  const fields = ['stateless', 'orphans', 'overlapping', 'strayErrors', 'wheel', 'leases', 'completed', 'expiry', 'groups'] as const;
+  return fields
+    .filter(field => report[field].length > 0)
+    .map(field => `${field} ${report[field].length}: ${report[field].slice(0, shown).join(', ')}`)
+    .join('; ');
+}
+
 /**
  * Reads partition 0 of `queue` with raw reads, atomically: in one read-only script, because Redis
  * refuses to queue commands of a MULTI while it is out of memory, and the OOM fault reads under OOM.

@@ -2,7 +2,7 @@
 // code runs at CI size (test/faults/chaos.test.ts) and at full size (`npm run chaos`, test/chaos/run.ts).
 import type { Redis } from 'ioredis';
 import type { CheckReport } from './checker.js';
-import { percentile } from './checker.js';
+import { invariantProblems, percentile } from './checker.js';
 import { sleep, type ChaosSize, type Criterion, type FaultContext, type Scenario, type WorkerSpec } from './harness.js';
 import type { ChaosEntry } from './worker.js';
 
@@ -368,7 +368,7 @@ export function redisCommandsScenario(phaseMs: number): Scenario {
 
 export function oomScenario(): Scenario {
   let window: Window | undefined;
-  const invariants: { ok: boolean; jobs: number }[] = [];
+  const invariants: { ok: boolean; jobs: number; problems: string }[] = [];
   const halfWritten: string[] = [];
   return {
     name: 'maxmemory-noeviction',
@@ -390,7 +390,7 @@ export function oomScenario(): Scenario {
       while (Date.now() < until) {
         await sleep(500);
         const report = await context.invariantNow();
-        invariants.push({ ok: report.ok, jobs: report.jobs });
+        invariants.push({ ok: report.ok, jobs: report.jobs, problems: report.ok ? '' : invariantProblems(report) });
         // No add that failed with OOM left anything behind.
         const failed = context.producer.failedIds.get('RedisOutOfMemoryError') ?? [];
         if (failed.length > 0) {
@@ -413,7 +413,8 @@ export function oomScenario(): Scenario {
       const drainedDuring = window
         ? entries.filter(e => e.kind === 'done' && e.at >= (window as Window).from && e.at <= (window as Window).to).length
         : 0;
-      const badInvariants = invariants.filter(i => !i.ok).length;
+      const broken = invariants.filter(i => !i.ok);
+      const badInvariants = broken.length;
       return [
         {
           name: 'add refused with a typed error',
@@ -423,7 +424,7 @@ export function oomScenario(): Scenario {
         {
           name: 'nothing half-written',
           ok: badInvariants === 0 && invariants.length > 0 && halfWritten.length === 0 && ranFailed === 0,
-          detail: `invariant held at ${invariants.length - badInvariants} of ${invariants.length} checks under OOM; ${halfWritten.length ? halfWritten.join('; ') : 'no failed add left a record'}; ${ranFailed} refused jobs ran`,
+          detail: `invariant held at ${invariants.length - badInvariants} of ${invariants.length} checks under OOM${broken.length ? ` (first broken: ${broken[0]?.problems})` : ''}; ${halfWritten.length ? halfWritten.join('; ') : 'no failed add left a record'}; ${ranFailed} refused jobs ran`,
         },
         { name: 'workers keep draining', ok: drainedDuring > 0, detail: `${drainedDuring} jobs completed while maxmemory was in force` },
       ];
