@@ -119,11 +119,16 @@ async function statsOfOne(cli: Cli, name: string): Promise<void> {
     `completed kept: ${describeRetention(retention)}`,
     '',
     formatTable(
-      totals.map(key => ({ header: key.toUpperCase(), align: 'right' })),
+      totals.map(key => ({ header: counterHeader(key), align: 'right' })),
       [totals.map(key => String(counters[key]))],
     ),
   ];
   cli.result({ name, stats, counters, nextDueAt, limits, retention }, human);
+}
+
+/** A counter's column header: its words in capitals, joined by `_` (`ticksSkipped` -> `TICKS_SKIPPED`), one token per column. */
+export function counterHeader(key: string): string {
+  return key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 }
 
 function statsColumns(kept: boolean): Column[] {

@@ -8,6 +8,7 @@ import { byStore, HeldJob, type AckListener } from './held-job.js';
 import { LeaseRenewer } from './lease-renewer.js';
 import type { SettleOutcome } from './settler.js';
 import { Settler } from './settler.js';
+import { describeThrown, UnheardFailures } from './unheard-failures.js';
 import { keptResultJson } from '../flow/retention.js';
 import { ConsumerTelemetry, type Processing } from '../telemetry/consumer.js';
 import type { StorageConnection } from '../store/queue-storage.js';
@@ -59,6 +60,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
   readonly #renewer: LeaseRenewer<HeldJob<T>>;
   readonly #settler: Settler;
   readonly #logger: Logger;
+  readonly #unheardFailures: UnheardFailures;
   readonly #clock: () => number;
   readonly #concurrency: number;
   readonly #batchSize: number | undefined;
@@ -112,6 +114,7 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
     this.#closeTimeoutMs = resolved.closeTimeoutMs;
     this.#handler = handler as (arg: unknown) => unknown;
     this.#logger = resolved.logger;
+    this.#unheardFailures = new UnheardFailures(this.#logger);
     this.#clock = resolved.clock;
     const reportError = (error: unknown): void => this.#reportError(error);
 
@@ -375,8 +378,20 @@ export class Worker<T = unknown> extends EventEmitter<WorkerEvents<T>> {
         if (outcome === 'stale') this.#emitSafely('stale', job);
         if (outcome !== 'applied') return;
         // Whole ms, like every instant sandglass gives (the clock offset is an average, so fractional).
-        this.#emitSafely('failed', job, error, dead ? undefined : Math.ceil(this.#loop.serverNow()) + retryDelayMs);
+        const retryAt = dead ? undefined : Math.ceil(this.#loop.serverNow()) + retryDelayMs;
+        const heard = this.listenerCount('failed') > 0 || (dead && this.listenerCount('dead') > 0);
+        this.#emitSafely('failed', job, error, retryAt);
         if (dead) this.#emitSafely('dead', job, error);
+        // Nobody listens: the logger says it (rate-limited), so that failures are never silent by default.
+        if (!heard)
+          this.#unheardFailures.report({
+            queue: job.queue,
+            id: job.id,
+            attempt: job.attempt,
+            maxAttempts: job.maxAttempts,
+            error,
+            retryAt,
+          });
       },
     });
   }
@@ -451,6 +466,6 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 
 /** What is kept of a failure in the dead letters: the stack when there is one, bounded. */
 function describeError(error: unknown): string {
-  const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+  const text = describeThrown(error);
   return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH)}...` : text;
 }

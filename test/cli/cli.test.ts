@@ -115,6 +115,9 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     const table = await cli(['stats']);
     assert.match(table.stdout, /^QUEUE\s+DELAYED\s+READY\s+LIMITED\s+ACTIVE\s+DEAD\s+PAUSED$/m);
     assert.match(table.stdout, new RegExp(`^${name}\\s+1\\s+1\\s+0\\s+0\\s+0\\s+no$`, 'm'));
+    // One queue's totals: a header per counter, in words (not `TICKSSKIPPED`).
+    const totals = await cli(['stats', name]);
+    assert.match(totals.stdout, /^ADDED\s+CLAIMED\s+.*\bTICKS\s+TICKS_SKIPPED\s+EXPIRED$/m);
   });
 
   it('ls lists jobs by state in pages, as JSON and as an aligned table', async () => {
