@@ -127,7 +127,7 @@ async function statsOfOne(cli: Cli, name: string): Promise<void> {
 }
 
 /** A counter's column header: its words in capitals, joined by `_` (`ticksSkipped` -> `TICKS_SKIPPED`), one token per column. */
-export function counterHeader(key: string): string {
+function counterHeader(key: string): string {
   return key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 }
 

@@ -9,7 +9,16 @@ import { Queue } from '../../src/index.js';
 import { startLocalRedis, type LocalRedis, type LocalRedisOptions } from '../../src/deploy/local-redis.js';
 import { partitionKeys } from '../../src/store/redis/keys.js';
 import type { WorkerProcess } from '../fixtures/worker-process.js';
-import { check, checkInvariant, snapshot, type CheckReport, type FreezeEvent, type InvariantReport, type KillEvent } from './checker.js';
+import {
+  check,
+  checkInvariant,
+  invariantProblems,
+  snapshot,
+  type CheckReport,
+  type FreezeEvent,
+  type InvariantReport,
+  type KillEvent,
+} from './checker.js';
 import { readChaosLedger, spawnChaosWorker, type ChaosEntry, type ChaosPayload } from './worker.js';
 
 export function sleep(ms: number): Promise<void> {
@@ -423,7 +432,7 @@ export async function runScenario(
         ok: report.invariant.ok,
         detail: report.invariant.ok
           ? `every job in exactly one state (${report.invariant.jobs} left, all dead letters: ${report.dead})`
-          : `stateless ${report.invariant.stateless.length}, orphans ${report.invariant.orphans.length}, in two states ${report.invariant.overlapping.length}, stray errors ${report.invariant.strayErrors.length}, deadlines not waiting ${report.invariant.expiry.length}, wheel ${report.invariant.wheel.length}${report.invariant.wheel.length ? ` (${report.invariant.wheel.slice(0, 3).join('; ')})` : ''}, groups ${report.invariant.groups.length}${report.invariant.groups.length ? ` (${report.invariant.groups.slice(0, 3).join('; ')})` : ''}`,
+          : invariantProblems(report.invariant),
       },
     ];
     const own = await scenario.criteria(report, context, entries);
