@@ -71,6 +71,12 @@ export default tseslint.config(
     [...LIBRARY_INTERNALS, 'deploy', 'server', 'cli'],
     "The Nest module uses the library's public API (src/index.ts) only.",
   ),
+  // The test kit is a library entry point built on the public API; the Redis layer only for its clock.
+  boundary(
+    ['src/testing/**'],
+    ['client', 'worker', 'schedules', 'flow', 'telemetry', 'connection', 'server', 'cli', 'nestjs'],
+    "sandglass/testing uses the library's public API (src/index.ts), src/core, src/deploy's local-redis and store/redis/virtual-clock.ts only.",
+  ),
   // deploy/ (what only serve and the CLI use) builds on the public API, core/ and connection/ (openClient).
   boundary(
     ['src/deploy/**'],

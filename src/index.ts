@@ -26,6 +26,7 @@ export {
   ClosedError,
   UnrecoverableError,
   IncompatibleStorageError,
+  VirtualClockError,
 } from './core/errors.js';
 export { parseDuration } from './core/duration.js';
 export {

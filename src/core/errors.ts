@@ -17,6 +17,8 @@ export type SandglassErrorCode =
   | 'ERR_INCOMPATIBLE_STORAGE'
   | 'ERR_CLOSED'
   | 'ERR_UNRECOVERABLE'
+  /** The test kit's virtual clock cannot run on this server (VirtualClockError). */
+  | 'ERR_VIRTUAL_CLOCK'
   /** A setting of `sandglass serve` is wrong (the service's ConfigError). */
   | 'ERR_CONFIG'
   /** A webhook delivery attempt failed (the service's WebhookError). */
@@ -123,6 +125,17 @@ export class NotReplicatedError extends SandglassError {
 export class RedisCommandError extends SandglassError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('ERR_REDIS', message, options);
+  }
+}
+
+/**
+ * The test kit's virtual clock (sandglass/testing) cannot run here: the server on the test
+ * environment's port is not the one it started (it restarted, or another took the port), or it
+ * refused the clock's library. Nothing ran: a virtual clock never falls back to the real one.
+ */
+export class VirtualClockError extends SandglassError {
+  constructor(message: string) {
+    super('ERR_VIRTUAL_CLOCK', message);
   }
 }
 

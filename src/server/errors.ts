@@ -94,6 +94,7 @@ const LIBRARY_CODES: Record<Exclude<SandglassErrorCode, 'ERR_HTTP'>, ((error: Sa
   ERR_WEBHOOK: undefined,
   ERR_UNAVAILABLE: undefined,
   ERR_REDIS_SERVER_NOT_FOUND: undefined,
+  ERR_VIRTUAL_CLOCK: undefined, // the test kit's, never in a service
 };
 
 /** Fastify's error codes for bad requests, and what each becomes. */

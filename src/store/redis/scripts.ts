@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
-import { ConnectionError, RedisCommandError, RedisOutOfMemoryError, SandglassError } from '../../core/errors.js';
+import { ConnectionError, RedisCommandError, RedisOutOfMemoryError, SandglassError, VirtualClockError } from '../../core/errors.js';
 import { PARTITION_KEY_NAMES, type PartitionKeys } from './keys.js';
 
 /** The atomic operations, one Lua file each in ./lua. */
@@ -138,9 +138,11 @@ interface Library {
   readonly name: string;
   readonly source: string;
   readonly functions: Readonly<Record<ScriptName, string>>;
+  /** The virtual clock's library only: the function that sets its offset. */
+  readonly setClock?: string;
 }
 
-function loadScripts(): { scripts: Record<ScriptName, LoadedScript>; library: Library } {
+function loadScripts(): { scripts: Record<ScriptName, LoadedScript>; library: Library; clockLibrary: Library } {
   const dir = new URL('./lua/', import.meta.url);
   const includeDir = new URL('includes/', dir);
   const includes = new Map<string, string>();
@@ -170,7 +172,8 @@ function loadScripts(): { scripts: Record<ScriptName, LoadedScript>; library: Li
     bodies.push({ name, flags: shebangFlags(shebang), body: body.slice(shebang.length) });
     allNames.push(...names);
   }
-  return { scripts, library: buildLibrary(resolveIncludes('the library', allNames, includesOf), includes, bodies) };
+  const order = resolveIncludes('the library', allNames, includesOf);
+  return { scripts, library: buildLibrary(order, includes, bodies), clockLibrary: buildLibrary(order, includes, bodies, 'virtual') };
 }
 
 /**
@@ -183,22 +186,66 @@ function buildLibrary(
   order: readonly string[],
   includes: ReadonlyMap<string, string>,
   bodies: readonly { name: ScriptName; flags: string[]; body: string }[],
+  clock: 'server' | 'virtual' = 'server',
 ): Library {
-  const parts = order.map(name => splitPerCall(includes.get(name) ?? '', `includes/${name}.lua`));
+  const parts = order.map(name => {
+    const source = includes.get(name) ?? '';
+    return splitPerCall(clock === 'virtual' && name === 'base' ? withVirtualTime(source) : source, `includes/${name}.lua`);
+  });
   const prelude = parts.map(part => `${part.declarations}\n`).join('');
   const bind = `local function bindCall(KEYS, ARGV)\n${parts.flatMap(part => part.assignments.map(line => `  ${line}\n`)).join('')}end\n`;
   const register = (name: string, flags: readonly string[], body: string) =>
     `redis.register_function{function_name = '${name}', flags = { ${flags.map(flag => `'${flag}'`).join(', ')} }, callback = function(KEYS, ARGV)\nbindCall(KEYS, ARGV)\n${body}\nend}\n`;
   const hashOf = (text: string) => createHash('sha1').update(text).digest('hex').slice(0, 12);
   const hash = hashOf(`${prelude}${bind}${bodies.map(script => `${script.name} ${script.flags.join(',')}\n${script.body}`).join('')}`);
-  const name = `sandglass_${hash}`;
+  const name = clock === 'virtual' ? `sandglass_testclock_${hash}` : `sandglass_${hash}`;
   const functions = {} as Record<ScriptName, string>;
   for (const script of bodies) functions[script.name] = `${name}_${script.name}`;
-  const source = `#!lua name=${name}\n${prelude}${bind}${bodies.map(script => register(functions[script.name], script.flags, script.body)).join('')}`;
-  return { name, source, functions };
+  // Not bound to a call's KEYS and ARGV (it has neither a partition's keys nor a wake channel).
+  const setClock =
+    clock === 'virtual'
+      ? `redis.register_function{function_name = '${name}_setclock', flags = { 'no-writes' }, callback = function(KEYS, ARGV)\n${SET_CLOCK_BODY}\nend}\n`
+      : '';
+  const source = `#!lua name=${name}\n${prelude}${bind}${bodies.map(script => register(functions[script.name], script.flags, script.body)).join('')}${setClock}`;
+  return { name, source, functions, ...(clock === 'virtual' ? { setClock: `${name}_setclock` } : {}) };
 }
 
-const { scripts: SCRIPTS, library: LIBRARY } = loadScripts();
+/**
+ * The virtual clock of the test kit (sandglass/testing), in its own library only: base.lua reads
+ * the server's TIME in its two clock functions and nowhere else, so replacing that one call moves
+ * every "now" the scripts use (due times, leases, backoff, deadlines, retention, schedules' ticks,
+ * limits' windows). The offset lives in the library's Lua state (top-level locals persist across
+ * FCALLs), set by the library's own `setclock` function; until it is set every call fails, so a
+ * library that reached a server by mistake runs nothing. The production library never contains it.
+ */
+function withVirtualTime(base: string): string {
+  const calls = base.split("rcall('TIME')").length - 1;
+  if (calls !== 2) throw new Error(`includes/base.lua: expected its two clock functions to read rcall('TIME'), found ${calls} reads`);
+  const clock = [
+    '-- The virtual clock: TIME plus the offset the test kit set (setclock), as TIME answers it.',
+    'local clockOffsetMs',
+    'local function virtualTime()',
+    "  if clockOffsetMs == nil then error('ERR sandglass virtual clock: not set on this server (it restarted, or the test kit did not start it)') end",
+    "  local t = rcall('TIME')",
+    '  local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + clockOffsetMs',
+    '  local seconds = math.floor(ms / 1000)',
+    "  return { string.format('%d', seconds), string.format('%d', (ms - seconds * 1000) * 1000 + tonumber(t[2]) % 1000) }",
+    'end',
+    '',
+  ].join('\n');
+  const reads = base.replaceAll("rcall('TIME')", 'virtualTime()');
+  return reads.replace(/^-- The Redis server's clock/m, `${clock}-- The Redis server's clock`);
+}
+
+/** The body of the virtual library's `setclock`: sets the offset (ms, an integer) and answers it. */
+const SET_CLOCK_BODY = [
+  'local offset = tonumber(ARGV[1])',
+  "if offset == nil or offset ~= math.floor(offset) then return redis.error_reply('ERR setclock: the offset must be an integer number of ms') end",
+  'clockOffsetMs = offset',
+  'return offset',
+].join('\n');
+
+const { scripts: SCRIPTS, library: LIBRARY, clockLibrary: CLOCK_LIBRARY } = loadScripts();
 
 /** The Functions library's name and source, as FUNCTION LOAD is sent it (for tests and tools). */
 export function librarySource(): { readonly name: string; readonly source: string } {
@@ -276,7 +323,7 @@ export async function runScript(
   extraKeys: readonly string[] = [],
 ): Promise<unknown> {
   const script = SCRIPTS[name];
-  const fn = LIBRARY.functions[name];
+  const fn = libraryOf(redis).functions[name];
   const numKeys = partitionKeyList(keys).length + extraKeys.length;
   // The arrays go to ioredis as they are: it flattens its arguments into a fresh array anyway, so
   // nothing is copied here per call (this runs for every claim and every ack).
@@ -316,7 +363,7 @@ export async function runScriptAndWait(
   timeoutMs: number,
 ): Promise<{ reply: unknown; acknowledged: number }> {
   const script = SCRIPTS[name];
-  const fn = LIBRARY.functions[name];
+  const fn = libraryOf(redis).functions[name];
   const keyList = partitionKeyList(keys);
   const argv = [keys.wakeChannel, ...args];
   // Script and WAIT go in one pipeline, so that a Cluster client sends both to the node that owns
@@ -380,13 +427,16 @@ async function run<R>(redis: Redis | Cluster, name: ScriptName, send: (form: Sen
               if (!isFunctionNotFound(again)) throw again;
             }
           }
-        } else if (isRefused(error)) {
+        } else if (isRefused(error) && libraryOf(redis) === LIBRARY) {
           scriptPaths.set(redis, 'eval'); // FUNCTION LOAD allowed but FCALL not: EVALSHA from now on
         } else {
           throw error;
         }
       }
     }
+    // The scripts read the server's own clock: a client on the virtual clock never runs one.
+    if (libraryOf(redis) !== LIBRARY)
+      throw new VirtualClockError(`${name}: the virtual clock's library could not be called on this server`);
     try {
       return await send('evalsha');
     } catch (error) {
@@ -424,7 +474,7 @@ export async function scriptPath(redis: Redis | Cluster): Promise<ScriptPath> {
 
 /** Probes `redis` once (concurrent first calls share the probe): loads the library unless told not to. */
 function probeScriptPath(redis: Redis | Cluster): Promise<ScriptPath> {
-  if (process.env.SANDGLASS_SCRIPTS === 'eval') {
+  if (process.env.SANDGLASS_SCRIPTS === 'eval' && libraryOf(redis) === LIBRARY) {
     scriptPaths.set(redis, 'eval');
     return Promise.resolve('eval');
   }
@@ -459,9 +509,11 @@ function reloadLibrary(redis: Redis | Cluster): Promise<ScriptPath> {
 async function loadLibrary(redis: Redis | Cluster): Promise<ScriptPath> {
   const nodes: Redis[] = 'refreshSlotsCache' in redis ? redis.nodes('master') : [redis];
   if (nodes.length === 0) return 'eval';
+  const library = libraryOf(redis);
+  if (library !== LIBRARY) await assertVirtualClockServer(redis as Redis);
   const outcomes = await Promise.all(
     nodes.map(node =>
-      node.call('FUNCTION', 'LOAD', LIBRARY.source).then(
+      node.call('FUNCTION', 'LOAD', library.source).then(
         () => 'loaded' as const,
         (error: unknown) => {
           if (!(error instanceof Error) || error.name !== 'ReplyError' || TRANSIENT_REFUSAL.test(error.message)) return 'unsent' as const;
@@ -477,6 +529,55 @@ async function loadLibrary(redis: Redis | Cluster): Promise<ScriptPath> {
   if (outcomes.includes('unsent')) return 'eval';
   scriptPaths.set(redis, 'functions');
   return 'functions';
+}
+
+// The servers the test kit (sandglass/testing) started and put on its virtual clock: their loopback
+// port -> the run_id the kit saw when it started them. Empty unless a test environment is open.
+const virtualClockServers = new Map<number, string>();
+// The library each client calls, decided at its first call (a client keeps it for its life).
+const libraries = new WeakMap<object, Library>();
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/**
+ * For sandglass/testing only: every client of 127.0.0.1:`port` opened from now on runs the scripts
+ * of the virtual clock's library, and only while that port's server has the run_id `runId` (the
+ * server the kit started; any other server refuses it with a VirtualClockError). Returns the undo.
+ */
+export function registerVirtualClockServer(port: number, runId: string): () => void {
+  virtualClockServers.set(port, runId);
+  return () => {
+    if (virtualClockServers.get(port) === runId) virtualClockServers.delete(port);
+  };
+}
+
+/** For sandglass/testing only: sets the virtual clock's offset (ms) on `redis`, the kit's own client. */
+export async function setVirtualClockOffset(redis: Redis, offsetMs: number): Promise<void> {
+  if (libraryOf(redis) === LIBRARY) throw new VirtualClockError("This client is not on a test environment's server");
+  await scriptPath(redis);
+  await redis.fcall(CLOCK_LIBRARY.setClock as string, 0, String(offsetMs));
+}
+
+function libraryOf(redis: Redis | Cluster): Library {
+  let library = libraries.get(redis);
+  if (library === undefined) {
+    const options = 'refreshSlotsCache' in redis ? undefined : redis.options;
+    const virtual = options !== undefined && LOOPBACK.has(options.host ?? '') && virtualClockServers.has(options.port ?? 6379);
+    library = virtual ? CLOCK_LIBRARY : LIBRARY;
+    libraries.set(redis, library);
+  }
+  return library;
+}
+
+/** The guard of the virtual clock: the server answering on the port must be the one the test kit started. */
+async function assertVirtualClockServer(redis: Redis): Promise<void> {
+  const expected = virtualClockServers.get(redis.options.port ?? 6379);
+  const info = String(await redis.call('INFO', 'server'));
+  const runId = /^run_id:(\w+)/m.exec(info)?.[1];
+  if (expected === undefined || runId !== expected) {
+    throw new VirtualClockError(
+      `The Redis on port ${redis.options.port} is not the server this test environment started (run_id ${runId ?? 'unknown'}, expected ${expected ?? 'none'}): a virtual clock is only put on the kit's own server`,
+    );
+  }
 }
 
 /** Replies that say "not now" rather than "not here" (a full Redis, a script running, a load or failover under way). */
