@@ -49,6 +49,12 @@ export default tseslint.config(
     },
   },
   {
+    // The test kit's CommonJS example is a user's CommonJS test file.
+    files: ['**/*.cjs'],
+    languageOptions: { globals: globals.node, sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // The dashboard is plain browser JavaScript served as is.
     files: ['dashboard/**/*.js'],
     languageOptions: { globals: globals.browser, sourceType: 'module' },
