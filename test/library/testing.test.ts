@@ -141,6 +141,32 @@ describe('sandglass/testing', () => {
     assert.ok(starts.at(-1)! - begin >= 60_000, 'the 12 needed more than one window');
   });
 
+  it('expires a job not started by its deadline, and ages completed jobs out of retention, on the virtual clock', async () => {
+    const env = await environment();
+    const queue = env.queue('deadlines');
+    await queue.setRetention({ completed: { age: '1d' } });
+    const ran: string[] = [];
+    env.worker('deadlines', job => void ran.push(job.id), { logger: quiet });
+    await queue.add({}, { id: 'kept', delay: '1m' });
+    await env.clock.advance('1m');
+    await env.drain();
+    assert.deepEqual(ran, ['kept']);
+    assert.equal((await queue.get('kept'))?.state, 'completed');
+    // A deadline is checked when a worker claims: no worker serves this queue while the clock passes it.
+    const late = env.queue('late-deadlines');
+    await late.add({}, { id: 'too-late', delay: '1h', expireAfter: '5m' });
+    await env.clock.advance('1h6m');
+    env.worker('late-deadlines', job => void ran.push(job.id), { logger: quiet });
+    await env.drain();
+    assert.equal((await late.get('too-late'))?.state, 'dead', 'not started within 5 minutes of its due time');
+    assert.equal((await late.counters()).expired, 1);
+    await env.clock.advance('1d');
+    await queue.add({}, { id: 'next' }); // a claim trims what retention no longer keeps
+    await env.drain();
+    assert.equal(await queue.get('kept'), null, 'a day later the completed job is gone');
+    assert.deepEqual(ran, ['kept', 'next']);
+  });
+
   it('keeps environments apart: moving one clock moves nothing in another', async () => {
     const [a, b] = await Promise.all([environment(), environment()]);
     const ranA: string[] = [];
