@@ -79,7 +79,7 @@ function program(block: Block, url: string): string {
 function run(file: string, url: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     // Nest's decorators need the compiler option the README names (tsx reads it from this tsconfig).
-    const env = { ...process.env, REDIS_URL: url, NODE_NO_WARNINGS: '1', TSX_TSCONFIG_PATH: `${dir}tsconfig.json` };
+    const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: url, NODE_NO_WARNINGS: '1', TSX_TSCONFIG_PATH: `${dir}tsconfig.json` };
     delete env.NODE_TEST_CONTEXT;
     const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: root, env });
     let output = '';
