@@ -32,7 +32,7 @@ export interface DrainTarget {
 }
 
 /** Between two looks at the queues (real ms). */
-const LOOK_INTERVAL_MS = 10;
+const LOOK_INTERVAL_MS = 5;
 /** Looks in a row that must find every queue idle and nothing moved. */
 const IDLE_LOOKS = 3;
 
