@@ -1,8 +1,12 @@
-// The package as a user gets it: packed from a fresh copy of the sources (no dist/, so `prepack`
-// must build), installed from the tarball into a new app, then used from ESM, from CommonJS
-// (require of the ES module, Node ^20.19 / >= 22.12), type-checked from both, and its bin run.
-// Everything happens in a temporary folder; the repository is only read.
+// The two packages as a user gets them: built from a fresh copy of the sources and packed by
+// scripts/pack.mjs, then installed from the tarballs into a new app. First the library alone (what
+// `npm install sandglass` gives): used from ESM, from CommonJS (require of the ES module, Node ^20.19 /
+// >= 22.12), type-checked from both, no service package installed, and its bin's launcher saying
+// what to install when npm cannot fetch the CLI (offline). Then sandglass-server beside it: the CLI,
+// `serve` through its bin and through the launcher, and the library still loading no service
+// package. Everything happens in a temporary folder; the repository is only read.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +14,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { cleanEnv, npmCli, runCommand, type CommandResult } from '../helpers/commands.js';
 import { packagesRefusing, readLockfile } from '../helpers/engines.js';
-import { useRedis } from '../helpers/redis.js';
+import { SERVICE_PACKAGES, packagesLoaded } from '../helpers/imports.js';
+import { useRedis, waitFor } from '../helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -18,7 +23,9 @@ const work = mkdtempSync(join(tmpdir(), 'sandglass-package-'));
 const clone = join(work, 'clone');
 const app = join(work, 'app');
 const installed = join(app, 'node_modules', 'sandglass');
+const installedServer = join(app, 'node_modules', 'sandglass-server');
 let tarball = '';
+let serverTarball = '';
 
 const npm = (cwd: string, ...args: string[]) => runCommand(process.execPath, [npmCli(), ...args], { cwd, env: cleanEnv() });
 const node = (file: string) => runCommand(process.execPath, [file], { cwd: app, env: cleanEnv({ REDIS_URL: redis.url }) });
@@ -128,6 +135,7 @@ before(async () => {
   // A fresh clone's packable files, without dist/ (node_modules linked for the build's compiler).
   mkdirSync(clone);
   for (const entry of [
+    'scripts/pack.mjs',
     'package.json',
     'package-lock.json',
     'tsconfig.json',
@@ -141,8 +149,17 @@ before(async () => {
     cpSync(join(root, entry), join(clone, entry), { recursive: true });
   }
   symlinkSync(join(root, 'node_modules'), join(clone, 'node_modules'));
-  const packed = ok(await npm(clone, 'pack', '--pack-destination', work, '--silent'), 'npm pack');
-  tarball = join(work, packed.stdout.trim().split('\n').at(-1) ?? '');
+  ok(await npm(clone, 'run', 'build', '--silent'), 'npm run build');
+  const packed = ok(
+    await runCommand(process.execPath, [join(clone, 'scripts', 'pack.mjs'), '--destination', work], {
+      cwd: clone,
+      env: cleanEnv({ npm_execpath: npmCli() }),
+    }),
+    'scripts/pack.mjs',
+  );
+  [tarball = '', serverTarball = ''] = packed.stdout.trim().split('\n');
+  assert.match(tarball, /\/sandglass-\d[^/]*\.tgz$/);
+  assert.match(serverTarball, /sandglass-server-.*\.tgz$/);
 
   mkdirSync(app);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'sandglass-app', version: '1.0.0', private: true }));
@@ -173,20 +190,25 @@ before(async () => {
 
 after(() => rmSync(work, { recursive: true, force: true }));
 
-describe('the packed package, installed into an app', () => {
-  it('ships the built code, the Lua scripts and the dashboard; not src/, and every source map carries its sources', () => {
+describe('the library package, installed alone into an app', () => {
+  it('ships the library, its Lua scripts, the webhooks check and the launcher; not the service, the CLI, the dashboard or src/', () => {
     for (const file of [
       'dist/index.js',
       'dist/index.d.ts',
       'dist/deploy/local-redis.js',
       'dist/server/signature.js',
-      'dist/cli.js',
+      'dist/launcher.js',
       'dist/store/redis/lua/ack.lua',
-      'dashboard/index.html',
     ]) {
       assert.ok(existsSync(join(installed, file)), `${file} is in the package`);
     }
-    assert.ok(!existsSync(join(installed, 'src')), 'src/ is not shipped');
+    for (const file of ['src', 'dashboard', 'dist/cli.js', 'dist/cli', 'dist/server/app.js'])
+      assert.ok(!existsSync(join(installed, file)), `${file} is not shipped`);
+    assert.deepEqual(
+      readdirSync(join(installed, 'dist', 'server')).filter(file => !file.startsWith('signature.')),
+      [],
+      'dist/server holds signature.* only',
+    );
     // Nest is an optional peer: not installed for an app that does not ask for it, and only the
     // sandglass/nestjs entry imports it (the other tests here run before Nest is linked in).
     assert.ok(!existsSync(join(app, 'node_modules', '@nestjs')), 'npm installed no Nest package');
@@ -207,6 +229,15 @@ describe('the packed package, installed into an app', () => {
         `${file} carries its sources`,
       );
     }
+  });
+
+  it('depends on ioredis, croner and @opentelemetry/api only: npm installs no service package', () => {
+    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    assert.deepEqual(Object.keys(manifest.dependencies).sort(), ['@opentelemetry/api', 'croner', 'ioredis']);
+    assert.deepEqual(
+      SERVICE_PACKAGES.filter(name => existsSync(join(app, 'node_modules', name))),
+      [],
+    );
   });
 
   it('runs a delayed job from an ES module app, on a Redis started by sandglass/local-redis', async () => {
@@ -240,6 +271,89 @@ describe('the packed package, installed into an app', () => {
     );
   });
 
+  it('its sandglass bin, without sandglass-server and offline, fails saying what to install', async () => {
+    const offline = await runCommand(process.execPath, [npmCli(), 'exec', '--offline', '--', 'sandglass', '--help'], {
+      cwd: app,
+      env: cleanEnv({ npm_config_offline: 'true' }),
+    });
+    assert.equal(offline.code, 1, offline.stdout);
+    assert.match(offline.stderr, /ENOTCACHED/, 'npm exec was asked for sandglass-server');
+    assert.match(offline.stderr, /which npm could not fetch; install it beside sandglass: npm install sandglass-server@0\.1\.0/);
+  });
+});
+
+describe('sandglass-server, installed beside the library', () => {
+  before(async () => {
+    ok(
+      await npm(app, 'install', serverTarball, '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--loglevel=error'),
+      'npm install sandglass-server',
+    );
+  });
+
+  it('ships the service, the CLI, the dashboard and the library files they import; depends on the service packages', () => {
+    for (const file of ['dist/cli.js', 'dist/server/app.js', 'dist/index.js', 'dist/store/redis/lua/ack.lua', 'dashboard/index.html'])
+      assert.ok(existsSync(join(installedServer, file)), `${file} is in sandglass-server`);
+    for (const file of ['src', 'dist/launcher.js', 'dist/nestjs'])
+      assert.ok(!existsSync(join(installedServer, file)), `${file} is not in sandglass-server`);
+    const manifest = JSON.parse(readFileSync(join(installedServer, 'package.json'), 'utf8')) as {
+      version: string;
+      dependencies: Record<string, string>;
+      bin: Record<string, string>;
+    };
+    for (const name of [...SERVICE_PACKAGES, 'ioredis', 'croner', '@opentelemetry/api']) assert.ok(manifest.dependencies[name], name);
+    assert.deepEqual(Object.keys(manifest.bin).sort(), ['sandglass', 'sandglass-server']);
+    const library = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { version: string };
+    assert.equal(manifest.version, library.version);
+  });
+
+  it("gives the app no dependency that refuses sandglass's Node range (npm's EBADENGINE)", () => {
+    const { engines } = JSON.parse(readFileSync(join(installedServer, 'package.json'), 'utf8')) as { engines: { node: string } };
+    assert.deepEqual(packagesRefusing(readLockfile(join(app, 'package-lock.json')), engines.node), []);
+  });
+
+  it('importing the library (ESM and require) loads none of the service packages, installed as they are now', async () => {
+    for (const name of SERVICE_PACKAGES) assert.ok(existsSync(join(app, 'node_modules', name)), `${name} is installed`);
+    const script = `
+      await import('sandglass'); await import('sandglass/local-redis'); await import('sandglass/webhooks');
+      (await import('node:module')).createRequire(process.cwd() + '/').call(null, 'sandglass');`;
+    const loaded = await packagesLoaded(app, script);
+    assert.ok(loaded.has('ioredis') && loaded.has('sandglass'), [...loaded].join(', '));
+    assert.deepEqual(
+      SERVICE_PACKAGES.filter(name => loaded.has(name)),
+      [],
+    );
+  });
+
+  it('npx sandglass --help', async () => {
+    const { stdout } = ok(await npm(app, 'exec', '--offline', '--', 'sandglass', '--help'), 'npx sandglass --help');
+    assert.match(stdout, /^Usage: sandglass /m);
+  });
+
+  for (const [how, bin] of [
+    ['the bin', join('node_modules', '.bin', 'sandglass')],
+    ["the library's launcher, in-process", join('node_modules', 'sandglass', 'dist', 'launcher.js')],
+  ] as const) {
+    it(`serve starts through ${how}, answers /healthz and stops on SIGTERM`, async () => {
+      const child = spawn(process.execPath, [join(app, bin), '--redis', redis.url, 'serve', '--port', '0', '--log-level', 'info'], {
+        cwd: app,
+        env: cleanEnv({ SANDGLASS_DATA_DIR: join(work, 'data') }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', chunk => (output += String(chunk)));
+      child.stderr.on('data', chunk => (output += String(chunk)));
+      const exited = new Promise<number | null>(resolve => child.on('close', code => resolve(code)));
+      try {
+        await waitFor(() => /listening on http:\/\/127\.0\.0\.1:\d+/.test(output), 30_000, 'the service to listen');
+        const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1] as string;
+        assert.equal((await fetch(`${url}/healthz`)).status, 200);
+      } finally {
+        child.kill('SIGTERM');
+      }
+      assert.equal(await exited, 0, output);
+    });
+  }
+
   it('runs a Nest application with sandglass/nestjs, and its types compile with legacy decorators, once Nest is installed beside it', async () => {
     // Nest from the repository's own node_modules (linked, not downloaded): what `npm install
     // @nestjs/common @nestjs/core` would add to the app.
@@ -258,10 +372,5 @@ describe('the packed package, installed into an app', () => {
     );
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
     ok(await runCommand(process.execPath, [tsc, '-p', join(app, 'tsconfig.nest.json')], { cwd: app }), 'tsc (nest)');
-  });
-
-  it('installs the sandglass bin: npx sandglass --help', async () => {
-    const { stdout } = ok(await npm(app, 'exec', '--offline', '--', 'sandglass', '--help'), 'npx sandglass --help');
-    assert.match(stdout, /^Usage: sandglass /m);
   });
 });
