@@ -36,11 +36,13 @@ function ok(result: CommandResult, what: string): CommandResult {
 }
 
 // An ES module app: the local-redis entry starts its own Redis (the Lua files must be found inside
-// the installed package), a delayed job runs, the webhooks entry loads.
+// the installed package), a delayed job runs, the webhooks entry loads, and the test kit runs a
+// 30-minute job on its virtual clock.
 const ESM_SCRIPT = `
 import { Queue, Worker, ValidationError } from 'sandglass';
 import { startLocalRedis } from 'sandglass/local-redis';
 import { verifySignature } from 'sandglass/webhooks';
+import { createTestEnvironment } from 'sandglass/testing';
 const server = await startLocalRedis({ appendOnly: false });
 setTimeout(() => { console.error('no job ran in 30 s'); void server.stop().then(() => process.exit(3)); }, 30_000).unref();
 const queue = new Queue('pack-esm', { connection: server.url });
@@ -49,7 +51,15 @@ const done = new Promise(resolve => (ran = resolve));
 const worker = new Worker('pack-esm', async job => ran(job.payload), { connection: server.url });
 worker.on('error', error => { console.error(error); process.exit(2); });
 await queue.add({ hello: 'esm' }, { delay: 50 });
-console.log(JSON.stringify({ payload: await done, verify: typeof verifySignature, validation: typeof ValidationError }));
+const payload = await done;
+const env = await createTestEnvironment();
+const timedOut = [];
+env.worker('order-timeout', job => void timedOut.push(job.payload.orderId));
+await env.queue('order-timeout').add({ orderId: 42 }, { delay: '30m' });
+await env.clock.advance('30m');
+await env.drain();
+await env.close();
+console.log(JSON.stringify({ payload, verify: typeof verifySignature, validation: typeof ValidationError, timedOut }));
 await worker.close();
 await queue.close();
 await server.stop();
@@ -60,6 +70,7 @@ const CJS_SCRIPT = `
 const sandglass = require('sandglass');
 const { startLocalRedis } = require('sandglass/local-redis');
 const { verifySignature } = require('sandglass/webhooks');
+const testing = require('sandglass/testing');
 (async () => {
   const queue = new sandglass.Queue('pack-cjs', { connection: process.env.REDIS_URL });
   const id = await queue.add({ hello: 'cjs' }, { delay: '1h' });
@@ -67,7 +78,14 @@ const { verifySignature } = require('sandglass/webhooks');
   let refused = '';
   try { await queue.add({}, { delay: -1 }); } catch (error) { refused = error instanceof sandglass.ValidationError ? error.code : String(error); }
   const same = (await import('sandglass')).ValidationError === sandglass.ValidationError;
-  console.log(JSON.stringify({ state: info.state, refused, same, local: typeof startLocalRedis, verify: typeof verifySignature }));
+  const env = await testing.createTestEnvironment();
+  const ran = [];
+  env.worker('reminder', job => void ran.push(job.id));
+  await env.queue('reminder').add({}, { id: 'in-3-days', delay: '3d' });
+  await env.clock.advance('3d');
+  await env.drain();
+  await env.close();
+  console.log(JSON.stringify({ state: info.state, refused, same, local: typeof startLocalRedis, verify: typeof verifySignature, ran }));
   await queue.close();
 })().catch(error => { console.error(error); process.exit(2); });
 `;
@@ -240,9 +258,9 @@ describe('the library package, installed alone into an app', () => {
     );
   });
 
-  it('runs a delayed job from an ES module app, on a Redis started by sandglass/local-redis', async () => {
+  it('runs a delayed job from an ES module app, on a Redis started by sandglass/local-redis, and a test on sandglass/testing', async () => {
     const { stdout } = ok(await node('esm.mjs'), 'esm.mjs');
-    assert.deepEqual(JSON.parse(stdout), { payload: { hello: 'esm' }, verify: 'function', validation: 'function' });
+    assert.deepEqual(JSON.parse(stdout), { payload: { hello: 'esm' }, verify: 'function', validation: 'function', timedOut: [42] });
   });
 
   it('works from a CommonJS app through require(), with the same classes as import', async () => {
@@ -253,6 +271,7 @@ describe('the library package, installed alone into an app', () => {
       same: true,
       local: 'function',
       verify: 'function',
+      ran: ['in-3-days'],
     });
   });
 
@@ -314,7 +333,7 @@ describe('sandglass-server, installed beside the library', () => {
   it('importing the library (ESM and require) loads none of the service packages, installed as they are now', async () => {
     for (const name of SERVICE_PACKAGES) assert.ok(existsSync(join(app, 'node_modules', name)), `${name} is installed`);
     const script = `
-      await import('sandglass'); await import('sandglass/local-redis'); await import('sandglass/webhooks');
+      await import('sandglass'); await import('sandglass/local-redis'); await import('sandglass/webhooks'); await import('sandglass/testing');
       (await import('node:module')).createRequire(process.cwd() + '/').call(null, 'sandglass');`;
     const loaded = await packagesLoaded(app, script);
     assert.ok(loaded.has('ioredis') && loaded.has('sandglass'), [...loaded].join(', '));
