@@ -1,6 +1,6 @@
 // Reading a BullMQ queue's jobs in pages, never all at once: a ZSET by score (a cursor that
 // survives the deletion of what was read), a LIST from its right end (the oldest, where BullMQ's
-// workers take), each page's hashes with one pipelined HMGET per job.
+// workers take), each page's hashes with one read-only script call.
 import type { Cluster, Redis } from 'ioredis';
 import { JOB_FIELDS } from './bullmq-job.js';
 
@@ -73,14 +73,24 @@ export async function* idPages(client: Redis | Cluster, key: string, type: 'zset
   }
 }
 
-/** The fields of each job's hash, one pipelined HMGET each. */
+/**
+ * KEYS: the jobs' hashes; ARGV: the fields. Returns the fields of each hash in a row (a missing
+ * field is a nil). One script call per page: measured on loopback, 500 pipelined HMGETs took about twice
+ * as long as one call answering them all (most of it the client's work per command).
+ */
+const READ_SCRIPT = `
+local out = {}
+for i = 1, #KEYS do
+  local values = redis.call('HMGET', KEYS[i], unpack(ARGV))
+  for j = 1, #ARGV do out[#out + 1] = values[j] end
+end
+return out
+`;
+
+/** The fields ({@link JOB_FIELDS}) of each job's hash, for a page: one read-only script call. */
 async function readFields(client: Redis | Cluster, base: string, ids: readonly string[]): Promise<(string | null)[][]> {
   if (ids.length === 0) return [];
-  const pipeline = client.pipeline();
-  for (const id of ids) pipeline.hmget(`${base}${id}`, ...JOB_FIELDS);
-  const replies = (await pipeline.exec()) ?? [];
-  return replies.map(([error, value]) => {
-    if (error) throw error;
-    return value as (string | null)[];
-  });
+  const flat = (await client.eval(READ_SCRIPT, ids.length, ...ids.map(id => `${base}${id}`), ...JOB_FIELDS)) as (string | null)[];
+  const width = JOB_FIELDS.length;
+  return ids.map((_, i) => flat.slice(i * width, (i + 1) * width));
 }

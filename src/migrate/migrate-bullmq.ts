@@ -133,7 +133,8 @@ export async function migrateFromBullMQ(options: MigrateFromBullMQOptions): Prom
     if (onProgress) total = await countJobs(client, keys);
     for (const { source: from, key, type } of SOURCES) {
       const pager: Pager = type === 'zset' ? zsetPager(client, keys.base, keys[key], PAGE) : listPager(client, keys.base, keys[key], PAGE);
-      for (let page = await pager.next(); page.length > 0; page = await pager.next()) {
+      let next = pager.next();
+      for (let page = await next; page.length > 0; page = await next) {
         read += page.length;
         const jobs: { entry: PageEntry; job: BulkJob<unknown> }[] = [];
         for (const entry of page) {
@@ -146,21 +147,24 @@ export async function migrateFromBullMQ(options: MigrateFromBullMQOptions): Prom
           plan.toMove += jobs.length;
           for (const { job } of jobs.slice(0, SAMPLE_SIZE - plan.sample.length)) plan.sample.push(job);
           pager.advance(page);
-          report(from);
-          continue;
-        }
-        const added = await addPage(queue, jobs, skip, result);
-        if (remove) {
-          await removeBullMQJobs(
-            client,
-            keys,
-            added.map(entry => entry.id),
-          );
-          result.removed += added.length;
-          const gone = new Set(added.map(entry => entry.id));
-          pager.advance(page.filter(entry => !gone.has(entry.id)));
-        } else {
+          next = pager.next();
+        } else if (!remove) {
+          // Nothing is deleted: where the next page starts is known now, so it is read while this
+          // one is written.
           pager.advance(page);
+          next = pager.next();
+          next.catch(() => undefined); // awaited by the loop, unless the write below fails first
+          await addPage(queue, jobs, skip, result);
+        } else {
+          // The next page starts after what stays: known once this page's moved jobs are deleted,
+          // and they are deleted only once sandglass holds them.
+          const held = await addPage(queue, jobs, skip, result);
+          const ids = held.map(entry => entry.id);
+          await removeBullMQJobs(client, keys, ids);
+          result.removed += ids.length;
+          const gone = new Set(ids);
+          pager.advance(page.filter(entry => !gone.has(entry.id)));
+          next = pager.next();
         }
         report(from);
       }
