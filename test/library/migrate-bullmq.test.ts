@@ -171,6 +171,20 @@ describe('migrateFromBullMQ', () => {
     assert.deepEqual([again.moved, again.existing, again.removed, again.skipped.length], [0, 0, 0, 1 + scheduled.length]);
   });
 
+  it('reads the paused list of a queue paused by BullMQ 5 (which renamed wait to paused), oldest first', async () => {
+    const source = uniqueQueue();
+    const target = uniqueQueue();
+    const bq = bullQueue(source);
+    const jobs = await bq.addBulk(Array.from({ length: 700 }, (_, i) => ({ name: 'x', data: { i } })));
+    await redis.raw.rename(`bull:${source}:wait`, `bull:${source}:paused`);
+    const result = await migrateFromBullMQ({ connection: redis.url, bullmqQueue: source, queue: target, remove: true });
+    assert.deepEqual([result.moved, result.removed], [700, 700]);
+    assert.equal(await redis.raw.exists(`bull:${source}:paused`), 0);
+    const q = new Queue(target, { connection: redis.url });
+    opened.push(q);
+    assert.deepEqual((await q.get(jobs[699]?.id as string))?.payload, { i: 699 });
+  });
+
   it('refuses bad options with a ValidationError', async () => {
     await assert.rejects(migrateFromBullMQ({ connection: redis.url, bullmqQueue: '', queue: 'x' }), /expected `bullmqQueue`/);
     await assert.rejects(migrateFromBullMQ({ connection: redis.url, bullmqQueue: 'a', queue: 'bad name!' }), /expected `queue`/);
