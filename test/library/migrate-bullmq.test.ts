@@ -171,15 +171,22 @@ describe('migrateFromBullMQ', () => {
     assert.deepEqual([again.moved, again.existing, again.removed, again.skipped.length], [0, 0, 0, 1 + scheduled.length]);
   });
 
-  it('reads the paused list of a queue paused by BullMQ 5 (which renamed wait to paused), oldest first', async () => {
+  it('reads the paused list of a queue paused by BullMQ 5 (which renamed wait to paused); jobs sandglass refuses stay there', async () => {
     const source = uniqueQueue();
     const target = uniqueQueue();
     const bq = bullQueue(source);
     const jobs = await bq.addBulk(Array.from({ length: 700 }, (_, i) => ({ name: 'x', data: { i } })));
+    // Two jobs sandglass refuses, among the others of a page: a payload over 256 KiB, an id over 200 characters.
+    await bq.add('big', { text: 'x'.repeat(300 * 1024) }, { jobId: 'big' });
+    await bq.add('long', { long: true }, { jobId: 'l'.repeat(201) });
+    await bq.addBulk(Array.from({ length: 3 }, (_, i) => ({ name: 'x', data: { after: i } })));
     await redis.raw.rename(`bull:${source}:wait`, `bull:${source}:paused`);
     const result = await migrateFromBullMQ({ connection: redis.url, bullmqQueue: source, queue: target, remove: true });
-    assert.deepEqual([result.moved, result.removed], [700, 700]);
-    assert.equal(await redis.raw.exists(`bull:${source}:paused`), 0);
+    assert.deepEqual([result.moved, result.removed], [703, 703]);
+    const reasons = new Map(result.skipped.map(({ id, reason }) => [id, reason]));
+    assert.match(reasons.get('big') ?? '', /^sandglass refused it: .*payload/i);
+    assert.match(reasons.get('l'.repeat(201)) ?? '', /not a sandglass job id/);
+    assert.deepEqual((await redis.raw.lrange(`bull:${source}:paused`, 0, -1)).sort(), ['big', 'l'.repeat(201)].sort());
     const q = new Queue(target, { connection: redis.url });
     opened.push(q);
     assert.deepEqual((await q.get(jobs[699]?.id as string))?.payload, { i: 699 });
