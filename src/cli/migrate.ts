@@ -30,6 +30,7 @@ Stop BullMQ's workers first. Each job keeps its BullMQ id, so running the comman
 nothing twice ("already there") and finishes a run that stopped half-way. Active jobs, repeatable
 jobs (recreate them with 'sandglass schedule set'), jobs of flows and jobs whose data is not JSON
 stay in BullMQ and are listed with the reason. maxAttempts is the attempts BullMQ had left.
+A job sandglass already ran is gone from it: without --remove, a later run adds it again.
 See docs/migrating-from-bullmq.md.`,
     )
     .action(async (bullmqQueue: string, flags: MigrateFlags) => {

@@ -4,7 +4,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { Queue } from '../client/queue.js';
 import { openClient } from '../connection/connection.js';
-import { PayloadTooLargeError, ValidationError } from '../core/errors.js';
+import { ConnectionError, PayloadTooLargeError, RedisCommandError, SandglassError, ValidationError } from '../core/errors.js';
 import type { BulkJob, ConnectionOption, Logger } from '../core/types.js';
 import { assertJobId, isQueueName } from '../core/validate.js';
 import { bullmqKeys, type BullMQKeys } from './bullmq-layout.js';
@@ -94,7 +94,8 @@ const SOURCES: readonly { source: BullMQSource; key: keyof BullMQKeys; type: 'zs
  * backoff. Reads in pages of 500 and adds each page with `addBulk(jobs, 'keep')`: a second run adds
  * nothing twice, and a run that stopped half-way is finished by running it again. Stop BullMQ's
  * workers first; jobs they hold (active), repeatable jobs, jobs of flows and jobs whose data is not
- * JSON are skipped with a reason. See docs/migrating-from-bullmq.md.
+ * JSON are skipped with a reason. A moved job that sandglass already ran (and does not keep) is
+ * gone from sandglass: without `remove`, a later run adds it again. See docs/migrating-from-bullmq.md.
  *
  * @throws {ValidationError} bad options.
  * @throws {ConnectionError} Redis cannot be reached.
@@ -185,6 +186,8 @@ export async function migrateFromBullMQ(options: MigrateFromBullMQOptions): Prom
         report(from);
       }
     }
+  } catch (error) {
+    throw typedError(error, keys.base);
   } finally {
     if (owned) await queue.close();
     if (ownClient) await client.quit().catch(() => client.disconnect());
@@ -262,6 +265,16 @@ async function countJobs(client: Redis | Cluster, keys: BullMQKeys): Promise<num
     client.zcard(keys.waitingChildren),
   ]);
   return counts.reduce((sum, count) => sum + count, 0);
+}
+
+/**
+ * An error of the BullMQ side (sandglass's own are typed already) as a typed error: Redis's answer
+ * (ioredis's ReplyError: a wrong type at a BullMQ key, a refused script) or, else, the connection.
+ */
+function typedError(error: unknown, base: string): unknown {
+  if (error instanceof SandglassError || !(error instanceof Error)) return error;
+  const message = `Reading the BullMQ jobs at ${base}*: ${error.message}`;
+  return error.name === 'ReplyError' ? new RedisCommandError(message, { cause: error }) : new ConnectionError(message, { cause: error });
 }
 
 function isJobId(id: string): boolean {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FlowProducer, Queue as BullQueue, Worker as BullWorker } from 'bullmq';
-import { Queue, Worker, listQueues, migrateFromBullMQ, type MigrateProgress } from '../../src/index.js';
+import { ConnectionError, Queue, RedisCommandError, Worker, listQueues, migrateFromBullMQ, type MigrateProgress } from '../../src/index.js';
 import { runCli, runCliJson } from '../helpers/cli.js';
 import { uniqueQueue, useRedis, waitFor } from '../helpers/redis.js';
 
@@ -192,12 +192,23 @@ describe('migrateFromBullMQ', () => {
     assert.deepEqual((await q.get(jobs[699]?.id as string))?.payload, { i: 699 });
   });
 
-  it('refuses bad options with a ValidationError', async () => {
+  it('refuses bad options with a ValidationError; a failing BullMQ Redis gives a typed error', async () => {
     await assert.rejects(migrateFromBullMQ({ connection: redis.url, bullmqQueue: '', queue: 'x' }), /expected `bullmqQueue`/);
     await assert.rejects(migrateFromBullMQ({ connection: redis.url, bullmqQueue: 'a', queue: 'bad name!' }), /expected `queue`/);
     await assert.rejects(
       migrateFromBullMQ({ connection: redis.url, bullmqQueue: 'a', queue: 'x', dryRun: true, remove: true }),
       /exclude each other/,
+    );
+    // BullMQ's Redis unreachable, or a key of the wrong type: typed errors.
+    await assert.rejects(
+      migrateFromBullMQ({ connection: redis.url, bullmqConnection: { port: 1, maxRetriesPerRequest: 0 }, bullmqQueue: 'a', queue: 'x' }),
+      (error: Error) => error instanceof ConnectionError && /Reading the BullMQ jobs at bull:a:\*/.test(error.message),
+    );
+    const wrong = uniqueQueue();
+    await redis.raw.set(`bull:${wrong}:delayed`, 'not a zset');
+    await assert.rejects(
+      migrateFromBullMQ({ connection: redis.url, bullmqQueue: wrong, queue: 'x' }),
+      (error: Error) => error instanceof RedisCommandError && /WRONGTYPE/.test(error.message),
     );
   });
 });
