@@ -89,6 +89,13 @@ export default tseslint.config(
     ['client', 'worker', 'schedules', 'flow', 'telemetry', 'store', 'server', 'cli', 'nestjs'],
     'src/deploy imports only the public API (src/index.ts), src/core and src/connection.',
   ),
+  // migrate/ moves jobs from another library through the Queue (client/) and reads that library's keys
+  // on a client of connection/ (openClient).
+  boundary(
+    ['src/migrate/**'],
+    ['worker', 'schedules', 'flow', 'telemetry', 'store', 'server', 'cli', 'nestjs', 'deploy'],
+    'src/migrate imports only src/core, src/client (the Queue) and src/connection (openClient).',
+  ),
   {
     // connection/ may talk to Redis (shared clients, pub/sub), but names no key.
     files: ['src/connection/**/*.ts'],

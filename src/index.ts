@@ -4,6 +4,18 @@
  */
 export { Queue, type QueueOptions, type JobPage, type ListOptions } from './client/queue.js';
 export { listQueues } from './client/list-queues.js';
+/**
+ * Moving the waiting jobs of a BullMQ queue into a sandglass queue: idempotent by job id (run it
+ * again after an interruption), optionally deleting each moved job from BullMQ. See
+ * docs/migrating-from-bullmq.md.
+ */
+export {
+  migrateFromBullMQ,
+  type MigrateFromBullMQOptions,
+  type MigrateProgress,
+  type MigrateResult,
+  type SkippedJob,
+} from './migrate/migrate-bullmq.js';
 export { PullConsumer, MAX_CLAIM_WAIT_MS, CLAIM_TOKEN_PATTERN, type PullConsumerOptions, type PulledJob } from './worker/pull-consumer.js';
 export { Worker, type WorkerOptions, type WorkerEvents, type Processor, type BatchProcessor } from './worker/worker.js';
 export { MAX_CLAIM } from './worker/worker-options.js';

@@ -13,6 +13,7 @@ import { registerImportCommand } from './import.js';
 import { printable } from './format.js';
 import { durationArgument } from './input.js';
 import { registerJobCommands } from './jobs.js';
+import { registerMigrateCommands } from './migrate.js';
 import { registerQueueCommands } from './queues.js';
 import { registerScheduleCommands } from './schedules.js';
 import { registerServeCommand } from './serve.js';
@@ -82,6 +83,7 @@ export function createProgram(): { program: Command; cli: Cli } {
   registerFlowCommands(program, cli);
   registerGroupCommands(program, cli);
   registerImportCommand(program, cli);
+  registerMigrateCommands(program, cli);
   registerBenchCommand(program, cli);
   registerServeCommand(program);
   pointToOwnHelp(program, ['sandglass']);

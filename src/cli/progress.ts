@@ -69,3 +69,57 @@ function startLines(sizeBytes: number | undefined, rate: (imported: number) => n
     },
   };
 }
+
+/** Counts of a migration, as the bar shows them. */
+export interface MigrationState {
+  read: number;
+  moved: number;
+  existing: number;
+  skipped: number;
+}
+
+/** Progress of `sandglass migrate`: jobs read of `total` (what the source held when it began). */
+export function startMigrationProgress(total: number): { readonly isBar: boolean; update(state: MigrationState): void; stop(): void } {
+  const startedAt = performance.now();
+  const rate = (done: number) => Math.round((done * 1000) / Math.max(1, performance.now() - startedAt));
+  const counts = ({ moved, existing, skipped }: MigrationState) => `${moved} moved, ${existing} already there, ${skipped} skipped`;
+  if (process.stderr.isTTY) {
+    const bar = new cliProgress.SingleBar(
+      {
+        format: 'migrate [{bar}] {percentage}% | {counts} | {rate} jobs/s | eta {eta_formatted}',
+        stream: process.stderr,
+        hideCursor: true,
+        clearOnComplete: false,
+      },
+      cliProgress.Presets.shades_classic,
+    );
+    // Jobs added to the source after the count can take `read` past `total`: the bar stops at its end.
+    bar.start(Math.max(1, total), 0, { counts: counts({ read: 0, moved: 0, existing: 0, skipped: 0 }), rate: 0 });
+    let stopped = false;
+    return {
+      isBar: true,
+      update(state) {
+        bar.update(Math.min(state.read, Math.max(1, total)), { counts: counts(state), rate: rate(state.read) });
+      },
+      stop() {
+        if (stopped) return;
+        stopped = true;
+        bar.stop();
+      },
+    };
+  }
+  let latest: MigrationState = { read: 0, moved: 0, existing: 0, skipped: 0 };
+  const timer = setInterval(() => {
+    process.stderr.write(`migrate: ${latest.read} of ${total} read, ${counts(latest)}, ${rate(latest.read)} jobs/s\n`);
+  }, PLAIN_INTERVAL_MS);
+  timer.unref();
+  return {
+    isBar: false,
+    update(state) {
+      latest = { ...state };
+    },
+    stop() {
+      clearInterval(timer);
+    },
+  };
+}

@@ -6,7 +6,7 @@ import { toJobInfo } from './job-info.js';
 import { decodeCursor, readPage, type JobPage, type ListOptions } from './list-page.js';
 import { resolveQueueOptions, type QueueOptions } from './queue-options.js';
 import { assertHistogramBounds, totalCounters, totalHistogram, totalStats } from './queue-totals.js';
-import { writeJobs } from './write-jobs.js';
+import { writeJobs, type WriteTally } from './write-jobs.js';
 import { AddCoalescer } from './add-coalescer.js';
 import { QueueGroups } from './queue-groups.js';
 import { getQueueLimits, setQueueLimits } from '../flow/queue-limits.js';
@@ -122,14 +122,26 @@ export class Queue<T = unknown> {
   }
 
   /**
+   * `addBulk`, and how many of the jobs were written and how many existed already (not written):
+   * for migrateFromBullMQ's report. Not part of the public API.
+   * @internal
+   */
+  async addBulkTallied(jobs: readonly BulkJob<T>[], ifExists: IfExists = 'keep'): Promise<WriteTally> {
+    this.#assertOpen();
+    const tally: WriteTally = { written: 0, existing: 0 };
+    await this.#add(encodeBulk(jobs, this.#maxPayloadBytes), ifExists, true, tally);
+    return tally;
+  }
+
+  /**
    * Writes validated jobs inside the PRODUCER span `send <queue>` (one per call, and per explicit
    * `traceparent`: telemetry.ts), each job storing its span's context.
    */
-  async #add(encoded: EncodedJob[], ifExists: unknown, bulk: boolean): Promise<string[]> {
+  async #add(encoded: EncodedJob[], ifExists: unknown, bulk: boolean, tally?: WriteTally): Promise<string[]> {
     assertIfExists(ifExists);
     const spans = startSend(this.name, encoded, bulk);
     try {
-      const ids = await this.#write(encoded, ifExists, bulk);
+      const ids = await this.#write(encoded, ifExists, bulk, tally);
       endSend(spans);
       return ids;
     } catch (error) {
@@ -139,11 +151,11 @@ export class Queue<T = unknown> {
   }
 
   /** Writes validated jobs (write-jobs.ts), once the partitions are known and the queue recorded. */
-  async #write(encoded: readonly EncodedJob[], ifExists: IfExists, bulk: boolean): Promise<string[]> {
+  async #write(encoded: readonly EncodedJob[], ifExists: IfExists, bulk: boolean, tally?: WriteTally): Promise<string[]> {
     const [stores] = await Promise.all([this.#storage.partitions(CREATE), this.#register()]);
     // One job of queue.add: it may share a call with the concurrent adds to its partition.
     if (!bulk && encoded.length === 1) return [await this.#coalescer.add(stores, encoded[0] as EncodedJob, ifExists)];
-    return writeJobs(stores, encoded, ifExists, this.#waitForReplicas);
+    return writeJobs(stores, encoded, ifExists, this.#waitForReplicas, tally);
   }
 
   /**

@@ -12,8 +12,17 @@ export const BULK_CHUNK = 500;
 /** Chunks of one partition sent before the first one answers (see writeJobs). */
 const BULK_IN_FLIGHT = 4;
 
+/** Counts of a write by outcome, filled in by {@link writeJobs} when a caller asks for them. */
+export interface WriteTally {
+  /** Jobs written new (or replaced). */
+  written: number;
+  /** Jobs not written because their id existed (kept, or completed lately / kept completed). */
+  existing: number;
+}
+
 /**
- * Writes `encoded` to the partitions their ids place them in; the ids, in order.
+ * Writes `encoded` to the partitions their ids place them in; the ids, in order. `tally`, when
+ * given, is incremented by what each job's write did (migrateFromBullMQ reports it).
  * @throws {ConflictError} some jobs are running or a schedule's pending tick and were not replaced (the others were written).
  * @throws {NotReplicatedError} fewer replicas than `waitForReplicas` asks confirmed a write.
  */
@@ -22,6 +31,7 @@ export async function writeJobs(
   encoded: readonly EncodedJob[],
   ifExists: IfExists,
   waitForReplicas: { replicas: number; timeoutMs: number } | undefined,
+  tally?: WriteTally,
 ): Promise<string[]> {
   const byPartition = stores.map(() => [] as EncodedJob[]);
   // A grouped job lives in its group's partition (README, "Groups"), any other in its id's.
@@ -38,6 +48,8 @@ export async function writeJobs(
     statuses.forEach((status, i) => {
       if (status === 'running') running.push((chunk[i] as EncodedJob).id);
       else if (status === 'tick') ticks.push((chunk[i] as EncodedJob).id);
+      else if (tally && (status === 'added' || status === 'replaced')) tally.written += 1;
+      else if (tally) tally.existing += 1;
     });
   };
   // A chunk's failure fails the call (as before, later chunks of its partition are not sent); every
