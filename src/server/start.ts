@@ -39,7 +39,7 @@ export interface RunningServer {
 }
 
 export interface StartOptions {
-  /** Default: a pino logger on stdout at `config.logLevel`. */
+  /** Default: a pino logger on stdout at `config.logLevel`, in `config.logFormat`. */
   logger?: PinoLogger;
   /** Shut down gracefully on SIGTERM and SIGINT, then exit the process. @default false */
   handleSignals?: boolean;
@@ -62,7 +62,7 @@ const PARENT_WATCH_MS = 500;
 export async function startServer(config: ServeConfig, options: StartOptions = {}): Promise<RunningServer> {
   // Taken first, so that a parent that dies while the service starts is noticed too.
   const parent = process.ppid;
-  const log = options.logger ?? createLogger({ level: config.logLevel });
+  const log = options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   for (const warning of config.warnings) log.warn(warning);
   if (config.token === undefined) {
     log.warn(
@@ -141,6 +141,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   log.info(
     {
       url,
+      dashboard: `${url}/`,
       redis: redis ? `private redis-server, pid ${redis.pid}, data in ${config.dataDir}` : config.redis?.description,
       redisMode: config.redis?.mode ?? 'single',
       ...(config.partitions === undefined ? {} : { partitions: config.partitions }),

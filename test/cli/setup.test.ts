@@ -104,6 +104,25 @@ describe('set-up on a machine without redis-server', () => {
     );
   });
 
+  it("sandglass serve without redis-server gives the CLI's ways out (install it, or --redis <url>), not the library's `command` option", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sandglass-nodata-'));
+    try {
+      const { code, stdout, stderr } = await runCommand(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0', '--data-dir', dataDir],
+        { cwd: root, env: bareEnv() },
+      );
+      assert.equal(code, 1, stdout + stderr);
+      assert.match(stderr, /Could not run redis-server: not found or not executable\./);
+      assert.match(stderr, /apt-get install -y redis-server/);
+      assert.match(stderr, /--redis <url>/);
+      assert.doesNotMatch(stderr, /`command` option/);
+      assert.doesNotMatch(stderr, STACK_LINE);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('with everything installed the set-up is silent and succeeds', async () => {
     const { code, stdout, stderr } = await runCommand('bash', ['scripts/setup.sh', 'fast'], { cwd: root });
     assert.deepEqual({ code, stdout, stderr }, { code: 0, stdout: '', stderr: '' });
