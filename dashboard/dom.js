@@ -79,11 +79,14 @@ export function fmtRate(perSecond) {
   return perSecond < 10 ? perSecond.toFixed(1) : fmtCount(Math.round(perSecond));
 }
 
-/** 850 -> '850 ms', 12_300 -> '12.3 s', 90_000 -> '1 min 30 s', 7_200_000 -> '2 h'. */
+/**
+ * 850 -> '850 ms', 12_300 -> '12.3 s', 90_000 -> '1 min 30 s', 7_200_000 -> '2 h'; rounded down. The
+ * CLI's formatDuration (src/cli/format.ts) follows the same rule; a unit test holds them together.
+ */
 export function fmtDuration(ms) {
   const abs = Math.abs(ms);
-  if (abs < 1000) return `${Math.round(abs)} ms`;
-  if (abs < 60_000) return `${(abs / 1000).toFixed(1)} s`;
+  if (abs < 1000) return `${Math.floor(abs)} ms`;
+  if (abs < 60_000) return `${(Math.floor(abs / 100) / 10).toFixed(1)} s`;
   const s = Math.floor(abs / 1000);
   const pair = (big, bigUnit, small, smallUnit) => (small ? `${big} ${bigUnit} ${small} ${smallUnit}` : `${big} ${bigUnit}`);
   if (abs < 3_600_000) return pair(Math.floor(s / 60), 'min', s % 60, 's');

@@ -23,6 +23,7 @@ import {
   type RedisSettings,
   type RedisTarget,
 } from '../deploy/redis-target.js';
+import { cannotReachRedis, givenUpReason } from '../deploy/unreachable.js';
 import { printable } from './format.js';
 
 /** Exit codes a script can rely on. Listed in `sandglass --help` and docs/cli.md. */
@@ -195,9 +196,7 @@ export class Cli {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        reject(
-          new ConnectionError(`Cannot reach Redis at ${shown}: no answer within ${timeoutMs / 1000} s${lastErrorText(redis.lastError())}`),
-        );
+        reject(new ConnectionError(unreachable(shown, `no answer within ${timeoutMs / 1000} s`, redis.lastError())));
       }, timeoutMs);
     });
     try {
@@ -216,14 +215,14 @@ export class Cli {
         );
       }
       if (error instanceof ConnectionError && !error.message.startsWith('Cannot reach')) {
-        const last = redis.lastError();
-        const reason = error.message
-          .replace(/^listQueues: /, '')
-          .replace(/Reached the max retries per request limit \(which is (\d+)\)\..*\)$/, 'gave up after $1 connection attempts)');
-        throw new ConnectionError(
-          `Cannot reach Redis at ${shown}: ${reason}${last !== undefined && reason.includes(last) ? '' : lastErrorText(last)}`,
-          { cause: error },
+        // The library's message names the address as the client has it; the CLI names the target as the user gave it.
+        const reason = givenUpReason(
+          error.message
+            .replace(/^listQueues: /, '')
+            .replace(/^Cannot reach Redis at .*?: /, '')
+            .replace(/ \(last error: .*\)$/, ''),
         );
+        throw new ConnectionError(unreachable(shown, reason, redis.lastError()), { cause: error });
       }
       throw error;
     } finally {
@@ -232,11 +231,15 @@ export class Cli {
   }
 }
 
-/** The client's last connection error for a message, with the fix when it is a certificate the client does not trust. */
-function lastErrorText(last: string | undefined): string {
-  if (last === undefined) return '';
-  const untrusted = /self[- ]signed|unable to (get|verify)|certificate/i.test(last);
-  return ` (last error: ${last}${untrusted ? '; give the CA of the server certificate with --tls-ca <file> or REDIS_TLS_CA' : ''})`;
+/** The library's words for an unreachable Redis, with the fix when the last error is a certificate the client does not trust. */
+function unreachable(shown: string, reason: string, last: string | undefined): string {
+  const untrusted = last !== undefined && /self[- ]signed|unable to (get|verify)|certificate/i.test(last);
+  return cannotReachRedis(
+    shown,
+    reason,
+    last,
+    untrusted ? 'give the CA of the server certificate with --tls-ca <file> or REDIS_TLS_CA' : undefined,
+  );
 }
 
 /** A Redis error that says the key lives on another node of a cluster (the client is not a Cluster client). */

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { ValidationError, type Duration, type LimitsInput, type QueueLimits, type Retention, type RetentionInput } from '../index.js';
 import type { Cli } from './context.js';
-import { formatDuration } from './format.js';
+import { formatDuration, formatWindow } from './format.js';
 
 interface LimitsFlags {
   rate?: string;
@@ -99,7 +99,7 @@ function toNumber(text: string): number | string {
 /** `100 per 1s`, `5`, `1h`; `none` for a limit not set. */
 export function describeLimits(limits: QueueLimits): { rate: string; concurrency: string; expireAfter: string } {
   return {
-    rate: limits.rate ? `${limits.rate.max} per ${formatDuration(limits.rate.per)}` : NONE,
+    rate: limits.rate ? `${limits.rate.max} per ${formatWindow(limits.rate.per)}` : NONE,
     concurrency: limits.concurrency === undefined ? NONE : String(limits.concurrency),
     expireAfter: limits.expireAfter === undefined ? NONE : formatDuration(limits.expireAfter),
   };

@@ -2,34 +2,54 @@
 // Pure functions, so they are unit-tested without Redis.
 import type { JobInfo } from '../index.js';
 
-const UNITS: [name: string, ms: number][] = [
-  ['w', 604_800_000],
-  ['d', 86_400_000],
-  ['h', 3_600_000],
-  ['m', 60_000],
-  ['s', 1_000],
-];
-
 /**
- * A duration with its two largest units, rounded down: `29m 59s`, `1h 30m`, `3d 4h`, `45s`, `350ms`.
- * Rounded down so that a job added with `--delay 30m` shows `29m 59s` a moment later, never `30m`.
+ * A duration as the dashboard shows it (dashboard/dom.js `fmtDuration`, the same rule; a unit test
+ * holds the two together): `350 ms`, `12.3 s`, `29 min 59 s`, `1 h 30 min`, `1126 d 3 h`. Two units
+ * at most, days the largest, rounded down, so that a job added with `--delay 30m` shows
+ * `29 min 59 s` a moment later, never `30 min`.
  */
 export function formatDuration(ms: number): string {
-  const abs = Math.abs(Math.trunc(ms));
-  if (abs < 1_000) return `${abs}ms`;
-  const parts: string[] = [];
-  let rest = abs;
-  for (const [name, size] of UNITS) {
-    if (parts.length === 2) break;
-    const count = Math.floor(rest / size);
-    rest -= count * size;
-    if (count > 0) parts.push(`${count}${name}`);
-    else if (parts.length === 1) break; // '2h', not '2h 0m'
-  }
-  return parts.join(' ');
+  const abs = Math.abs(ms);
+  if (abs < 1_000) return `${Math.floor(abs)} ms`;
+  if (abs < 60_000) return `${(Math.floor(abs / 100) / 10).toFixed(1)} s`;
+  const s = Math.floor(abs / 1_000);
+  const pair = (big: number, bigUnit: string, small: number, smallUnit: string) =>
+    small ? `${big} ${bigUnit} ${small} ${smallUnit}` : `${big} ${bigUnit}`;
+  if (abs < 3_600_000) return pair(Math.floor(s / 60), 'min', s % 60, 's');
+  if (abs < 86_400_000) return pair(Math.floor(s / 3_600), 'h', Math.floor((s % 3_600) / 60), 'min');
+  return pair(Math.floor(s / 86_400), 'd', Math.floor((s % 86_400) / 3_600), 'h');
 }
 
-/** `in 29m 59s` for a future instant, `3m 2s ago` for a past one, `now` within a millisecond. */
+/**
+ * A schedule's interval as the dashboard shows it (dashboard/schedule-text.js `fmtEvery`), in the
+ * units `every` is written in, exact: `5m`, `1h30m`, `1.5s`, `1d`.
+ */
+export function formatEvery(ms: number): string {
+  let rest = ms;
+  if (!Number.isFinite(rest) || rest <= 0) return `${String(ms)} ms`;
+  let text = '';
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+  ] as const) {
+    if (rest >= size) {
+      text += `${Math.floor(rest / size)}${unit}`;
+      rest %= size;
+    }
+  }
+  if (rest > 0) text += `${Number((rest / 1000).toFixed(3))}s`;
+  return text;
+}
+
+const WINDOW_NAMES: Record<number, string> = { 1_000: 'second', 60_000: 'minute', 3_600_000: 'hour', 86_400_000: 'day' };
+
+/** A rate's window as the dashboard names it (`fmtWindow`): `second`, `minute`, `hour`, `day`, else a duration. */
+export function formatWindow(ms: number): string {
+  return WINDOW_NAMES[ms] ?? formatDuration(ms);
+}
+
+/** `in 29 min 59 s` for a future instant, `3 min 2 s ago` for a past one, `now` within a millisecond. */
 export function formatRelative(atMs: number, nowMs: number): string {
   const delta = atMs - nowMs;
   if (Math.abs(delta) < 1) return 'now';

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { NotFoundError, ValidationError, type Duration, type ScheduleInfo, type ScheduleSpec } from '../index.js';
 import { findChangedNumber } from '../deploy/json-text.js';
 import type { Cli } from './context.js';
-import { formatDuration, formatRelative, formatTable, oneLine, printable, type Column } from './format.js';
+import { formatEvery, formatRelative, formatTable, oneLine, printable, type Column } from './format.js';
 import { parseAt } from './input.js';
 
 interface AddFlags {
@@ -151,7 +151,7 @@ function notFound(queue: string, key: string): NotFoundError {
 /** `cron 0 9 * * *` or `every 5m`. */
 export function describeRule(info: ScheduleInfo<unknown>): string {
   if (info.cron !== undefined) return `cron ${info.cron}`;
-  return `every ${formatDuration(info.every ?? 0)}`;
+  return `every ${formatEvery(info.every ?? 0)}`;
 }
 
 /** Where a schedule stands: `active`, `paused`, or `ended` (limit or endAt reached). */

@@ -27,9 +27,10 @@ export function registerServeCommand(program: Command): void {
         throw error instanceof ConfigError ? new ValidationError(error.message) : error;
       }
       const { startServer } = await loadServer('start');
-      const running = await startServer(config);
-      // The service ends on a signal, or by itself when it cannot go on (its private Redis keeps dying).
-      const failure = await Promise.race([untilSignal(), running.failed]);
+      // `npx sandglass serve` and `npm exec` do not pass SIGTERM on: the death of the parent stops the service too.
+      const running = await startServer(config, { stopWithParent: true });
+      // The service ends on a signal or when its parent dies, or by itself when it cannot go on (its private Redis keeps dying).
+      const failure = await Promise.race([untilSignal(), running.parentGone.then(() => undefined), running.failed]);
       await running.close();
       if (failure) throw failure;
     });

@@ -3,6 +3,7 @@ import { ValidationError } from '../core/errors.js';
 import { DEFAULT_CALL_TIMEOUT_MS, setCallTimeout } from '../store/redis/scripts.js';
 import { RedisQueueStorage } from '../store/redis/queue-storage.js';
 import { listQueueNames } from '../store/redis/registry.js';
+import { recordConnectionErrors } from '../store/redis/unreachable.js';
 import type { StorageConnection } from '../store/queue-storage.js';
 import type { ConnectionOption, Logger } from '../core/types.js';
 import { Waker } from './waker.js';
@@ -107,8 +108,9 @@ export function acquireConnection(option: ConnectionOption, logger: Logger): Con
         ? new Redis(option, OWNED_DEFAULTS)
         : new Redis({ ...OWNED_DEFAULTS, ...option, commandTimeout: undefined });
     setCallTimeout(client, timeoutMs);
-    // Without a listener ioredis prints every reconnect error; the callers see typed errors instead.
-    if (owned) client.on('error', () => undefined);
+    // Without a listener ioredis prints every reconnect error; the callers see typed errors instead,
+    // which name the last of them.
+    if (owned) recordConnectionErrors(client);
     const forget = typeof option === 'string' ? () => byUrl.delete(option) : () => byObject.delete(option);
     shared = { client, owned, waker: new Waker(client), refs: 0, evictionChecked: false, forget };
     if (typeof option === 'string') byUrl.set(option, shared);

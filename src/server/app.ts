@@ -104,7 +104,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Bad types are refused, never coerced; unknown fields are refused, never dropped silently.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, allowUnionTypes: true } },
+    // verbose: a violation carries its schema and value, so that a refused queue name or id is told in the library's words.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, allowUnionTypes: true, verbose: true } },
     schemaErrorFormatter: formatSchemaErrors,
     // Errors met before routing (a bad URL) skip the hooks: the headers are set here.
     frameworkErrors: (error, _request, reply) => {

@@ -35,6 +35,8 @@ export interface ServeConfig {
   bodyLimit: number;
   webhooks: WebhookBinding[];
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** `json` or `pretty` log lines; undefined: pretty on a terminal, JSON otherwise. */
+  logFormat: 'json' | 'pretty' | undefined;
   /** Things worth a warning in the start log (never fatal). */
   warnings: string[];
 }
@@ -54,7 +56,8 @@ export type ServeOptionName =
   | 'bodyLimit'
   | 'webhooks'
   | 'webhooksFile'
-  | 'logLevel';
+  | 'logLevel'
+  | 'logFormat';
 
 /** One setting: its flag (none for secrets), environment variable, default and meaning. */
 export interface ServeOption {
@@ -169,6 +172,14 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
     default: 'info',
     description: 'fatal, error, warn, info, debug, trace or silent',
   },
+  {
+    name: 'logFormat',
+    flag: '--log-format',
+    value: '<format>',
+    env: 'LOG_FORMAT',
+    default: undefined,
+    description: 'json (one JSON object a line) or pretty (readable lines); by default pretty on a terminal, JSON otherwise',
+  },
 ];
 
 /** A setting is wrong: the message says which and how to fix it. */
@@ -244,6 +255,10 @@ export function resolveServeConfig(flags: Partial<Record<ServeOptionName, string
   if (!LOG_LEVELS.includes(logLevel))
     throw new ConfigError(`Expected LOG_LEVEL / --log-level to be one of ${LOG_LEVELS.join(', ')}, got '${logLevel}'`);
 
+  const logFormat = read('logFormat');
+  if (logFormat !== undefined && logFormat !== 'json' && logFormat !== 'pretty')
+    throw new ConfigError(`Expected LOG_FORMAT / --log-format to be json or pretty, got '${logFormat}'`);
+
   const webhooksJson = readSecret(
     read('webhooks'),
     read('webhooksFile'),
@@ -277,6 +292,7 @@ export function resolveServeConfig(flags: Partial<Record<ServeOptionName, string
     bodyLimit: parseBytes(read('bodyLimit') as string),
     webhooks,
     logLevel,
+    logFormat,
     warnings,
   };
 }

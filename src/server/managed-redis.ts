@@ -17,8 +17,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger as PinoLogger } from 'pino';
 import { claimDataFolder, findRedisOnFolder, isAlive, REDIS_PID_FILE, type DataFolderClaim } from '../deploy/data-folder.js';
-import { ConnectionError } from '../index.js';
-import { startLocalRedis, type LocalRedis, type LocalRedisExit } from '../deploy/local-redis.js';
+import { ConnectionError, SandglassError } from '../index.js';
+import { RedisServerNotFoundError, startLocalRedis, type LocalRedis, type LocalRedisExit } from '../deploy/local-redis.js';
 
 /** Deaths within {@link CRASH_WINDOW_MS} after which the service gives up. */
 export const MAX_CRASHES = 5;
@@ -78,6 +78,9 @@ export class ManagedRedis {
       return new ManagedRedis(redis, claim, log, options.restartDelayMs ?? 500);
     } catch (error) {
       claim.release();
+      // The library's hint names its `command` option, which `serve` has not: give serve's own ways out.
+      if (error instanceof RedisServerNotFoundError)
+        throw new SandglassError(error.code, redisServerMissing(error.command), { cause: error });
       throw error;
     }
   }
@@ -158,6 +161,15 @@ export class ManagedRedis {
       }
     }
   }
+}
+
+/** What `serve` says when it cannot run redis-server: install it, or give it a Redis to use. */
+export function redisServerMissing(command: string): string {
+  return (
+    `Could not run ${command}: not found or not executable. Without --redis (or REDIS_URL, --cluster, --sentinels) ` +
+    'sandglass serve starts a private redis-server: install Redis >= 7.0 (on Debian: apt-get install -y redis-server), ' +
+    'or pass the Redis to use with --redis <url>'
+  );
 }
 
 function describeExit(exit: LocalRedisExit): string {

@@ -29,24 +29,40 @@ export interface RunningServer {
    * supervision gave up. The service has closed itself by then; the process should exit non-zero.
    */
   readonly failed: Promise<Error>;
+  /**
+   * Settles when the process that started the service died (only with `stopWithParent`): the
+   * service has begun to shut down by then, as on SIGTERM.
+   */
+  readonly parentGone: Promise<void>;
   /** Graceful shutdown; safe to call more than once. */
   close(): Promise<void>;
 }
 
 export interface StartOptions {
-  /** Default: a pino logger on stdout at `config.logLevel`. */
+  /** Default: a pino logger on stdout at `config.logLevel`, in `config.logFormat`. */
   logger?: PinoLogger;
   /** Shut down gracefully on SIGTERM and SIGINT, then exit the process. @default false */
   handleSignals?: boolean;
+  /**
+   * Shut down gracefully, as on SIGTERM, when the parent process dies. `npx` and `npm exec` do not
+   * pass SIGTERM on to the command they run, so without this a stopped `npx sandglass serve` would
+   * leave the service (and its private redis-server) running under pid 1. @default false
+   */
+  stopWithParent?: boolean;
   /** How long webhook deliveries in flight may finish on shutdown before their jobs are handed back. @default 10000 */
   webhookCloseTimeoutMs?: number;
   /** Wait before restarting a private redis-server that died (doubled for each further death, at most 5 s). @default 500 */
   redisRestartDelayMs?: number;
 }
 
+/** How often a service started with `stopWithParent` checks that its parent still lives. */
+const PARENT_WATCH_MS = 500;
+
 /** Starts the service; resolves once it listens. */
 export async function startServer(config: ServeConfig, options: StartOptions = {}): Promise<RunningServer> {
-  const log = options.logger ?? createLogger({ level: config.logLevel });
+  // Taken first, so that a parent that dies while the service starts is noticed too.
+  const parent = process.ppid;
+  const log = options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   for (const warning of config.warnings) log.warn(warning);
   if (config.token === undefined) {
     log.warn(
@@ -125,6 +141,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   log.info(
     {
       url,
+      dashboard: `${url}/`,
       redis: redis ? `private redis-server, pid ${redis.pid}, data in ${config.dataDir}` : config.redis?.description,
       redisMode: config.redis?.mode ?? 'single',
       ...(config.partitions === undefined ? {} : { partitions: config.partitions }),
@@ -140,8 +157,10 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   void reportReadiness(app, log, redisLabel, watching.signal);
 
   let closing: Promise<void> | undefined;
+  let parentWatch: NodeJS.Timeout | undefined;
   const close = () => {
     closing ??= (async () => {
+      clearInterval(parentWatch);
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
       log.info('Shutting down: no new requests; finishing the ones in flight and webhook deliveries');
@@ -156,6 +175,9 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
       process.exit(1);
     }
     log.info(`${signal} received`);
+    closeAndExit();
+  };
+  const closeAndExit = () => {
     close().then(
       () => process.exit(0),
       error => {
@@ -168,6 +190,20 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   }
+  const parentGone = new Promise<void>(resolve => {
+    if (!options.stopWithParent) return;
+    // Polled: no event tells a process that its parent died. When it does, the process is
+    // reparented (to pid 1 or a subreaper), so its ppid changes.
+    parentWatch = setInterval(() => {
+      if (process.ppid === parent) return;
+      clearInterval(parentWatch);
+      log.info(`The parent process (pid ${parent}) is gone: shutting down as on SIGTERM`);
+      resolve();
+      // With handleSignals the service exits by itself; without, the caller closes on parentGone (close is idempotent).
+      if (options.handleSignals && !closing) closeAndExit();
+    }, PARENT_WATCH_MS);
+    parentWatch.unref();
+  });
   const failed = (redis?.failed ?? new Promise<never>(() => undefined)).then(async error => {
     await close().catch(() => undefined);
     if (options.handleSignals) process.exit(1);
@@ -180,6 +216,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     app,
     managedRedis: redis,
     failed,
+    parentGone,
     close,
   };
 }

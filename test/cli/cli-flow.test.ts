@@ -34,9 +34,9 @@ describe('sandglass limits and retention', { concurrency: 3 }, () => {
 
     const shown = await cli(['limits', name]);
     assert.equal(shown.code, 0, shown.stderr);
-    assert.match(shown.stdout, /^rate +100 per 1s$/m);
+    assert.match(shown.stdout, /^rate +100 per second$/m);
     assert.match(shown.stdout, /^concurrency +5$/m);
-    assert.match(shown.stdout, /^expire after +1h$/m);
+    assert.match(shown.stdout, /^expire after +1 h$/m);
 
     const cleared = await json(['limits', name, '--rate', 'none']);
     assert.deepEqual(cleared.body.limits, { concurrency: 5, expireAfter: 3_600_000 }, 'the flags left out keep their limits');
@@ -77,7 +77,7 @@ describe('sandglass limits and retention', { concurrency: 3 }, () => {
     const set = await json(['retention', name, '--count', '1000', '--age', '1d', '--max-result-bytes', '4096']);
     assert.equal(set.code, 0, set.stderr);
     assert.deepEqual(set.body, { name, retention: { completed: { count: 1_000, age: 86_400_000 }, maxResultBytes: 4_096 } });
-    assert.match((await cli(['retention', name])).stdout, /^completed kept +newest 1000, none older than 1d$/m);
+    assert.match((await cli(['retention', name])).stdout, /^completed kept +newest 1000, none older than 1 d$/m);
     const none = await json(['retention', name, '--none']);
     assert.deepEqual(none.body.retention, { maxResultBytes: 4_096 });
     const both = await json(['retention', name, '--none', '--count', '5']);
@@ -95,7 +95,7 @@ describe('sandglass limits and retention', { concurrency: 3 }, () => {
     const info = await queue(name).get('soon');
     assert.equal(info?.expiresAt, (info?.dueAt ?? 0) + 1_800_000);
     const shown = await cli(['get', name, 'soon']);
-    assert.match(shown.stdout, /^expires at +\d{4}-\d\d-\d\dT[\d:.]+Z \(in 1h 29m/m);
+    assert.match(shown.stdout, /^expires at +\d{4}-\d\d-\d\dT[\d:.]+Z \(in 1 h 29 min/m);
     const listed = await cli(['ls', name, '--state', 'delayed']);
     assert.match(listed.stdout, /^ID\s+DUE\s+EXPIRES\s+ATTEMPTS\s+PAYLOAD$/m);
 
@@ -135,7 +135,7 @@ describe('sandglass limits and retention', { concurrency: 3 }, () => {
     assert.equal(one.code, 0, one.stderr);
     assert.match(one.stdout, /^QUEUE\s+DELAYED\s+READY\s+LIMITED\s+ACTIVE\s+DEAD\s+COMPLETED\s+PAUSED$/m);
     assert.match(one.stdout, new RegExp(`^${name}\\s+0\\s+0\\s+0\\s+0\\s+0\\s+1\\s+no$`, 'm'));
-    assert.match(one.stdout, /^limits: rate 5 per 1m, concurrency 2$/m);
+    assert.match(one.stdout, /^limits: rate 5 per minute, concurrency 2$/m);
     assert.match(one.stdout, /^completed kept: newest 10$/m);
     const asJson = await json(['stats', name]);
     assert.deepEqual([asJson.body.stats.limited, asJson.body.stats.completed], [0, 1]);

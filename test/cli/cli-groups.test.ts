@@ -102,7 +102,7 @@ describe('sandglass groups', { concurrency: 3 }, () => {
     const shown = await cli(['group-limits', name]);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, /^group +\(the default of every group\)$/m);
-    assert.match(shown.stdout, /^rate +10 per 1s$/m);
+    assert.match(shown.stdout, /^rate +10 per second$/m);
     assert.match(shown.stdout, /^concurrency +2$/m);
 
     const override = await json(['group-limits', name, '--group', AWKWARD, '--concurrency', '1']);

@@ -137,7 +137,7 @@ describe('sandglass schedule', { concurrency: 3 }, () => {
     const [header, first, second] = table.stdout.trimEnd().split('\n');
     assert.match(header ?? '', /^KEY +SCHEDULE +TZ +NEXT RUN +RUNS +SKIPPED +PAUSED +LAST RUN$/);
     assert.match(first ?? '', new RegExp(`^a:cron +cron 0 9 \\* \\* 1-5 +America/New_York +${ISO.source} +\\d+ +0 +no +-$`));
-    assert.match(second ?? '', /^b:every +every 1m 30s +UTC +- \(paused\) +\d+ +0 +yes +-$/);
+    assert.match(second ?? '', /^b:every +every 1m30s +UTC +- \(paused\) +\d+ +0 +yes +-$/);
     const listed = await json(['schedule', 'ls', queue]);
     assert.deepEqual(
       listed.body.schedules.map((info: { key: string }) => info.key),
@@ -228,7 +228,7 @@ describe('schedule formatting', () => {
   it('formats one schedule with its upcoming ticks, and a list as a table', () => {
     const text = formatSchedule('reports', base, Date.UTC(2027, 2, 27, 12, 0));
     assert.match(text, /^schedule +cron 30 2 \* \* \*$/m);
-    assert.match(text, /^next run +2027-03-28T01:00:00\.000Z \(in 13h\)$/m);
+    assert.match(text, /^next run +2027-03-28T01:00:00\.000Z \(in 13 h\)$/m);
     assert.match(text, /^upcoming +2027-03-28T01:00:00\.000Z {2}2027-03-28 03:00:00 Europe\/Berlin \(\+02:00\)$/m);
     assert.match(text, /^ +2027-03-29T00:30:00\.000Z {2}2027-03-29 02:30:00 Europe\/Berlin \(\+02:00\)$/m);
     assert.match(text, /^runs +2 of 10$/m);

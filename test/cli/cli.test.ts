@@ -82,7 +82,7 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     await cli(['add', name, '{"orderId":7}', '--delay', '30m', '--id', 'o7']);
     const shown = await cli(['get', name, 'o7']);
     assert.equal(shown.code, 0, shown.stderr);
-    assert.match(shown.stdout, /^state\s+delayed \(due in 29m \d+s\)$/m);
+    assert.match(shown.stdout, /^state\s+delayed \(due in 29 min \d+ s\)$/m);
     assert.match(shown.stdout, /"orderId": 7/);
   });
 
@@ -152,7 +152,7 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
     );
     const table = await cli(['ls', name]);
     assert.match(table.stdout, /^ID\s+DUE\s+ATTEMPTS\s+PAYLOAD$/m);
-    assert.match(table.stdout, /^a\s+in [1-9]m \d+s\s+0\s+\{"id":"a"\}$/m);
+    assert.match(table.stdout, /^a\s+in [1-9] min \d+ s\s+0\s+\{"id":"a"\}$/m);
     assert.equal((await cli(['ls', name, '--state', 'waiting'])).code, 2);
     assert.equal((await cli(['ls', name, '--limit', '5000'])).code, 2);
   });

@@ -104,6 +104,37 @@ describe('set-up on a machine without redis-server', () => {
     );
   });
 
+  it("sandglass serve without redis-server gives the CLI's ways out (install it, or --redis <url>), not the library's `command` option", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sandglass-nodata-'));
+    try {
+      const { code, stdout, stderr } = await runCommand(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli.ts', 'serve', '--port', '0', '--data-dir', dataDir],
+        { cwd: root, env: bareEnv() },
+      );
+      assert.equal(code, 1, stdout + stderr);
+      assert.match(stderr, /Could not run redis-server: not found or not executable\./);
+      assert.match(stderr, /apt-get install -y redis-server/);
+      assert.match(stderr, /--redis <url>/);
+      assert.doesNotMatch(stderr, /`command` option/);
+      assert.doesNotMatch(stderr, STACK_LINE);
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("the README's Quick start names every Debian package the set-up installs, and how long npm test takes", () => {
+    const setup = readFileSync(join(root, 'scripts', 'setup.sh'), 'utf8');
+    const packages = [...setup.matchAll(/missing\+=\(([^)]*)\)/g)].flatMap(match => (match[1] as string).split(/\s+/)).filter(Boolean);
+    assert.deepEqual([...new Set(packages)].sort(), ['chromium', 'fonts-dejavu-core', 'fonts-liberation', 'redis-server']);
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Example'));
+    for (const name of packages) assert.ok(quickStart.includes(`\`${name}\``), `Quick start names ${name}`);
+    assert.match(quickStart, /`npm test` takes about 7-10 minutes on 2 cores/);
+    assert.match(quickStart, /as root/);
+    assert.match(quickStart, /SANDGLASS_NO_INSTALL=1/);
+  });
+
   it('with everything installed the set-up is silent and succeeds', async () => {
     const { code, stdout, stderr } = await runCommand('bash', ['scripts/setup.sh', 'fast'], { cwd: root });
     assert.deepEqual({ code, stdout, stderr }, { code: 0, stdout: '', stderr: '' });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { ConnectionError, PullConsumer, Queue, RedisOutOfMemoryError, ValidationError, Worker, type Logger } from '../../src/index.js';
-import { startLocalRedis, type LocalRedis } from '../../src/deploy/local-redis.js';
+import { closeWithin } from '../../src/deploy/close-within.js';
+import { freePort, startLocalRedis, type LocalRedis } from '../../src/deploy/local-redis.js';
 import { sleep, uniqueQueue, useRedis, waitFor } from '../helpers/redis.js';
 
 const redis = useRedis({ appendOnly: true });
@@ -94,7 +95,34 @@ describe('Redis faults', () => {
     await redis.server.restart();
     await waitFor(() => done.size === 20, 15_000, 'the jobs added before the crash');
     assert.deepEqual([...done].sort(), [...ids].sort());
+    // A handler returns before its ack reaches Redis: the last acks may still be on their way.
+    await waitFor(async () => (await q.stats()).active === 0, 5_000, 'the acks');
     assert.deepEqual(await q.stats(), { delayed: 0, ready: 0, active: 0, dead: 0, paused: false, limited: 0, completed: 0 });
+  });
+});
+
+describe("Redis refusing connections: the error says where and why, in the CLI's words", () => {
+  it("queue.add and a Worker against a closed port name 127.0.0.1:<port> and ECONNREFUSED, not ioredis's maxRetriesPerRequest", async () => {
+    const port = await freePort();
+    const queue = new Queue(uniqueQueue('refused'), { connection: `redis://:secret@127.0.0.1:${port}` });
+    const worker = new Worker(uniqueQueue('refused'), () => undefined, { connection: { host: '127.0.0.1', port } });
+    const workerErrors: Error[] = [];
+    worker.on('error', error => void workerErrors.push(error));
+    try {
+      const error = await queue.add('x').catch((e: unknown) => e);
+      assert.ok(error instanceof ConnectionError, `got ${String(error)}`);
+      assert.match(error.message, new RegExp(`^\\w+: Cannot reach Redis at redis://:\\*\\*\\*@127\\.0\\.0\\.1:${port}: `));
+      assert.match(error.message, new RegExp(`\\(last error: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\)`));
+      assert.doesNotMatch(error.message, /maxRetriesPerRequest|max retries per request/);
+      assert.doesNotMatch(error.message, /secret/, 'the password is not shown');
+
+      await waitFor(() => workerErrors.length > 0, 10_000, "the worker's first error");
+      const first = workerErrors[0] as Error;
+      assert.match(first.message, new RegExp(`Cannot reach Redis at redis://127\\.0\\.0\\.1:${port}: .*ECONNREFUSED`));
+      assert.doesNotMatch(first.message, /unreachable or frozen|maxRetriesPerRequest/);
+    } finally {
+      await Promise.all([closeWithin(queue, 1_000), closeWithin(worker, 1_000)]);
+    }
   });
 });
 

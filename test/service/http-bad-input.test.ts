@@ -8,8 +8,11 @@ import {
   ClosedError,
   ConflictError,
   ConnectionError,
+  JOB_ID_RULE,
   NotFoundError,
   PayloadTooLargeError,
+  Queue,
+  QUEUE_NAME_RULE,
   RedisCommandError,
   RedisOutOfMemoryError,
   ValidationError,
@@ -141,6 +144,26 @@ describe('HTTP bad input', () => {
     assert.match(range.body.error.message, /body\.max must be >= 1/);
     const overflow = await api.call('POST', `${Q}/jobs:bulk`, '{"jobs":[{"payload":1},{"payload":{"n":[0,1e400]}}]}');
     assert.equal(overflow.body.error.message, 'body.jobs[1].payload.n[1] is a number out of range (beyond ±1.7976931348623157e308)');
+  });
+
+  it("tells a bad queue name, job id or group in the library's words, with the field, not the schema's pattern", async () => {
+    const name = await api.call('POST', '/v1/queues/bad%20name/jobs', { payload: 1 });
+    assert.equal(name.body.error.code, 'VALIDATION');
+    assert.equal(
+      name.body.error.message,
+      `params.queue: Expected a queue name of ${QUEUE_NAME_RULE.description}, got 'bad name' (8 characters)`,
+    );
+    // The library says the same of the same name.
+    assert.throws(() => new Queue('bad name', { connection: redis.url }), {
+      message: name.body.error.message.replace('params.queue: ', ''),
+    });
+    const long = await api.call('GET', `/v1/queues/${'q'.repeat(101)}`);
+    assert.match(long.body.error.message, /^params\.queue: Expected a queue name of .*, got 'q{60}\.\.\.' \(101 characters\)$/);
+    const id = await api.call('GET', `${Q}/jobs/a%00b`);
+    assert.equal(id.body.error.message, `params.id: Expected a job id of ${JOB_ID_RULE.description}, got 'a\\u0000b' (3 characters)`);
+    const group = await api.call('POST', `${Q}/jobs`, { payload: 1, group: 'g'.repeat(101) });
+    assert.match(group.body.error.message, /^body\.group: Expected a group name of 1-100 characters without control characters, got /);
+    for (const answer of [name, long, id, group]) assert.doesNotMatch(answer.body.error.message, /must match pattern|must NOT have/);
   });
 
   it('refuses a chunked body over the limit while it streams, and a body that is not JSON with 415', async () => {

@@ -32,6 +32,7 @@ describe('serve configuration', () => {
       bodyLimit: 1_048_576,
       webhooks: [],
       logLevel: 'info',
+      logFormat: undefined,
       warnings: [],
     });
   });

@@ -1,22 +1,54 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatDuration, formatJob, formatRelative, formatTable, oneLine, printable } from '../../src/cli/format.js';
+import {
+  formatDuration,
+  formatEvery,
+  formatJob,
+  formatRelative,
+  formatTable,
+  formatWindow,
+  oneLine,
+  printable,
+} from '../../src/cli/format.js';
 import { parseLine } from '../../src/cli/import-lines.js';
 
 describe('CLI human output', () => {
-  it('shows durations with their two largest units, rounded down', () => {
-    assert.equal(formatDuration(30 * 60_000 - 150), '29m 59s');
-    assert.equal(formatDuration(90 * 60_000), '1h 30m');
-    assert.equal(formatDuration(2 * 3_600_000 + 59_000), '2h', 'no zero second unit');
-    assert.equal(formatDuration(3 * 86_400_000 + 4 * 3_600_000), '3d 4h');
-    assert.equal(formatDuration(45_999), '45s');
-    assert.equal(formatDuration(350), '350ms');
-    assert.equal(formatDuration(-5_000), '5s');
+  it('shows durations as the dashboard does, two units at most, rounded down', () => {
+    assert.equal(formatDuration(30 * 60_000 - 150), '29 min 59 s');
+    assert.equal(formatDuration(90 * 60_000), '1 h 30 min');
+    assert.equal(formatDuration(2 * 3_600_000 + 59_000), '2 h', 'no zero second unit');
+    assert.equal(formatDuration(3 * 86_400_000 + 4 * 3_600_000), '3 d 4 h');
+    assert.equal(formatDuration(1126 * 86_400_000 + 3 * 3_600_000 + 5), '1126 d 3 h', 'days the largest unit, not weeks');
+    assert.equal(formatDuration(45_999), '45.9 s');
+    assert.equal(formatDuration(350), '350 ms');
+    assert.equal(formatDuration(-5_000), '5.0 s');
+    assert.equal(formatWindow(1_000), 'second');
+    assert.equal(formatWindow(60_000), 'minute');
+    assert.equal(formatWindow(90_000), '1 min 30 s');
+    assert.equal(formatEvery(90_000), '1m30s');
+  });
+
+  it('follows the same rule as the dashboard (dashboard/dom.js fmtDuration, fmtWindow; schedule-text.js fmtEvery)', async () => {
+    // Plain browser modules; their functions touch no DOM, so Node imports them as they are.
+    const dom = (await import(new URL('../../dashboard/dom.js', import.meta.url).href)) as {
+      fmtDuration(ms: number): string;
+      fmtWindow(ms: number): string;
+    };
+    const scheduleText = (await import(new URL('../../dashboard/schedule-text.js', import.meta.url).href)) as {
+      fmtEvery(ms: number): string;
+    };
+    const samples = [0, 1, 999, 1_000, 1_049, 59_999, 60_000, 61_000, 3_599_999, 3_600_000, 5_400_000, 86_399_999, 86_400_000];
+    for (let ms = 7; ms < 400 * 86_400_000; ms = Math.floor(ms * 1.37) + 11) samples.push(ms, -ms);
+    for (const ms of samples) {
+      assert.equal(formatDuration(ms), dom.fmtDuration(ms), `formatDuration(${ms})`);
+      assert.equal(formatWindow(ms), dom.fmtWindow(ms), `formatWindow(${ms})`);
+      if (ms > 0) assert.equal(formatEvery(ms), scheduleText.fmtEvery(ms), `formatEvery(${ms})`);
+    }
   });
 
   it('says when something happens relative to now', () => {
-    assert.equal(formatRelative(1_000 + 30 * 60_000 - 1, 1_000), 'in 29m 59s');
-    assert.equal(formatRelative(1_000, 183_000), '3m 2s ago');
+    assert.equal(formatRelative(1_000 + 30 * 60_000 - 1, 1_000), 'in 29 min 59 s');
+    assert.equal(formatRelative(1_000, 183_000), '3 min 2 s ago');
     assert.equal(formatRelative(5, 5), 'now');
   });
 
@@ -40,7 +72,7 @@ describe('CLI human output', () => {
       60_000,
     );
     assert.ok(!job.includes('\u001b') && !job.includes('\u0007'), job);
-    assert.match(job, /^state\s+dead \(died 1m ago\)$/m);
+    assert.match(job, /^state\s+dead \(died 1 min ago\)$/m);
     assert.match(job, /^last error\s+Error: \?\]0;pwned\?\n\s+at f$/m);
   });
 });

@@ -7,7 +7,7 @@ async function registryCall<R>(redis: Redis | Cluster, operation: string, work: 
   try {
     return await withinCallTimeout(redis, operation, work());
   } catch (error) {
-    throw toSandglassError(error, operation);
+    throw toSandglassError(error, operation, redis);
   }
 }
 

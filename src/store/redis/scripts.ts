@@ -3,6 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import type { Cluster, Redis } from 'ioredis';
 import { ConnectionError, RedisCommandError, RedisOutOfMemoryError, SandglassError, VirtualClockError } from '../../core/errors.js';
 import { PARTITION_KEY_NAMES, type PartitionKeys } from './keys.js';
+import { clientAddress, isDisconnected, unreachableError } from './unreachable.js';
 
 /** The atomic operations, one Lua file each in ./lua. */
 export const SCRIPT_NAMES = [
@@ -287,7 +288,15 @@ export function withinCallTimeout<R>(redis: Redis | Cluster, operation: string, 
   // and every ack. A `work` that settles after the timeout is heard and ignored.
   return new Promise<R>((resolve, reject) => {
     const timer = setTimeout(
-      () => reject(new ConnectionError(`${operation}: Redis did not answer within ${timeoutMs} ms (unreachable or frozen)`)),
+      () =>
+        reject(
+          // Not connected: it is the connection that is missing (refused, no route), said as the CLI says it.
+          isDisconnected(redis)
+            ? unreachableError(redis, operation, `no answer within ${timeoutMs} ms`)
+            : new ConnectionError(
+                `${operation}: Redis at ${clientAddress(redis)} did not answer within ${timeoutMs} ms (frozen or overloaded)`,
+              ),
+        ),
       timeoutMs,
     );
     work.then(
@@ -447,7 +456,7 @@ async function run<R>(redis: Redis | Cluster, name: ScriptName, send: (form: Sen
   try {
     return await retryWhileMigrating(() => withinCallTimeout(redis, name, once(), extraMs));
   } catch (error) {
-    throw toSandglassError(error, name);
+    throw toSandglassError(error, name, redis);
   }
 }
 
@@ -641,8 +650,8 @@ function isMigrating(error: unknown): boolean {
   return error.message.startsWith('Too many Cluster redirections') && /Last error: \S*:? ?(TRYAGAIN|ASK|MOVED)\b/.test(error.message);
 }
 
-/** Maps what ioredis throws to the typed errors of `errors.ts`. */
-export function toSandglassError(error: unknown, operation: string): Error {
+/** Maps what ioredis throws to the typed errors of `errors.ts`; with `redis`, a lost connection names its address and last error. */
+export function toSandglassError(error: unknown, operation: string, redis?: Redis | Cluster): Error {
   if (error instanceof SandglassError) return error;
   if (!(error instanceof Error)) return new RedisCommandError(`${operation}: ${String(error)}`, { cause: error });
   const message = error.message;
@@ -662,5 +671,6 @@ export function toSandglassError(error: unknown, operation: string): Error {
     return new ConnectionError(`${operation}: Redis is not serving commands right now (${message.split('\n')[0]})`, { cause: error });
   }
   if (error.name === 'ReplyError') return new RedisCommandError(`${operation}: ${message}`, { cause: error });
+  if (redis) return unreachableError(redis, operation, message, error);
   return new ConnectionError(`${operation}: Redis is unreachable (${message})`, { cause: error });
 }
