@@ -53,11 +53,19 @@ function startBar(sizeBytes: number | undefined, rate: (imported: number) => num
 }
 
 function startLines(sizeBytes: number | undefined, rate: (imported: number) => number): Progress {
-  let latest: ProgressState = { bytesRead: 0, imported: 0, skipped: 0 };
-  const timer = setInterval(() => {
+  return plainLines<ProgressState>({ bytesRead: 0, imported: 0, skipped: 0 }, latest => {
     const share = sizeBytes ? `, ${Math.min(100, Math.floor((latest.bytesRead * 100) / sizeBytes))}% read` : '';
-    process.stderr.write(`import: ${latest.imported} imported, ${latest.skipped} skipped${share}, ${rate(latest.imported)} jobs/s\n`);
-  }, PLAIN_INTERVAL_MS);
+    return `import: ${latest.imported} imported, ${latest.skipped} skipped${share}, ${rate(latest.imported)} jobs/s`;
+  });
+}
+
+/** The reporter for a log: the latest state as one line (`line`) every PLAIN_INTERVAL_MS. */
+function plainLines<S extends object>(
+  initial: S,
+  line: (latest: S) => string,
+): { readonly isBar: false; update(state: S): void; stop(): void } {
+  let latest = initial;
+  const timer = setInterval(() => process.stderr.write(`${line(latest)}\n`), PLAIN_INTERVAL_MS);
   timer.unref();
   return {
     isBar: false,
@@ -108,18 +116,8 @@ export function startMigrationProgress(total: number): { readonly isBar: boolean
       },
     };
   }
-  let latest: MigrationState = { read: 0, moved: 0, existing: 0, skipped: 0 };
-  const timer = setInterval(() => {
-    process.stderr.write(`migrate: ${latest.read} of ${total} read, ${counts(latest)}, ${rate(latest.read)} jobs/s\n`);
-  }, PLAIN_INTERVAL_MS);
-  timer.unref();
-  return {
-    isBar: false,
-    update(state) {
-      latest = { ...state };
-    },
-    stop() {
-      clearInterval(timer);
-    },
-  };
+  return plainLines<MigrationState>(
+    { read: 0, moved: 0, existing: 0, skipped: 0 },
+    latest => `migrate: ${latest.read} of ${total} read, ${counts(latest)}, ${rate(latest.read)} jobs/s`,
+  );
 }
