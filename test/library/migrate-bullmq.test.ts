@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { FlowProducer, Queue as BullQueue, Worker as BullWorker } from 'bullmq';
+// BullMQ 5 (the dev dependency `bullmq5`, an npm alias): the layout its queues leave behind.
+import { Queue as Bull5Queue } from 'bullmq5';
 import { ConnectionError, Queue, RedisCommandError, Worker, listQueues, migrateFromBullMQ, type MigrateProgress } from '../../src/index.js';
 import { runCli, runCliJson } from '../helpers/cli.js';
 import { uniqueQueue, useRedis, waitFor } from '../helpers/redis.js';
@@ -190,6 +192,34 @@ describe('migrateFromBullMQ', () => {
     const q = new Queue(target, { connection: redis.url });
     opened.push(q);
     assert.deepEqual((await q.get(jobs[699]?.id as string))?.payload, { i: 699 });
+  });
+
+  it('moves the jobs of a real BullMQ 5 queue (delayed, waiting, paused by BullMQ 5 itself), skipping its repeatable job with the schedule to make', async () => {
+    const source = uniqueQueue('bull5');
+    const target = uniqueQueue();
+    const bq = new Bull5Queue(source, { connection: bullConnection() });
+    opened.push(bq);
+    const due = new Map<string, number>();
+    for (let i = 0; i < 10; i += 1) {
+      const job = await bq.add('delayed', { n: i }, { jobId: `d${i}`, delay: 400 + i * 20, attempts: 4 });
+      due.set(job.id as string, job.timestamp + 400 + i * 20);
+    }
+    await bq.add('now', { w: 1 }, { jobId: 'w1' });
+    // BullMQ 5's repeat option: a repeatable job (a repeat key on its next delayed job).
+    await bq.add('digest', { kind: 'digest' }, { repeat: { every: 3_600_000 } });
+    await bq.pause(); // BullMQ 5 moves the waiting jobs to its paused list
+    await bq.add('while-paused', { p: 1 }, { jobId: 'p1' });
+    const result = await migrateFromBullMQ({ connection: redis.url, bullmqQueue: source, queue: target });
+    assert.equal(result.moved, 12, JSON.stringify(result));
+    assert.equal(result.skipped.length, 1, JSON.stringify(result.skipped));
+    assert.match(result.skipped[0]?.reason ?? '', /repeatable .*queue\.schedule\(.*\{ every: 3600000 \}\)/);
+    const ran = new Map<string, number>();
+    const worker = new Worker(target, job => void ran.set(job.id, Date.now()), { connection: redis.url });
+    opened.push(worker);
+    await waitFor(() => ran.size === 12, 10_000);
+    for (const [id, at] of due) assert.ok((ran.get(id) ?? 0) >= at, `${id} ran at ${ran.get(id)}, before its BullMQ due time ${at}`);
+    const info = await new Queue(target, { connection: redis.url }).get('d0');
+    assert.equal(info, null, 'd0 completed (not kept)');
   });
 
   it('refuses bad options with a ValidationError; a failing BullMQ Redis gives a typed error', async () => {
