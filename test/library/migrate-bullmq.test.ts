@@ -218,7 +218,7 @@ describe('migrateFromBullMQ', () => {
     opened.push(worker);
     await waitFor(() => ran.size === 12, 10_000);
     for (const [id, at] of due) assert.ok((ran.get(id) ?? 0) >= at, `${id} ran at ${ran.get(id)}, before its BullMQ due time ${at}`);
-    const info = await new Queue(target, { connection: redis.url }).get('d0');
+    const info = await opened.push(new Queue(target, { connection: redis.url })).get('d0');
     assert.equal(info, null, 'd0 completed (not kept)');
   });
 
