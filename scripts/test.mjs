@@ -24,7 +24,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { availableParallelism, cpus } from 'node:os';
 import { basename, join, relative, resolve } from 'node:path';
 import process from 'node:process';
-import { clearInterval, setInterval } from 'node:timers';
+import { clearInterval, clearTimeout, setInterval, setTimeout } from 'node:timers';
 
 const root = resolve(import.meta.dirname, '..');
 const timesPath = join(root, 'scripts', 'test-times.json');
@@ -38,6 +38,16 @@ const MIN_CORES = 0.1;
 const BASE_FILES = 2;
 /** The machine's CPU use is measured over this last stretch. */
 const LOAD_WINDOW_MS = 3_000;
+/**
+ * A file still running after this many times its expected wall time (and at least FILE_LIMIT_MIN_S)
+ * hangs: its process group is stopped and the file fails with the last lines it printed, instead of
+ * holding the whole run until CI's own limit ends it with nothing to read. A new file gets FILE_LIMIT_NEW_S.
+ */
+const FILE_LIMIT_FACTOR = 4;
+const FILE_LIMIT_MIN_S = 180;
+const FILE_LIMIT_NEW_S = 600;
+/** How many of a hung file's last output lines the failure shows. */
+const HUNG_TAIL_LINES = 40;
 
 const args = process.argv.slice(2);
 const measure = args.includes('--measure');
@@ -77,8 +87,11 @@ function testFiles(named) {
   return [...new Set(found.map(file => relative(root, file)))];
 }
 
-/** Runs one file as `node --import tsx --test <file>` and resolves with its exit code and output. */
-function runFile(file, children) {
+/**
+ * Runs one file as `node --import tsx --test <file>` and resolves with its exit code and output.
+ * Past `limitS` seconds (when given) its whole process group is stopped: SIGTERM, then SIGKILL.
+ */
+function runFile(file, children, limitS) {
   return new Promise(resolveRun => {
     const startedAt = Date.now();
     // A process group of its own: a signal to the runner reaches the file's every process (below).
@@ -91,9 +104,27 @@ function runFile(file, children) {
     let output = '';
     child.stdout.on('data', chunk => (output += chunk));
     child.stderr.on('data', chunk => (output += chunk));
+    let hung = false;
+    const stopGroup = signal => {
+      try {
+        process.kill(-child.pid, signal);
+      } catch {
+        // The group is gone already.
+      }
+    };
+    const limit =
+      limitS === undefined
+        ? undefined
+        : setTimeout(() => {
+            hung = true;
+            stopGroup('SIGTERM');
+            setTimeout(() => stopGroup('SIGKILL'), 5_000).unref();
+          }, limitS * 1_000);
     child.on('close', (code, signal) => {
+      clearTimeout(limit);
       children.delete(child);
-      resolveRun({ file, code: code ?? 1, signal, output, wallS: (Date.now() - startedAt) / 1_000 });
+      const wallS = (Date.now() - startedAt) / 1_000;
+      resolveRun({ file, code: code ?? 1, signal, output, wallS, hungAfterS: hung ? limitS : undefined });
     });
   });
 }
@@ -123,9 +154,13 @@ async function runFiles(list) {
   const maxFiles = cores * FILES_PER_CORE;
   const expected = file => {
     const known = times[file];
-    if (!known) return { wallMs: Number.POSITIVE_INFINITY, cores: 1 };
+    if (!known) return { wallMs: Number.POSITIVE_INFINITY, cores: 1, limitS: FILE_LIMIT_NEW_S };
     // A share above every core is the start-up's threads in a short file, not the file's own use.
-    return { wallMs: known.wallS * 1_000, cores: Math.min(cores, Math.max(MIN_CORES, known.cpuS / known.wallS)) };
+    return {
+      wallMs: known.wallS * 1_000,
+      cores: Math.min(cores, Math.max(MIN_CORES, known.cpuS / known.wallS)),
+      limitS: Math.max(FILE_LIMIT_MIN_S, Math.ceil(known.wallS * FILE_LIMIT_FACTOR)),
+    };
   };
   const queue = list.map(file => ({ file, ...expected(file) })).sort((a, b) => b.wallMs - a.wallMs || a.file.localeCompare(b.file));
   const children = new Set();
@@ -143,7 +178,7 @@ async function runFiles(list) {
         const beside = [...running].map(other => other.file);
         running.add(Object.assign(job, { startsAt: Date.now(), endsAt: Date.now() + job.wallMs }));
         const startS = (Date.now() - startedAt) / 1_000;
-        void runFile(job.file, children).then(result => {
+        void runFile(job.file, children, job.limitS).then(result => {
           running.delete(job);
           report(result, totals, failed, { startS, beside });
           next();
@@ -161,7 +196,10 @@ async function runFiles(list) {
   for (const [name, count] of Object.entries(totals)) out(`ℹ ${name} ${count}\n`);
   const ran = list.length - queue.length;
   out(`ℹ files ${ran}${ran < list.length ? ` of ${list.length} (interrupted)` : ''}\nℹ duration_ms ${Date.now() - startedAt}\n`);
-  for (const { file, code, signal } of failed) out(`✖ ${file} (${signal ?? `exit code ${code}`})\n`);
+  // Each failure again at the very end, where a CI log cut to its tail still shows why.
+  for (const result of failed) out(`\n✖ ${result.file} (${failureCause(result)})\n${failureDetails(result)}`);
+  if (failed.length > 0) out('\n');
+  for (const result of failed) out(`✖ ${result.file} (${failureCause(result)})\n`);
   return process.exitCode === 130 ? 130 : failed.length > 0 ? 1 : 0;
 }
 
@@ -215,6 +253,27 @@ function report(result, totals, failed, { startS, beside }) {
   for (const name of Object.keys(totals)) totals[name] += counts[name] ?? 0;
   // A file that ran no test, or died before its summary, failed too.
   if (result.code !== 0 || counts.tests === undefined) failed.push(result);
+}
+
+function failureCause({ code, signal, hungAfterS }) {
+  if (hungAfterS !== undefined) return `still running after ${hungAfterS} s: stopped`;
+  return signal ?? `exit code ${code}`;
+}
+
+/**
+ * What to read of a failed file: the spec reporter's "failing tests" part without its stack frames,
+ * or, for a file that hung or died before it, the last lines it printed.
+ */
+function failureDetails({ output, hungAfterS }) {
+  const lines = output.trimEnd().split('\n');
+  const failing = lines.findIndex(line => line.startsWith('✖ failing tests:'));
+  if (hungAfterS === undefined && failing !== -1) {
+    const details = lines.slice(failing + 1).filter(line => !/^\s+at /.test(line) && line.trim() !== '');
+    return details.map(line => `  ${line}\n`).join('');
+  }
+  const tail = lines.slice(-HUNG_TAIL_LINES);
+  const ending = hungAfterS === undefined ? '' : ' (the test after them never ended)';
+  return `  its last ${tail.length} lines${ending}:\n${tail.map(line => `  ${line}\n`).join('')}`;
 }
 
 /** The machine's busy cores (all processes) over the last LOAD_WINDOW_MS, from the kernel's CPU times. */
