@@ -74,6 +74,16 @@ export interface RouteSpec {
   readonly local?: boolean;
 }
 
+/** What each tag's routes are for, as the document's tag list says it. */
+const TAG_DESCRIPTIONS: Record<RouteSpec['tag'], string> = {
+  producers: 'Add, read, cancel and reschedule delayed jobs.',
+  schedules: 'Recurring jobs: cron patterns in a time zone, or fixed intervals.',
+  'pull consumers': 'Claim due jobs with a lease (long poll), then ack, fail or extend them with the fencing token.',
+  admin: 'Queues, dead letters, pause and resume, flow-control limits, retention and groups.',
+  operations: 'Health, readiness, Prometheus metrics, the service information and this document.',
+  dashboard: "The dashboard's page and files.",
+};
+
 /** The contract's version: changes only when the API does (not with every release). */
 export const API_VERSION = '1.0.0';
 
@@ -615,11 +625,21 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     info: {
       title: 'sandglass HTTP API',
       version: API_VERSION,
+      license: { name: 'MIT', identifier: 'MIT' },
       description:
         'A delay queue on Redis as a service. Every error is `{ "error": { "code", "message" } }`; docs/http-api.md explains each code.',
     },
+    // Where a generated client sends its requests by default: `serve`'s own default address, with
+    // the host and port as variables to set for a deployment.
+    servers: [
+      {
+        url: 'http://{host}:{port}',
+        description: '`sandglass serve` (PORT, default 8080; HOST, default 127.0.0.1)',
+        variables: { host: { default: '127.0.0.1' }, port: { default: '8080' } },
+      },
+    ],
     security: [{ bearer: [] }],
-    tags: ['producers', 'schedules', 'pull consumers', 'admin', 'operations', 'dashboard'].map(name => ({ name })),
+    tags: Object.entries(TAG_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'SANDGLASS_TOKEN, when the service has one.' } },
