@@ -269,7 +269,7 @@ function failureDetails({ output, hungAfterS }) {
   const failing = lines.findIndex(line => line.startsWith('✖ failing tests:'));
   if (hungAfterS === undefined && failing !== -1) {
     const details = lines.slice(failing + 1).filter(line => !/^\s+at /.test(line) && line.trim() !== '');
-    return details.map(line => `  ${line}\n`).join('');
+    return details.map(line => `  ${line.length > 300 ? `${line.slice(0, 300)}...` : line}\n`).join('');
   }
   const tail = lines.slice(-HUNG_TAIL_LINES);
   const ending = hungAfterS === undefined ? '' : ' (the test after them never ended)';

@@ -38,7 +38,14 @@ export function encodeBulk<T>(jobs: readonly BulkJob<T>[], maxPayloadBytes: numb
       );
     }
     assertOptions(`queue.addBulk (jobs[${index}])`, job, BULK_FIELDS);
-    return encodeJob(job as BulkJob<T>, maxPayloadBytes, `jobs[${index}].payload`);
+    try {
+      return encodeJob(job as BulkJob<T>, maxPayloadBytes, `jobs[${index}].payload`);
+    } catch (error) {
+      // Which entry of a thousand was refused: the field checks name the field, this names the entry.
+      const entry = `jobs[${index}]`;
+      if (!(error instanceof ValidationError) || error.message.includes(entry)) throw error;
+      throw new ValidationError(`In ${entry}: ${error.message}`);
+    }
   });
 }
 

@@ -3,7 +3,7 @@
  * below. Library errors, fastify's own errors and the routes' refusals are mapped to a status and
  * a code in ONE place, {@link toHttpError}; nothing else decides a status for an error.
  */
-import { DEFAULT_MAX_PAYLOAD_BYTES, GROUP_RULE, JOB_ID_RULE, QUEUE_NAME_RULE, SandglassError, type SandglassErrorCode } from '../index.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, SandglassError, type SandglassErrorCode } from '../index.js';
 
 /** The stable error codes, their status and when they are answered (docs/http-api.md lists them too). */
 export const ERROR_CODES = {
@@ -129,54 +129,4 @@ export function toHttpError(error: unknown): HttpError {
   const status = typeof fastify?.statusCode === 'number' ? fastify.statusCode : 500;
   if (status >= 400 && status < 500) return new HttpError('BAD_REQUEST', String(fastify.message));
   return new HttpError('INTERNAL', 'Internal error; the service log has the details');
-}
-
-/** One schema violation as ajv reports it (the fields used here; `parentSchema` and `data` with ajv's `verbose`). */
-interface SchemaViolation {
-  instancePath: string;
-  keyword: string;
-  message?: string;
-  params: Record<string, unknown>;
-  parentSchema?: { pattern?: unknown; maxLength?: unknown };
-  data?: unknown;
-}
-
-/** The library's rules that the schemas carry, each with the words of its own check (src/core/validate.ts). */
-const RULES = [
-  { rule: QUEUE_NAME_RULE, what: 'a queue name' },
-  { rule: JOB_ID_RULE, what: 'a job id' },
-  { rule: GROUP_RULE, what: 'a group name' },
-] as const;
-const RULE_KEYWORDS = new Set(['pattern', 'minLength', 'maxLength', 'type']);
-
-/**
- * Fastify's `schemaErrorFormatter`: a message that names the field, e.g. "body.delay must be >= 0"
- * or "body has an unknown field `delayy`". A value refused by a rule of the library (a queue name,
- * a job id, a group) gets the library's words: "params.queue: Expected a queue name of 1-100
- * characters from A-Z a-z 0-9 . _ - (starting with a letter or digit), got 'bad name'", not the
- * schema's pattern. The status and code come from {@link toHttpError}.
- */
-export function formatSchemaErrors(errors: readonly SchemaViolation[], part: string): Error {
-  const messages = errors.slice(0, 3).map(error => {
-    const where = `${part}${error.instancePath.replaceAll('/', '.')}`;
-    if (error.keyword === 'additionalProperties')
-      return `${where} has an unknown field \`${String(error.params.additionalProperty).slice(0, 60)}\``;
-    const known = RULE_KEYWORDS.has(error.keyword) ? ruleOf(error.parentSchema) : undefined;
-    if (known) return `${where}: Expected ${known.what} of ${known.rule.description}, got ${shown(error.data)}`;
-    return `${where} ${error.message ?? 'is not valid'}`;
-  });
-  return new Error(messages.join('; '));
-}
-
-function ruleOf(schema: SchemaViolation['parentSchema']): (typeof RULES)[number] | undefined {
-  if (!schema) return undefined;
-  return RULES.find(({ rule }) => rule.pattern === schema.pattern && rule.maxLength === schema.maxLength);
-}
-
-/** The refused value as the library's checks describe it (`'a b' (3 characters)`), control characters escaped. */
-function shown(value: unknown): string {
-  if (typeof value !== 'string')
-    return value === undefined ? 'nothing' : typeof value === 'object' ? (Array.isArray(value) ? 'an array' : 'an object') : String(value);
-  const text = JSON.stringify(value.length > 60 ? value.slice(0, 60) : value).slice(1, -1);
-  return `'${text}${value.length > 60 ? '...' : ''}' (${value.length} characters)`;
 }

@@ -79,7 +79,11 @@ export const dashboardFile: JsonSchema = {
   description: 'A file of the dashboard folder (anything else is 404).',
 };
 
-const token: JsonSchema = { type: 'string', pattern: CLAIM_TOKEN_PATTERN, description: 'The fencing token of the claim.' };
+const token: JsonSchema = {
+  type: 'string',
+  pattern: CLAIM_TOKEN_PATTERN,
+  description: 'The fencing token of the claim: a string of 1-20 digits, sent back exactly as the claim answered it.',
+};
 
 const delay: JsonSchema = {
   type: ['integer', 'string'],

@@ -146,6 +146,52 @@ describe('HTTP bad input', () => {
     assert.equal(overflow.body.error.message, 'body.jobs[1].payload.n[1] is a number out of range (beyond ±1.7976931348623157e308)');
   });
 
+  it('says what is allowed, in words: no answer to a bad request speaks JSON schema', async () => {
+    const schemaSpeak =
+      /must match pattern|must NOT have|must be equal to|must match exactly one schema|must have required property|\bproperties\b/;
+    for (const [name, method, path, body, status] of CASES) {
+      if (status !== 400) continue;
+      const answer = await api.call(method, path, body);
+      assert.doesNotMatch(answer.body.error.message, schemaSpeak, name);
+    }
+    const told = async (method: string, path: string, body: unknown) => (await api.call(method, path, body)).body.error.message;
+    assert.equal(await told('POST', `${J}/reschedule`, { delay: 10, at: Date.now() }), 'body: give either `delay` or `at`, not both');
+    assert.equal(await told('POST', `${J}/reschedule`, {}), 'body: give `delay` or `at`');
+    assert.equal(
+      await told('POST', `${Q}/jobs`, { payload: 1, backoff: { type: 'linear', delayMs: 5 } }),
+      "body.backoff.type must be one of 'fixed', 'exponential', got 'linear'",
+    );
+    assert.equal(
+      await told('POST', `${Q}/jobs`, { payload: 1, backoff: 'exponential' }),
+      "body.backoff must be an object: { type: 'fixed', delayMs } or { type: 'exponential', delayMs, maxDelayMs?, jitter? }, got 'exponential'",
+    );
+    assert.equal(
+      await told('POST', `${Q}/jobs`, { payload: 1, backoff: { type: 'exponential' } }),
+      'body.backoff is missing the required field `delayMs`',
+    );
+    // The entry of a bulk add, by the schema and by the library's own checks.
+    assert.equal(
+      await told('POST', `${Q}/jobs:bulk`, { jobs: [{ payload: 1 }, { payload: 1, delay: -5 }] }),
+      'body.jobs[1].delay must be >= 0, got -5',
+    );
+    assert.equal(
+      await told('POST', `${Q}/jobs:bulk`, { jobs: [{ payload: 1 }, { payload: 1 }, { payload: 1, delay: '5 parsecs' }] }),
+      "In jobs[2]: `delay`: Expected a duration like '30m' or '1h30m', got '5 parsecs'",
+    );
+    assert.equal(
+      await told('POST', `${J}/ack`, { token: 'abc' }),
+      "body.token is not valid: the fencing token of the claim: a string of 1-20 digits, sent back exactly as the claim answered it, got 'abc'",
+    );
+    assert.equal(
+      await told('POST', `${Q}/jobs`, { payload: 1, onExpire: 'keep' }),
+      "body.onExpire must be one of 'dead', 'drop', got 'keep'",
+    );
+    assert.match(
+      await told('POST', `${Q}/jobs`, { payload: 1, delayy: 1 }),
+      /^body has an unknown field `delayy` \(known: payload, delay, at, /,
+    );
+  });
+
   it("tells a bad queue name, job id or group in the library's words, with the field, not the schema's pattern", async () => {
     const name = await api.call('POST', '/v1/queues/bad%20name/jobs', { payload: 1 });
     assert.equal(name.body.error.code, 'VALIDATION');

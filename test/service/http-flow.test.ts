@@ -94,13 +94,13 @@ describe('HTTP limits and retention', () => {
     await put(limitsPath(name), { concurrency: 3 });
     const cases: [what: string, path: string, body: unknown, message: RegExp][] = [
       // JSON types and unknown fields: the schema.
-      ['concurrency as a string', limitsPath(name), { concurrency: '5' }, /body\.concurrency must be integer/],
-      ['rate as a string', limitsPath(name), { rate: '100/1s' }, /body\.rate must be object,null/],
-      ['rate.max as a string', limitsPath(name), { rate: { max: 'lots', per: '1s' } }, /body\.rate\.max must be integer/],
+      ['concurrency as a string', limitsPath(name), { concurrency: '5' }, /body\.concurrency must be an integer/],
+      ['rate as a string', limitsPath(name), { rate: '100/1s' }, /body\.rate must be an object or null/],
+      ['rate.max as a string', limitsPath(name), { rate: { max: 'lots', per: '1s' } }, /body\.rate\.max must be an integer/],
       ['an unknown field', limitsPath(name), { concurrency: 3, burst: 10 }, /body has an unknown field `burst`/],
       ['an unknown field of rate', limitsPath(name), { rate: { max: 10, per: '1s', burst: 5 } }, /body\.rate has an unknown field `burst`/],
       ['expireAfter as a boolean', limitsPath(name), { expireAfter: true }, /body\.expireAfter/],
-      ['a body that is an array', limitsPath(name), [{ concurrency: 1 }], /body must be object/],
+      ['a body that is an array', limitsPath(name), [{ concurrency: 1 }], /body must be an object/],
       // Ranges and durations: the library's validators.
       ['concurrency 0', limitsPath(name), { concurrency: 0 }, /concurrency/],
       ['negative concurrency', limitsPath(name), { concurrency: -3 }, /concurrency/],
@@ -134,10 +134,10 @@ describe('HTTP limits and retention', () => {
     const path = retentionPath(name);
     const before = await digest();
     await assertRefused([
-      ['count as a string', path, { completed: { count: '10' } }, /body\.completed\.count must be integer/],
+      ['count as a string', path, { completed: { count: '10' } }, /body\.completed\.count must be an integer/],
       ['an unknown field of completed', path, { completed: { count: 10, failed: 5 } }, /body\.completed has an unknown field `failed`/],
       ['an unknown retention field', path, { failed: { count: 10 } }, /body has an unknown field `failed`/],
-      ['completed as a number', path, { completed: 10 }, /body\.completed must be object,null/],
+      ['completed as a number', path, { completed: 10 }, /body\.completed must be an object or null/],
       ['count 0', path, { completed: { count: 0 } }, /count/],
       ['negative count', path, { completed: { count: -1 } }, /count/],
       ['absurd count', path, { completed: { count: 1e15 } }, /count/],
