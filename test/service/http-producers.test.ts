@@ -33,6 +33,37 @@ describe('HTTP producers', () => {
     assert.ok(job.body.dueAt > Date.now() + 3_500_000 && job.body.dueAt < Date.now() + 3_700_000);
   });
 
+  it('ids in paths are RFC 3986 percent-encoded: `+` is a literal plus, and a form-encoded space is told so in the 404', async () => {
+    const queue = uniqueQueue('http');
+    const ids = ['order/42', 'a b', 'a+b', '100%', 'Zürich 🚀', 'x%2Fy', ' +/%é'];
+    for (const id of ids) assert.equal((await api.call('POST', jobsOf(queue), { payload: id, id, delay: '1h' })).status, 201, id);
+    for (const id of ids) {
+      const job = await api.call('GET', jobPath(queue, id));
+      assert.deepEqual([job.status, job.body.id, job.body.payload], [200, id, id], id);
+    }
+    // 'a+b' is the id with a plus, sent as it is or as %2B; never the id with a space.
+    assert.equal((await api.call('GET', `${jobsOf(queue)}/a+b`)).body.id, 'a+b');
+    assert.equal((await api.call('GET', `${jobsOf(queue)}/a%2Bb`)).body.id, 'a+b');
+    const other = uniqueQueue('http');
+    await api.call('POST', jobsOf(other), { payload: 1, id: 'order 42', delay: '1h' });
+    // What Java's URLEncoder.encode("order 42") sends: a 404 that says why.
+    for (const [method, suffix] of [
+      ['GET', ''],
+      ['DELETE', ''],
+      ['POST', '/reschedule'],
+    ] as const) {
+      const formEncoded = await api.call(method, `${jobsOf(other)}/order+42${suffix}`, method === 'POST' ? { delay: 5 } : undefined);
+      assert.equal(formEncoded.status, 404);
+      assert.match(
+        formEncoded.body.error.message,
+        /^No job order\+42 in queue .*A \+ in a path is a literal plus: if the id has a space, send it as %20/,
+      );
+    }
+    assert.equal((await api.call('GET', jobPath(other, 'order 42'))).body.state, 'delayed', 'the job is still there');
+    const plain = await api.call('GET', jobPath(other, 'nothing-here'));
+    assert.doesNotMatch(plain.body.error.message, /literal plus/, 'the hint is only for an id with a +');
+  });
+
   it('takes `at` as epoch ms or RFC 3339, and a generated id when none is given', async () => {
     const queue = uniqueQueue('http');
     const at = Date.now() + 60_000;

@@ -11,6 +11,7 @@ import {
 } from '../../index.js';
 import { params, type Handlers, type ServiceContext } from '../context.js';
 import { HttpError } from '../errors.js';
+import { jobNotFound } from '../not-found.js';
 
 interface JobBody {
   payload: unknown;
@@ -66,14 +67,14 @@ export function producerRoutes({ pool }: ServiceContext): Handlers {
     async getJob(request) {
       const { queue: name, id } = params(request);
       const job = await pool.queue(name, queue => queue.get(id));
-      if (!job) throw notFound(name, id);
+      if (!job) throw jobNotFound(name, id);
       return job;
     },
 
     async cancelJob(request) {
       const { queue: name, id } = params(request);
       const result = await pool.queue(name, queue => queue.cancel(id));
-      if (result === 'not_found') throw notFound(name, id);
+      if (result === 'not_found') throw jobNotFound(name, id);
       if (result === 'running') throw new HttpError('JOB_RUNNING', `Job ${id} is running: a consumer holds it; it was not cancelled`);
       return { result };
     },
@@ -82,13 +83,9 @@ export function producerRoutes({ pool }: ServiceContext): Handlers {
       const { queue: name, id } = params(request);
       const body = request.body as { delay?: Duration; at?: number | string };
       const result = await pool.queue(name, queue => queue.reschedule(id, { delay: body.delay, at: toAt(body.at) } as When));
-      if (result === 'not_found') throw notFound(name, id);
+      if (result === 'not_found') throw jobNotFound(name, id);
       if (result === 'running') throw new HttpError('JOB_RUNNING', `Job ${id} is running: a consumer holds it; it was not rescheduled`);
       return { result };
     },
   };
-}
-
-function notFound(queue: string, id: string): HttpError {
-  return new HttpError('NOT_FOUND', `No job ${id} in queue ${queue} (never added, or completed or cancelled)`);
 }

@@ -6,7 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ScheduleSpec } from '../../index.js';
 import type { Handlers, ServiceContext } from '../context.js';
-import { HttpError } from '../errors.js';
+import { scheduleNotFound } from '../not-found.js';
 import { toAt } from './producers.js';
 
 /** The body of an upsert: a {@link ScheduleSpec} as JSON, with instants as epoch ms or RFC 3339 text. */
@@ -40,7 +40,7 @@ export function scheduleRoutes({ pool }: ServiceContext): Handlers {
     async getSchedule(request) {
       const { queue: name, key } = scheduleParams(request);
       const schedule = await pool.queue(name, queue => queue.getSchedule(key));
-      if (!schedule) throw notFound(name, key);
+      if (!schedule) throw scheduleNotFound(name, key);
       return schedule;
     },
 
@@ -58,14 +58,8 @@ export function scheduleRoutes({ pool }: ServiceContext): Handlers {
     async deleteSchedule(request) {
       const { queue: name, key } = scheduleParams(request);
       const result = await pool.queue(name, queue => queue.unschedule(key));
-      if (result === 'not_found') throw notFound(name, key);
+      if (result === 'not_found') throw scheduleNotFound(name, key);
       return { result };
     },
   };
-}
-
-function notFound(queue: string, key: string): HttpError {
-  // The key is the client's text (up to the router's 2,400 characters): cut, so the message stays short.
-  const shown = key.length > 200 ? `${key.slice(0, 200)}...` : key;
-  return new HttpError('NOT_FOUND', `No schedule ${shown} in queue ${queue}`);
 }
