@@ -58,7 +58,7 @@ export const jobId: JsonSchema = {
   minLength: JOB_ID_RULE.minLength,
   maxLength: JOB_ID_RULE.maxLength,
   pattern: JOB_ID_RULE.pattern,
-  description: `Job id: ${JOB_ID_RULE.description} (URL-encoded in paths).`,
+  description: `Job id: ${JOB_ID_RULE.description} (in paths: RFC 3986 percent-encoded, \`a b+c\` -> \`a%20b%2Bc\`; a \`+\` is a literal plus).`,
 };
 
 /** A group name (issue 20): the library's GROUP_RULE, which its own check reads too. */
@@ -71,7 +71,7 @@ const group = (description: string): JsonSchema => ({
 });
 
 /** `{group}` of a path. */
-export const groupName: JsonSchema = group('Group, URL-encoded in paths (`shop 42/eu` -> `shop%2042%2Feu`)');
+export const groupName: JsonSchema = group('Group, RFC 3986 percent-encoded in paths (`shop 42/eu` -> `shop%2042%2Feu`)');
 
 export const dashboardFile: JsonSchema = {
   type: 'string',
@@ -258,7 +258,7 @@ export const pauseBody: JsonSchema = {
 
 export const scheduleKey: JsonSchema = {
   type: 'string',
-  description: `Schedule key: 1-${MAX_SCHEDULE_KEY_LENGTH} characters without control characters, URL-encoded in paths (\`refund-poll:42\` -> \`refund-poll%3A42\`, \`a/b\` -> \`a%2Fb\`). Its ticks' job ids are \`<key>@<tick epoch ms>\`.`,
+  description: `Schedule key: 1-${MAX_SCHEDULE_KEY_LENGTH} characters without control characters, RFC 3986 percent-encoded in paths (\`refund-poll:42\` -> \`refund-poll%3A42\`, \`a/b\` -> \`a%2Fb\`). Its ticks' job ids are \`<key>@<tick epoch ms>\`.`,
 };
 
 const scheduleInstant = (description: string): JsonSchema => ({
