@@ -55,6 +55,11 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
+    // The examples in plain JavaScript run as Node programs.
+    files: ['examples/**/*.mjs'],
+    languageOptions: { globals: globals.node },
+  },
+  {
     // The dashboard is plain browser JavaScript served as is.
     files: ['dashboard/**/*.js'],
     languageOptions: { globals: globals.browser, sourceType: 'module' },
