@@ -28,7 +28,7 @@ export function registerServeCommand(program: Command): void {
       }
       const { startServer } = await loadServer('start');
       // `npx sandglass serve` and `npm exec` do not pass SIGTERM on: the death of the parent stops the service too.
-      const running = await startServer(config, { stopWithParent: true });
+      const running = await startServer(config, { stopWithParent: true, reloadOnSighup: true });
       // The service ends on a signal or when its parent dies, or by itself when it cannot go on (its private Redis keeps dying).
       const failure = await Promise.race([untilSignal(), running.parentGone.then(() => undefined), running.failed]);
       await running.close();

@@ -6,6 +6,7 @@
 import { ERROR_CODES, type ErrorCode } from './errors.js';
 import * as s from './schemas.js';
 import type { JsonSchema } from './schemas.js';
+import type { Scope } from './tokens.js';
 
 export type OperationId =
   | 'addJob'
@@ -70,6 +71,11 @@ export interface RouteSpec {
   readonly errors?: readonly ErrorCode[];
   /** Open without a token (health checks and the dashboard's static files). */
   readonly public?: boolean;
+  /**
+   * The scope a token needs (`admin` has them all), on the route's `{queue}` when it has one; `any`:
+   * every valid token. Every route but the public ones has one; security.ts checks it before the body is read.
+   */
+  readonly scope?: Scope | 'any';
   /** Does not touch Redis. */
   readonly local?: boolean;
 }
@@ -91,6 +97,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/jobs`,
     tag: 'producers',
+    scope: 'produce',
     summary: 'Add a job (idempotent by id)',
     headers: { traceparent: s.traceparentHeader },
     body: s.addBody,
@@ -102,6 +109,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/jobs:bulk`,
     tag: 'producers',
+    scope: 'produce',
     summary: 'Add up to 1,000 jobs; every entry is validated before any is written',
     headers: { traceparent: s.traceparentHeader },
     body: s.bulkBody,
@@ -113,6 +121,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: J,
     tag: 'producers',
+    scope: 'any',
     summary: 'Look a job up',
     ok: { status: 200, description: 'The job.', schema: s.answers.job },
     errors: ['NOT_FOUND'],
@@ -122,6 +131,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'DELETE',
     path: J,
     tag: 'producers',
+    scope: 'produce',
     summary: 'Cancel a waiting or dead job',
     ok: { status: 200, description: 'Cancelled (deleted).', schema: s.answers.result('cancelled') },
     errors: ['NOT_FOUND', 'JOB_RUNNING'],
@@ -131,6 +141,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${J}/reschedule`,
     tag: 'producers',
+    scope: 'produce',
     summary: 'Move a waiting job (or revive a dead one) to a new due time, atomically',
     body: s.rescheduleBody,
     ok: { status: 200, description: 'Rescheduled.', schema: s.answers.result('rescheduled') },
@@ -142,6 +153,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'PUT',
     path: S,
     tag: 'schedules',
+    scope: 'admin',
     summary: 'Create or change a recurring schedule (idempotent: the same definition again changes nothing)',
     body: s.scheduleBody,
     ok: { status: 200, description: 'The schedule as stored, with its next ticks.', schema: s.answers.schedule },
@@ -152,6 +164,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/schedules`,
     tag: 'schedules',
+    scope: 'read',
     summary: "The queue's schedules",
     ok: {
       status: 200,
@@ -164,6 +177,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: S,
     tag: 'schedules',
+    scope: 'read',
     summary: 'Look a schedule up',
     ok: { status: 200, description: 'The schedule, with its next 5 ticks and its last run.', schema: s.answers.schedule },
     errors: ['NOT_FOUND'],
@@ -173,6 +187,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${S}/pause`,
     tag: 'schedules',
+    scope: 'admin',
     summary: 'Stop a schedule from creating ticks (its pending tick is removed; a running one finishes)',
     body: NO_BODY,
     bodyOptional: true,
@@ -184,6 +199,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${S}/resume`,
     tag: 'schedules',
+    scope: 'admin',
     summary: 'Let a paused schedule go on at its next future tick (missed ticks are not caught up)',
     body: NO_BODY,
     bodyOptional: true,
@@ -195,6 +211,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'DELETE',
     path: S,
     tag: 'schedules',
+    scope: 'admin',
     summary: 'Remove a schedule and its pending tick (a running tick finishes)',
     ok: { status: 200, description: 'Removed.', schema: s.answers.result('removed') },
     errors: ['NOT_FOUND'],
@@ -205,6 +222,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/claim`,
     tag: 'pull consumers',
+    scope: 'consume',
     summary: 'Claim up to `max` due jobs under a lease, waiting up to `waitMs` for one to fall due',
     body: s.claimBody,
     bodyOptional: true,
@@ -215,6 +233,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${J}/ack`,
     tag: 'pull consumers',
+    scope: 'consume',
     summary: 'Complete a claimed job',
     body: s.ackBody,
     ok: {
@@ -229,6 +248,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${J}/fail`,
     tag: 'pull consumers',
+    scope: 'consume',
     summary: 'Fail a claimed job: retried with backoff, or dead-lettered when out of attempts',
     body: s.failBody,
     ok: { status: 200, description: 'Retried (with `retryAt`) or dead.', schema: s.answers.failed },
@@ -239,6 +259,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${J}/extend`,
     tag: 'pull consumers',
+    scope: 'consume',
     summary: "Renew a claimed job's lease",
     body: s.extendBody,
     ok: { status: 200, description: 'Extended.', schema: s.answers.extended },
@@ -250,6 +271,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: '/v1/queues',
     tag: 'admin',
+    scope: 'read',
     summary: 'Queues with their counts',
     ok: { status: 200, description: 'Every queue ever added to under the prefix, sorted by name.', schema: s.answers.queues },
   },
@@ -258,6 +280,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: Q,
     tag: 'admin',
+    scope: 'read',
     summary: 'Counts and running totals of a queue',
     ok: { status: 200, description: 'Counts by state and totals (zeros for a queue never used).', schema: s.answers.queue },
   },
@@ -266,6 +289,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/jobs`,
     tag: 'admin',
+    scope: 'read',
     summary: 'A page of jobs in one state',
     query: s.listQuery,
     ok: {
@@ -279,6 +303,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/timeline`,
     tag: 'admin',
+    scope: 'read',
     summary: 'When waiting jobs fall due: a count per window',
     query: s.timelineQuery,
     ok: { status: 200, description: 'Ready now, a count per window, and later.', schema: s.answers.timeline },
@@ -288,6 +313,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/activity`,
     tag: 'admin',
+    scope: 'read',
     summary: 'Deliveries, failures and lateness per second over the last 5 minutes, seen by this process',
     local: true,
     ok: { status: 200, description: 'One point per second, oldest first.', schema: s.answers.activity },
@@ -297,6 +323,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/dead/retry`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Send dead letters back to run now with fresh attempts',
     body: s.retryDeadBody,
     bodyOptional: true,
@@ -307,6 +334,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'DELETE',
     path: `${Q}/dead`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Delete all dead letters',
     ok: { status: 200, description: 'How many were deleted.', schema: s.answers.deleted },
   },
@@ -315,6 +343,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/pause`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Stop consumers from claiming (running jobs carry on); an unknown queue is 404 unless `create` is true',
     body: s.pauseBody,
     bodyOptional: true,
@@ -326,6 +355,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/resume`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Let consumers claim again (an unknown queue is 404)',
     bodyOptional: true,
     body: NO_BODY,
@@ -338,6 +368,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/limits`,
     tag: 'admin',
+    scope: 'read',
     summary: "The queue's limits: rate, concurrency and the default deadline of its jobs",
     ok: { status: 200, description: 'The limits set (none set: `{}`).', schema: s.answers.limits },
   },
@@ -346,6 +377,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'PUT',
     path: `${Q}/limits`,
     tag: 'admin',
+    scope: 'admin',
     summary: "Change the queue's limits: a limit left out is kept, `null` clears it; running consumers obey at once",
     body: s.limitsBody,
     ok: { status: 200, description: 'The limits as stored.', schema: s.answers.limits },
@@ -355,6 +387,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/retention`,
     tag: 'admin',
+    scope: 'read',
     summary: 'Which completed jobs the queue keeps, with their results',
     ok: { status: 200, description: 'The retention (none set: no `completed`, nothing kept).', schema: s.answers.retention },
   },
@@ -363,6 +396,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'PUT',
     path: `${Q}/retention`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Keep completed jobs by count and/or age (`completed: null` keeps none again)',
     body: s.retentionBody,
     ok: { status: 200, description: 'The retention as stored.', schema: s.answers.retention },
@@ -373,6 +407,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/group-limits`,
     tag: 'admin',
+    scope: 'read',
     summary: 'The default limits of every group of the queue (a group with an override of its own follows that instead)',
     ok: { status: 200, description: "The default (`source: 'default'`; none set: only `source`).", schema: s.answers.groupLimitsInfo },
   },
@@ -381,6 +416,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'PUT',
     path: `${Q}/group-limits`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Change the default limits of every group: a limit left out is kept, `null` clears it; running consumers obey at once',
     body: s.groupLimitsBody,
     ok: { status: 200, description: 'The default as stored.', schema: s.answers.groupLimits },
@@ -390,6 +426,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${G}/limits`,
     tag: 'admin',
+    scope: 'read',
     summary: "The limits in force for a group: its own override, or else the queue's default for groups",
     ok: { status: 200, description: 'The limits in force and their `source`.', schema: s.answers.groupLimitsInfo },
   },
@@ -398,6 +435,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'PUT',
     path: `${G}/limits`,
     tag: 'admin',
+    scope: 'admin',
     summary:
       'Give a group limits of its own (an override of the default; the first one starts from the default): a limit left out is kept, `null` clears it',
     body: s.groupLimitsBody,
@@ -408,6 +446,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'DELETE',
     path: `${G}/limits`,
     tag: 'admin',
+    scope: 'admin',
     summary: "Remove a group's override: it follows the queue's default for groups again",
     ok: { status: 200, description: "The limits in force now (`source: 'default'`).", schema: s.answers.groupLimitsInfo },
   },
@@ -416,6 +455,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${G}/pause`,
     tag: 'admin',
+    scope: 'admin',
     summary: "Stop consumers from claiming the group's jobs (running jobs carry on; the other groups go on)",
     body: NO_BODY,
     bodyOptional: true,
@@ -426,6 +466,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${G}/resume`,
     tag: 'admin',
+    scope: 'admin',
     summary: "Let consumers claim the group's jobs again",
     body: NO_BODY,
     bodyOptional: true,
@@ -436,6 +477,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/groups`,
     tag: 'admin',
+    scope: 'read',
     summary: 'A page of the groups with waiting or running jobs and their counts, busiest (most jobs) first',
     query: s.groupsQuery,
     ok: {
@@ -450,6 +492,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: '/v1/info',
     tag: 'operations',
+    scope: 'any',
     summary: 'Which Redis (mode and addresses, never credentials) and key prefix this service shows, and its version',
     local: true,
     ok: { status: 200, description: "The service's Redis, prefix and version.", schema: s.answers.info },
@@ -459,6 +502,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: '/metrics',
     tag: 'operations',
+    scope: 'read',
     summary: 'Prometheus metrics',
     ok: { status: 200, description: 'Prometheus text format 0.0.4.', contentType: 'text/plain' },
   },
@@ -487,6 +531,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: '/openapi.json',
     tag: 'operations',
+    scope: 'any',
     summary: 'This document',
     local: true,
     ok: { status: 200, description: 'OpenAPI 3.1.', contentType: 'application/json' },
@@ -562,6 +607,7 @@ export function routeErrors(spec: RouteSpec): ErrorCode[] {
   if (spec.body || spec.query || pathParams(spec.path).length > 0) codes.add('VALIDATION');
   if (spec.method !== 'GET') codes.add('CROSS_ORIGIN');
   if (!spec.public) codes.add('UNAUTHORIZED');
+  if (spec.scope !== undefined && spec.scope !== 'any') codes.add('FORBIDDEN_SCOPE');
   codes.add('FORBIDDEN_HOST');
   for (const code of spec.errors ?? []) codes.add(code);
   if (!spec.local && spec.operationId !== 'readyz')
@@ -569,6 +615,14 @@ export function routeErrors(spec: RouteSpec): ErrorCode[] {
   // A queue written by a newer sandglass is refused by every route that opens a queue.
   if (spec.path.includes('{queue}')) codes.add('INCOMPATIBLE_STORAGE');
   return [...codes];
+}
+
+/** What a route's `scope` asks of a token, for its description. */
+function scopeText(spec: RouteSpec): string {
+  const where = spec.path.includes('{queue}') ? ' on the queue (one of its `queues` patterns matches it)' : '';
+  if (spec.scope === 'any') return `Any valid token${where}.`;
+  const admin = spec.scope === 'admin' ? '' : ' (or `admin`)';
+  return `Needs the \`${spec.scope}\` scope${admin}${where}; else 403 FORBIDDEN_SCOPE.`;
 }
 
 /** The OpenAPI 3.1 document of the API (deterministic: the same input gives the same bytes). */
@@ -604,6 +658,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       operationId: spec.operationId,
       tags: [spec.tag],
       summary: spec.summary,
+      ...(spec.scope ? { description: scopeText(spec), 'x-sandglass-scope': spec.scope } : {}),
       ...(spec.public ? { security: [] } : {}),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(spec.body ? { requestBody: { required: !spec.bodyOptional, content: { 'application/json': { schema: spec.body } } } } : {}),
@@ -622,7 +677,14 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     tags: ['producers', 'schedules', 'pull consumers', 'admin', 'operations', 'dashboard'].map(name => ({ name })),
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'SANDGLASS_TOKEN, when the service has one.' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'SANDGLASS_TOKEN, or a named token of SANDGLASS_TOKENS, when the service has one. Each operation says the scope it needs (`x-sandglass-scope`).',
+        },
+      },
       schemas: {
         ...s.components,
         Error: {
