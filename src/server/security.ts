@@ -102,7 +102,8 @@ export function installSecurity(app: FastifyInstance, options: { tokens: TokenSe
     if (!allows(access, scope, name)) throw forbidden(access, scope as Scope, name, config?.operationId ?? request.method);
   });
 
-  // The audit log: each admin action once answered, with its token's name and its outcome.
+  // The audit log: each admin action once answered, with its token's name and its outcome (403:
+  // refused, nothing done; a token that is not valid is logged as refused, without a name).
   app.addHook('onResponse', async (request, reply) => {
     if (request.routeOptions.config?.scope !== 'admin' || request.access === null) return;
     const params = (request.params ?? {}) as Record<string, unknown>;
@@ -118,13 +119,10 @@ export function installSecurity(app: FastifyInstance, options: { tokens: TokenSe
 
 /** The 403 of a request outside its token's scopes or queues: names the scope it lacks, never the token. */
 function forbidden(access: Access, scope: Scope | 'any', queue: string | undefined, action: string): HttpError {
-  const needs = scope === 'any' ? 'a scope' : `the ${scope} scope`;
   const where = queue === undefined ? '' : ` for queue "${queue}"`;
+  const needs = scope === 'any' ? `it has no scope${where}` : `it needs the ${scope} scope${where}`;
   const has = `${access.scopes.join(', ')} on ${access.queues.join(', ')}`;
-  return new HttpError(
-    'FORBIDDEN_SCOPE',
-    `The token "${access.name ?? ''}" may not call ${action}: it needs ${needs}${where} (it has ${has})`,
-  );
+  return new HttpError('FORBIDDEN_SCOPE', `The token "${access.name ?? ''}" may not call ${action}: ${needs} (it has ${has})`);
 }
 
 /** Sets the security headers (and no-store, unless the route chose its caching) on an answer. */
