@@ -2,12 +2,12 @@
 // /v1/info, says so in the top bar, and shows no control the token may not use (a read token sees
 // no pause, purge, retry, delete, limits or schedule buttons, nor the add form; an admin sees them all).
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { TokenSet, tokenDigest, type Scope } from '../../src/server/tokens.js';
 import { assertClean, CHROMIUM_PATH, launchBrowser, open, startService, waitForText, type Service } from '../helpers/browser.js';
 import { useRedis } from '../helpers/redis.js';
-import { existsSync } from 'node:fs';
 
 const QUEUE = 'orders-eu';
 const secret = (name: string) => `dashboard-${name}-token-0123456789`;
@@ -17,6 +17,7 @@ const redis = useRedis();
 let browser: Browser;
 let service: Service;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function call(name: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
   const response = await fetch(`${service.base}${path}`, {
     method,
