@@ -8,12 +8,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { ConfigError, parseServeConfig } from '../../src/server/config.js';
 import { createLogger } from '../../src/server/logger.js';
 import { ROUTES, type OperationId, type RouteSpec } from '../../src/server/openapi.js';
-import { TokenSet, tokenDigest, type Scope, type TokenEntry } from '../../src/server/tokens.js';
+import { queuePattern, TokenSet, tokenDigest, type Scope, type TokenEntry } from '../../src/server/tokens.js';
 import { client, useApp, type Client } from '../helpers/http.js';
 import { useRedis, waitFor } from '../helpers/redis.js';
-import { startServe, type Serve } from '../helpers/sandglass-process.js';
+import { sandglass, startServe, type Serve } from '../helpers/sandglass-process.js';
 
 /** The scope each route needs, written out again here: the table in openapi.ts must agree. */
 const EXPECTED_SCOPES: Record<OperationId, Scope | 'any' | 'public'> = {
@@ -344,5 +345,79 @@ describe('HTTP scopes: the tokens file of sandglass serve, re-read on SIGHUP', (
     assert.equal(await status(newToken), 200, 'the tokens in use are kept');
     assert.ok(running.child.exitCode === null, 'still running');
     for (const token of [oldToken, newToken]) assert.ok(!running.output().includes(token.secret), 'no token in the log');
+  });
+});
+
+describe('HTTP scopes: the tokens file, checked strictly at start', () => {
+  const folder = mkdtempSync(join(tmpdir(), 'sandglass-tokens-config-'));
+  let count = 0;
+  const fileOf = (content: unknown) => {
+    const file = join(folder, `tokens-${(count += 1)}.json`);
+    writeFileSync(file, typeof content === 'string' ? content : JSON.stringify(content));
+    return file;
+  };
+  const good = { name: 'orders-service', sha256: tokenDigest('orders-token-0123456789'), scopes: ['produce'], queues: ['orders-*'] };
+  const refused = (content: unknown, pattern: RegExp, env: Record<string, string> = {}) =>
+    assert.throws(
+      () => parseServeConfig(['--tokens-file', fileOf(content)], env),
+      (error: Error) => error instanceof ConfigError && pattern.test(error.message),
+      String(pattern),
+    );
+
+  it('reads SANDGLASS_TOKENS or --tokens-file; SANDGLASS_TOKEN beside it is the token named admin', () => {
+    const file = fileOf([good, { name: 'reader', sha256: tokenDigest('reader-token-0123456789'), scopes: ['read'] }]);
+    const config = parseServeConfig(['--host', '0.0.0.0'], { SANDGLASS_TOKENS: file, SANDGLASS_TOKEN: 'the-admin-token-0123456789' });
+    assert.deepEqual(
+      config.tokens?.map(({ name, scopes, queues }) => ({ name, scopes, queues })),
+      [
+        { name: 'admin', scopes: ['admin'], queues: ['*'] },
+        { name: 'orders-service', scopes: ['produce'], queues: ['orders-*'] },
+        { name: 'reader', scopes: ['read'], queues: ['*'] },
+      ],
+    );
+    assert.equal(parseServeConfig(['--tokens-file', file, '--host', '0.0.0.0'], {}).tokens?.length, 2, 'the file alone allows any host');
+    assert.equal(parseServeConfig([], {}).tokens, undefined, 'neither: no auth');
+  });
+
+  it('refuses a bad file with a message that says which entry and why', () => {
+    refused('{ not json', /is not valid JSON/);
+    refused({ tokens: [] }, /expected a JSON array/);
+    refused([{ ...good, sha256: 'abc' }], /\[0\] \("orders-service"\)\.sha256: expected the 64 hex digits.*got 3 characters/);
+    refused([{ ...good, sha256: 'z'.repeat(64) }], /sha256: expected the 64 hex digits/);
+    refused([{ ...good, scopes: ['write'] }], /scopes: unknown scope 'write' \(expected produce, consume, read, admin\)/);
+    refused([{ ...good, scopes: [] }], /scopes: expected a non-empty array/);
+    refused([{ ...good, queues: [] }], /queues: expected a non-empty array/);
+    refused([{ ...good, queues: ['orders/eu'] }], /queues: expected queue names or patterns/);
+    refused([{ ...good, secret: 'x' }], /unknown key 'secret'/);
+    refused([{ ...good, name: 'has space' }], /\[0\]\.name: expected 1-100 characters/);
+    refused([good, { ...good, sha256: tokenDigest('another-token-0123456789') }], /the name "orders-service" is used twice/);
+    refused([good, { ...good, name: 'copy' }], /"copy" has the same sha256 as another entry/);
+    refused([{ ...good, name: 'admin' }], /the name "admin" is SANDGLASS_TOKEN's/, { SANDGLASS_TOKEN: 'the-admin-token-0123456789' });
+    refused([{ ...good, sha256: tokenDigest('orders-token-0123456789') }], /has the sha256 of SANDGLASS_TOKEN/, {
+      SANDGLASS_TOKEN: 'orders-token-0123456789',
+    });
+    assert.throws(() => parseServeConfig(['--tokens-file', join(folder, 'missing.json')], {}), /Cannot read SANDGLASS_TOKENS.*ENOENT/);
+  });
+
+  it('queue patterns: * is any run of characters, the rest is literal', () => {
+    const matches = (pattern: string, queue: string) => queuePattern(pattern).test(queue);
+    assert.ok(matches('orders-*', 'orders-eu') && matches('orders-*', 'orders-'));
+    assert.ok(!matches('orders-*', 'my-orders-eu') && !matches('orders-*', 'orders'));
+    assert.ok(matches('*-eu', 'orders-eu') && matches('a*b*c', 'a-b-c') && matches('*', 'anything'));
+    assert.ok(!matches('a.b', 'axb'), 'a dot is a dot');
+    assert.ok(matches('orders-eu', 'orders-eu') && !matches('orders-eu', 'orders-eu2'), 'a name without * is the queue itself');
+  });
+
+  it('sandglass token hash prints the sha256 of the token on stdin, or the whole entry', async () => {
+    const run = await sandglass(['token', 'hash'], {}, 'orders-token-0123456789\n');
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, `${tokenDigest('orders-token-0123456789')}\n`);
+    const entry = await sandglass(
+      ['token', 'hash', '--name', 'orders-service', '--scopes', 'produce', '--queues', 'orders-*'],
+      {},
+      'orders-token-0123456789',
+    );
+    assert.deepEqual(JSON.parse(entry.stdout), good);
+    assert.notEqual((await sandglass(['token', 'hash'], {}, '')).code, 0, 'no token, no hash');
   });
 });
