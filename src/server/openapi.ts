@@ -607,7 +607,8 @@ export function routeErrors(spec: RouteSpec): ErrorCode[] {
   if (spec.body || spec.query || pathParams(spec.path).length > 0) codes.add('VALIDATION');
   if (spec.method !== 'GET') codes.add('CROSS_ORIGIN');
   if (!spec.public) codes.add('UNAUTHORIZED');
-  if (spec.scope !== undefined && spec.scope !== 'any') codes.add('FORBIDDEN_SCOPE');
+  // Refused for the scope, or (any scope) for the route's queue.
+  if (spec.scope !== undefined && (spec.scope !== 'any' || spec.path.includes('{queue}'))) codes.add('FORBIDDEN_SCOPE');
   codes.add('FORBIDDEN_HOST');
   for (const code of spec.errors ?? []) codes.add(code);
   if (!spec.local && spec.operationId !== 'readyz')
@@ -619,10 +620,12 @@ export function routeErrors(spec: RouteSpec): ErrorCode[] {
 
 /** What a route's `scope` asks of a token, for its description. */
 function scopeText(spec: RouteSpec): string {
-  const where = spec.path.includes('{queue}') ? ' on the queue (one of its `queues` patterns matches it)' : '';
-  if (spec.scope === 'any') return `Any valid token${where}.`;
+  const onQueue = spec.path.includes('{queue}');
+  const where = onQueue ? ' on the queue (one of its `queues` patterns matches it)' : '';
+  if (spec.scope === 'any') return onQueue ? `Any valid token${where}; else 403 FORBIDDEN_SCOPE.` : 'Any valid token.';
   const admin = spec.scope === 'admin' ? '' : ' (or `admin`)';
-  return `Needs the \`${spec.scope}\` scope${admin}${where}; else 403 FORBIDDEN_SCOPE.`;
+  const only = onQueue ? '' : ' It answers for the queues its `queues` patterns match only.';
+  return `Needs the \`${spec.scope}\` scope${admin}${where}; else 403 FORBIDDEN_SCOPE.${only}`;
 }
 
 /** The OpenAPI 3.1 document of the API (deterministic: the same input gives the same bytes). */

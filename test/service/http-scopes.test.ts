@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, parseServeConfig } from '../../src/server/config.js';
 import { createLogger } from '../../src/server/logger.js';
-import { ROUTES, type OperationId, type RouteSpec } from '../../src/server/openapi.js';
+import { buildOpenApiDocument, ROUTES, routeErrors, type OperationId, type RouteSpec } from '../../src/server/openapi.js';
 import { queuePattern, TokenSet, tokenDigest, type Scope, type TokenEntry } from '../../src/server/tokens.js';
 import { client, useApp, type Client } from '../helpers/http.js';
 import { useRedis, waitFor } from '../helpers/redis.js';
@@ -181,6 +181,19 @@ describe('HTTP scopes', () => {
       assert.ok(expected !== undefined, `${spec.operationId}: add it to EXPECTED_SCOPES and SAMPLES`);
       if (expected === 'public') assert.ok(spec.public === true && spec.scope === undefined, spec.operationId);
       else assert.equal(spec.scope, expected, spec.operationId);
+    }
+  });
+
+  it("the OpenAPI document shows each route's scope and lists 403 FORBIDDEN_SCOPE wherever it can be answered", () => {
+    const paths = buildOpenApiDocument().paths as Record<string, Record<string, Record<string, unknown>>>;
+    for (const spec of ROUTES) {
+      const operation = paths[spec.path]?.[spec.method.toLowerCase()] as Record<string, unknown>;
+      const scope = EXPECTED_SCOPES[spec.operationId];
+      const canRefuse = scope !== 'public' && (scope !== 'any' || spec.path.includes('{queue}'));
+      assert.equal(operation['x-sandglass-scope'], scope === 'public' ? undefined : scope, spec.operationId);
+      assert.equal(routeErrors(spec).includes('FORBIDDEN_SCOPE'), canRefuse, spec.operationId);
+      const forbidden = (operation.responses as Record<string, { description: string }>)['403']?.description ?? '';
+      assert.equal(forbidden.includes('FORBIDDEN_SCOPE'), canRefuse, `${spec.operationId}: ${forbidden}`);
     }
   });
 
