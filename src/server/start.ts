@@ -209,6 +209,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
       const entries = readTokens(config.tokenSources).tokens ?? [];
       tokens.replace(entries);
       log.info({ tokenNames: entries.map(entry => entry.name) }, `tokens reloaded (${entries.length} tokens)`);
+      if (entries.length === 0) log.warn('No tokens now: every request but the health checks and the dashboard files is refused (401)');
     } catch (error) {
       log.error(
         { error: (error as Error).message },

@@ -128,6 +128,7 @@ const TOKENS = [
   makeToken('orders-consumer', ['consume'], ['orders-*']),
   makeToken('orders-reader', ['read'], ['orders-*']),
   makeToken('orders-admin', ['admin'], ['orders-*']),
+  makeToken('eu-worker', ['consume', 'produce'], ['orders-eu']),
   makeToken('billing-all', ['produce', 'consume', 'read', 'admin'], ['billing-*', 'orders-us']),
 ];
 
@@ -270,6 +271,13 @@ describe('HTTP scopes', () => {
       refused.body.error.message,
       `The token "orders-producer" may not call addJob: it needs the produce scope for queue "${OTHER_QUEUE}" (it has produce on orders-*)`,
     );
+  });
+
+  it('the scope is checked before the body is read: a refused request with a broken body is still 403', async () => {
+    const answer = await as('orders-reader').call('PUT', `${Q}/limits`, '{ not json');
+    assert.equal(answer.status, 403, answer.text);
+    assert.equal(answer.body.error.code, 'FORBIDDEN_SCOPE');
+    assert.equal((await as('orders-admin').call('PUT', `${Q}/limits`, '{ not json')).body.error.code, 'INVALID_JSON');
   });
 
   it('every admin action is logged with the name of its token, never the token', async () => {
