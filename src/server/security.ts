@@ -69,7 +69,7 @@ export function installSecurity(app: FastifyInstance, options: { tokens: TokenSe
       if (!LOOPBACK_HOSTS.has(hostName(host))) {
         throw new HttpError(
           'FORBIDDEN_HOST',
-          'Without a token the service answers only requests to a loopback host name (127.0.0.1, localhost, [::1]); set SANDGLASS_TOKEN to serve others',
+          'Without a token the service answers only requests to a loopback host name (127.0.0.1, localhost, [::1]); set SANDGLASS_TOKEN or SANDGLASS_TOKENS to serve others',
         );
       }
     }
@@ -99,7 +99,7 @@ export function installSecurity(app: FastifyInstance, options: { tokens: TokenSe
     if (scope === undefined) return; // no route matched: answered 404
     const queue = (request.params as { queue?: unknown } | undefined)?.queue;
     const name = typeof queue === 'string' ? queue : undefined;
-    if (!allows(access, scope, name)) throw forbidden(access, scope as Scope, name, config?.operationId ?? request.method);
+    if (!allows(access, scope, name)) throw forbidden(access, scope, name, config?.operationId ?? request.method);
   });
 
   // The audit log: each admin action once answered, with its token's name and its outcome (403:
