@@ -327,6 +327,9 @@ describe('HTTP scopes: the tokens file of sandglass serve, re-read on SIGHUP', (
   const redisServer = useRedis();
   const folder = mkdtempSync(join(tmpdir(), 'sandglass-tokens-'));
   const file = join(folder, 'tokens.json');
+  const adminFile = join(folder, 'admin-token');
+  const oldAdmin = makeToken('admin', ['admin'], ['*']);
+  const newAdmin = makeToken('admin', ['admin'], ['*']);
   const oldToken = makeToken('reader', ['read'], ['*']);
   const newToken = makeToken('reader-2', ['read'], ['*']);
   const write = (tokens: readonly TokenEntry[] | string) =>
@@ -340,7 +343,8 @@ describe('HTTP scopes: the tokens file of sandglass serve, re-read on SIGHUP', (
 
   before(async () => {
     write([oldToken]);
-    serve = await startServe(['--redis', redisServer.url], { SANDGLASS_TOKENS: file });
+    writeFileSync(adminFile, `${oldAdmin.secret}\n`);
+    serve = await startServe(['--redis', redisServer.url], { SANDGLASS_TOKENS: file, SANDGLASS_TOKEN_FILE: adminFile });
   });
   after(async () => {
     await serve?.stop();
@@ -351,13 +355,17 @@ describe('HTTP scopes: the tokens file of sandglass serve, re-read on SIGHUP', (
   it('a new file replaces the tokens without a restart; a bad one keeps them and says why', async () => {
     const running = serve as Serve;
     assert.equal(await status(oldToken), 200);
+    assert.equal(await status(oldAdmin), 200);
     assert.equal(await status(newToken), 401);
 
     write([newToken]);
+    writeFileSync(adminFile, `${newAdmin.secret}\n`);
     running.child.kill('SIGHUP');
-    await waitFor(() => running.output().includes('tokens reloaded (1 tokens)'), 10_000, 'the reload');
+    await waitFor(() => running.output().includes('tokens reloaded (2 tokens)'), 10_000, 'the reload');
     assert.equal(await status(oldToken), 401, 'the old token is refused');
     assert.equal(await status(newToken), 200, 'the new one is accepted');
+    assert.equal(await status(oldAdmin), 401, 'the --token-file is read again too');
+    assert.equal(await status(newAdmin), 200);
 
     write('[{ "name": "broken", "sha256": "abc", "scopes": ["read"] }]');
     running.child.kill('SIGHUP');
@@ -365,7 +373,8 @@ describe('HTTP scopes: the tokens file of sandglass serve, re-read on SIGHUP', (
     assert.match(running.output(), /sha256: expected the 64 hex digits/);
     assert.equal(await status(newToken), 200, 'the tokens in use are kept');
     assert.ok(running.child.exitCode === null, 'still running');
-    for (const token of [oldToken, newToken]) assert.ok(!running.output().includes(token.secret), 'no token in the log');
+    for (const token of [oldToken, newToken, oldAdmin, newAdmin])
+      assert.ok(!running.output().includes(token.secret), 'no token in the log');
   });
 });
 
