@@ -36,7 +36,7 @@ const state = {
   /** How far back the activity charts look, and the last activity read (to redraw at once). */
   activityRangeMs: 60_000,
   activity: null,
-  /** What /v1/info answered: the Redis and prefix shown, once read. */
+  /** What /v1/info answered: the Redis and prefix shown, and what the token may do; read again for a new token. */
   info: null,
 };
 
@@ -88,6 +88,7 @@ function saveToken(event) {
   const input = byId('token-input');
   setToken(input.value.trim());
   input.value = '';
+  state.info = null; // another token may do other things
   state.needsToken = false;
   byId('token-form').hidden = true;
   hideBanner();
@@ -331,6 +332,35 @@ async function loadInfo() {
   setText('redis-prefix', String(state.info?.prefix ?? ''));
   byId('redis-info').title = `sandglass ${String(state.info?.version ?? '')}`;
   byId('redis-info').hidden = false;
+  showAccess(state.info?.access);
+}
+
+/**
+ * What the token may do, on the page: the body's `data-scopes` hides every control whose
+ * `data-needs` scope the token lacks (style.css), and the top bar names the token and its scopes.
+ * Before /v1/info answers (or from a server without `access`) nothing is hidden: the server refuses
+ * what the token may not do anyway (403 FORBIDDEN_SCOPE).
+ */
+function showAccess(access) {
+  const line = byId('access');
+  if (!access || !Array.isArray(access.scopes)) {
+    delete document.body.dataset.scopes;
+    line.hidden = true;
+    return;
+  }
+  document.body.dataset.scopes = access.scopes.join(' ');
+  if (access.name === null) {
+    line.hidden = true; // no token: the service is open (loopback only)
+    return;
+  }
+  const scopes = access.scopes.map(String);
+  const queues = Array.isArray(access.queues) ? access.queues.map(String) : ['*'];
+  const what = scopes.includes('admin') ? 'admin' : scopes.length === 1 && scopes[0] === 'read' ? 'read-only' : scopes.join(', ');
+  const where = queues.includes('*') ? '' : ` · queues ${queues.join(', ')}`;
+  line.textContent = `${what} token: ${String(access.name)}${where}`;
+  line.dataset.scopes = scopes.join(' ');
+  line.title = `The token "${String(access.name)}" has ${scopes.join(', ')} on ${queues.join(', ')}; what it may not do is hidden.`;
+  line.hidden = false;
 }
 
 // Start

@@ -153,6 +153,7 @@ export function renderBrowse(key, answer) {
 
 function createRow(job) {
   const remove = el('button', { type: 'button', className: 'danger delete-dead', textContent: 'Delete' });
+  remove.dataset.needs = 'produce';
   remove.addEventListener('click', () => confirmThen(remove, 'Confirm delete', () => void deleteRow(job.id)));
   const row = el(
     'tr',

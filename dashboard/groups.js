@@ -115,6 +115,7 @@ function showPanel(shown) {
 
 function createRow(group) {
   const toggle = el('button', { type: 'button', className: 'group-pause' });
+  toggle.dataset.needs = 'admin';
   toggle.addEventListener('click', () => void setPaused(group.group, toggle.dataset.paused !== 'true', toggle));
   return el(
     'tr',

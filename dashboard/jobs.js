@@ -112,8 +112,10 @@ export function renderDead(jobs, total) {
     job => job.id,
     job => {
       const retry = el('button', { type: 'button', className: 'retry', textContent: 'Retry' });
+      retry.dataset.needs = 'admin';
       retry.addEventListener('click', () => void retryDead(job.id));
       const remove = el('button', { type: 'button', className: 'danger delete-dead', textContent: 'Delete' });
+      remove.dataset.needs = 'produce';
       remove.addEventListener('click', () => confirmThen(remove, 'Confirm delete', () => void deleteFromList(job.id)));
       return el(
         'li',

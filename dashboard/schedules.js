@@ -66,8 +66,10 @@ function createRow(schedule) {
     toggle.setAttribute('aria-expanded', String(open));
   });
   const pause = el('button', { type: 'button', className: 'pause' });
+  pause.dataset.needs = 'admin';
   pause.addEventListener('click', () => void setPaused(schedule.key, pause.dataset.paused !== 'true'));
   const remove = el('button', { type: 'button', className: 'danger remove', textContent: 'Remove' });
+  remove.dataset.needs = 'admin';
   remove.addEventListener('click', () => void removeSchedule(schedule.key, remove));
   body.append(
     el(

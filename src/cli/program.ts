@@ -16,7 +16,7 @@ import { registerJobCommands } from './jobs.js';
 import { registerMigrateCommands } from './migrate.js';
 import { registerQueueCommands } from './queues.js';
 import { registerScheduleCommands } from './schedules.js';
-import { registerServeCommand } from './serve.js';
+import { registerServeCommand, registerTokenCommand } from './serve.js';
 
 const EPILOG = `
 Environment: each option's variable is listed beside it; a flag wins over its variable.
@@ -86,6 +86,7 @@ export function createProgram(): { program: Command; cli: Cli } {
   registerMigrateCommands(program, cli);
   registerBenchCommand(program, cli);
   registerServeCommand(program);
+  registerTokenCommand(program);
   pointToOwnHelp(program, ['sandglass']);
   return { program, cli };
 }

@@ -2,6 +2,7 @@
 // only when this command runs, so every other command works (and starts fast) without it. Its
 // settings are declared once, in src/server/config.ts: they become this command's options when the
 // command is dispatched, and the server's own resolver applies environment variables and defaults.
+import { createHash } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import { SandglassError, ValidationError } from '../index.js';
 import { REDIS_SETTINGS } from '../deploy/redis-target.js';
@@ -28,7 +29,7 @@ export function registerServeCommand(program: Command): void {
       }
       const { startServer } = await loadServer('start');
       // `npx sandglass serve` and `npm exec` do not pass SIGTERM on: the death of the parent stops the service too.
-      const running = await startServer(config, { stopWithParent: true });
+      const running = await startServer(config, { stopWithParent: true, reloadOnSighup: true });
       // The service ends on a signal or when its parent dies, or by itself when it cannot go on (its private Redis keeps dying).
       const failure = await Promise.race([untilSignal(), running.parentGone.then(() => undefined), running.failed]);
       await running.close();
@@ -51,6 +52,51 @@ export function registerServeCommand(program: Command): void {
     if (envOnly.length > 0)
       serve.addHelpText('after', `\nEnvironment only (secrets, which a flag would show in ps):\n${envOnly.join('\n')}`);
   });
+}
+
+const SCOPES = ['produce', 'consume', 'read', 'admin'];
+
+/**
+ * `sandglass token hash`: the SHA-256 of a token read from stdin (never an argument, which ps and
+ * the shell history would keep), for an entry of the tokens file; with --name and --scopes, the whole entry.
+ */
+export function registerTokenCommand(program: Command): void {
+  program
+    .command('token')
+    .description('API tokens of sandglass serve (SANDGLASS_TOKENS)')
+    .command('hash')
+    .description(
+      "print the sha256 of the token given on stdin (one trailing newline dropped), for the tokens file; with --name and --scopes, the file's whole entry",
+    )
+    .option('--name <name>', "the token's name (in logs and 403 messages)")
+    .option('--scopes <list>', `comma-separated: ${SCOPES.join(', ')}`)
+    .option('--queues <list>', "comma-separated queue patterns, e.g. 'orders-*' (default: every queue)")
+    .action(async (flags: { name?: string; scopes?: string; queues?: string }) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      const token = Buffer.concat(chunks)
+        .toString('utf8')
+        .replace(/\r?\n$/, '');
+      if (token === '') throw new ValidationError('Give the token on stdin, e.g. printf %s "$TOKEN" | sandglass token hash');
+      if (!/^[\x21-\x7e]+$/.test(token)) throw new ValidationError('Expected the token to be printable ASCII without spaces');
+      const sha256 = createHash('sha256').update(token, 'utf8').digest('hex');
+      if (flags.name === undefined && flags.scopes === undefined && flags.queues === undefined) {
+        process.stdout.write(`${sha256}\n`);
+        return;
+      }
+      if (flags.name === undefined || flags.scopes === undefined) throw new ValidationError('Give both --name and --scopes for an entry');
+      const list = (text: string) =>
+        text
+          .split(',')
+          .map(item => item.trim())
+          .filter(item => item !== '');
+      const scopes = list(flags.scopes);
+      const unknown = scopes.find(scope => !SCOPES.includes(scope));
+      if (unknown !== undefined || scopes.length === 0)
+        throw new ValidationError(`Expected --scopes to list ${SCOPES.join(', ')}, got '${unknown ?? flags.scopes}'`);
+      const queues = flags.queues === undefined ? undefined : list(flags.queues);
+      process.stdout.write(`${JSON.stringify({ name: flags.name, sha256, scopes, ...(queues ? { queues } : {}) })}\n`);
+    });
 }
 
 type ServerModules = { config: typeof import('../server/config.js'); start: typeof import('../server/start.js') };

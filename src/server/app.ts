@@ -35,6 +35,7 @@ import { operationRoutes } from './routes/operations.js';
 import { producerRoutes } from './routes/producers.js';
 import { scheduleRoutes } from './routes/schedules.js';
 import { applySecurityHeaders, installSecurity } from './security.js';
+import { adminEntry, TokenSet } from './tokens.js';
 import type { WebhookDelivery } from './webhooks.js';
 
 /** Options of {@link buildApp}. */
@@ -45,8 +46,16 @@ export interface AppOptions {
   prefix?: string;
   /** Partition count of the queues the service creates (adds, consumers); existing queues keep theirs. Default: 1. */
   partitions?: number;
-  /** Bearer token required on every route but /healthz, /readyz and the dashboard's files. Without one, only loopback Host names are served. */
+  /**
+   * Bearer token required on every route but /healthz, /readyz and the dashboard's files: the
+   * token named `admin`, with every scope. Without it (and without `tokens`), only loopback Host names are served.
+   */
   token?: string;
+  /**
+   * Named tokens with scopes and queue patterns (tokens.ts), instead of `token`; the set may be
+   * replaced while the service runs (`sandglass serve` does on SIGHUP).
+   */
+  tokens?: TokenSet;
   /** Largest request body in bytes, refused before parsing. @default 1048576 (1 MiB) */
   bodyLimit?: number;
   /** A pino logger (or any fastify-compatible one). Default: no logs. */
@@ -87,6 +96,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 100)
     throw new ValidationError(`Expected \`requestTimeoutMs\` to be an integer >= 100, got ${requestTimeoutMs}`);
   if (options.token !== undefined && options.token.length === 0) throw new ValidationError('Expected `token` to be a non-empty string');
+  if (options.token !== undefined && options.tokens !== undefined) throw new ValidationError('Give `token` or `tokens`, not both');
+  const tokens = options.tokens ?? (options.token === undefined ? undefined : new TokenSet([adminEntry(options.token)]));
 
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
@@ -155,7 +166,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onSend', async (_request, reply) => {
     if (closing.signal.aborted) reply.header('connection', 'close');
   });
-  installSecurity(app, { token: options.token });
+  installSecurity(app, { tokens });
   installJsonParser(app);
 
   app.setErrorHandler((error, request, reply) => {
@@ -197,7 +208,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       method: spec.method,
       url: fastifyUrl(spec.path),
       schema: routeSchema(spec),
-      config: { public: spec.public === true },
+      config: { public: spec.public === true, scope: spec.scope, operationId: spec.operationId },
       // An optional body left out is the empty object, so the schema applies the same way.
       ...(spec.bodyOptional ? { preValidation: async request => void (request.body ??= {}) } : {}),
       // Routes that need Redis fail fast while it is known to be down (/readyz and /metrics say so themselves).

@@ -17,6 +17,7 @@ import {
   type RedisSettings,
   type RedisTarget,
 } from '../deploy/redis-target.js';
+import { combineEntries, parseTokenEntries, type TokenEntry } from './tokens.js';
 import { parseWebhookBindings, type WebhookBinding } from './webhooks.js';
 
 /** The settled configuration. */
@@ -27,8 +28,15 @@ export interface ServeConfig {
   partitions: number | undefined;
   port: number;
   host: string;
-  /** Bearer token; undefined: no auth, loopback only. */
+  /** The single bearer token (SANDGLASS_TOKEN / --token-file), named `admin`; undefined: none. */
   token: string | undefined;
+  /**
+   * Every token the service accepts: the single token as `admin` and the entries of the tokens
+   * file (SANDGLASS_TOKENS / --tokens-file); undefined: neither is set, no auth, loopback only.
+   */
+  tokens: TokenEntry[] | undefined;
+  /** Where the tokens came from, for {@link readTokens} to read the files again on SIGHUP. */
+  tokenSources: TokenSources;
   prefix: string;
   /** Absolute path of the managed Redis's data folder. */
   dataDir: string;
@@ -51,6 +59,7 @@ export type ServeOptionName =
   | 'host'
   | 'token'
   | 'tokenFile'
+  | 'tokensFile'
   | 'prefix'
   | 'dataDir'
   | 'bodyLimit'
@@ -122,6 +131,15 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
     env: 'SANDGLASS_TOKEN_FILE',
     default: undefined,
     description: 'Read the token from this file instead',
+  },
+  {
+    name: 'tokensFile',
+    flag: '--tokens-file',
+    value: '<path>',
+    env: 'SANDGLASS_TOKENS',
+    default: undefined,
+    description:
+      'File of named tokens with scopes: a JSON array of { name, sha256 (hex of the token\'s SHA-256), scopes: produce|consume|read|admin, queues?: ["orders-*"] }; re-read on SIGHUP. With SANDGLASS_TOKEN too, that one is the token named admin',
   },
   {
     name: 'prefix',
@@ -233,15 +251,17 @@ export function resolveServeConfig(flags: Partial<Record<ServeOptionName, string
   if (!Number.isInteger(port) || port < 0 || port > 65_535)
     throw new ConfigError(`Expected PORT / --port to be a port number 0-65535, got '${read('port')}'`);
 
-  const token = readSecret(read('token'), read('tokenFile'), 'SANDGLASS_TOKEN', 'SANDGLASS_TOKEN_FILE / --token-file');
-  if (token !== undefined && !TOKEN.test(token)) throw new ConfigError('Expected SANDGLASS_TOKEN to be printable ASCII without spaces');
+  const tokenSources: TokenSources = { token: read('token'), tokenFile: read('tokenFile'), tokensFile: read('tokensFile') };
+  const { token, tokens } = readTokens(tokenSources);
   if (token !== undefined && token.length < MIN_TOKEN_LENGTH)
     warnings.push(`SANDGLASS_TOKEN has fewer than ${MIN_TOKEN_LENGTH} characters: use a long random one (openssl rand -hex 32)`);
+  if (tokens !== undefined && tokens.length === 0)
+    warnings.push('The tokens file has no tokens: every request but the health checks and the dashboard files is refused (401)');
 
   const host = read('host') as string;
-  if (token === undefined && !isLoopback(host)) {
+  if (tokens === undefined && !isLoopback(host)) {
     throw new ConfigError(
-      `Refusing to listen on ${host} without a token: anyone who can reach it could read and change every queue. Set SANDGLASS_TOKEN (or --token-file), or listen on 127.0.0.1`,
+      `Refusing to listen on ${host} without a token: anyone who can reach it could read and change every queue. Set SANDGLASS_TOKEN (or --token-file) or SANDGLASS_TOKENS (--tokens-file), or listen on 127.0.0.1`,
     );
   }
 
@@ -287,6 +307,8 @@ export function resolveServeConfig(flags: Partial<Record<ServeOptionName, string
     port,
     host,
     token,
+    tokens,
+    tokenSources,
     prefix,
     dataDir: resolve(read('dataDir') as string),
     bodyLimit: parseBytes(read('bodyLimit') as string),
@@ -295,6 +317,30 @@ export function resolveServeConfig(flags: Partial<Record<ServeOptionName, string
     logFormat,
     warnings,
   };
+}
+
+/** Where the tokens are: SANDGLASS_TOKEN's value, or the files. */
+export interface TokenSources {
+  token: string | undefined;
+  tokenFile: string | undefined;
+  tokensFile: string | undefined;
+}
+
+/**
+ * Reads the single token and the tokens file (again, on SIGHUP), checked strictly: `tokens` holds
+ * both (the single one as `admin`), undefined when neither is set. A ConfigError says what is wrong.
+ */
+export function readTokens(sources: TokenSources): { token: string | undefined; tokens: TokenEntry[] | undefined } {
+  const token = readSecret(sources.token, sources.tokenFile, 'SANDGLASS_TOKEN', 'SANDGLASS_TOKEN_FILE / --token-file');
+  if (token !== undefined && !TOKEN.test(token)) throw new ConfigError('Expected SANDGLASS_TOKEN to be printable ASCII without spaces');
+  if (sources.tokensFile === undefined) return { token, tokens: token === undefined ? undefined : combineEntries(token, []) };
+  const source = `SANDGLASS_TOKENS / --tokens-file '${sources.tokensFile}'`;
+  const text = readSecret(undefined, sources.tokensFile, 'SANDGLASS_TOKENS', 'SANDGLASS_TOKENS / --tokens-file') as string;
+  try {
+    return { token, tokens: combineEntries(token, parseTokenEntries(text, source), source) };
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
 }
 
 /** A value given directly or in a file (trailing newline dropped), not both. */

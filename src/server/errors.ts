@@ -20,6 +20,10 @@ export const ERROR_CODES = {
   },
   UNAUTHORIZED: { status: 401, when: 'a token is configured and the request has no `Authorization: Bearer <token>` with it' },
   FORBIDDEN_HOST: { status: 403, when: 'no token is configured and the Host header is not a loopback name (DNS rebinding)' },
+  FORBIDDEN_SCOPE: {
+    status: 403,
+    when: "the token lacks the scope the route needs, or the route's queue matches none of its queue patterns; the message names the scope; nothing was written",
+  },
   CROSS_ORIGIN: { status: 403, when: 'a POST/PUT/DELETE carries an Origin header of another origin' },
   REQUEST_TIMEOUT: {
     status: 408,

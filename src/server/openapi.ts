@@ -6,6 +6,7 @@
 import { ERROR_CODES, type ErrorCode } from './errors.js';
 import * as s from './schemas.js';
 import type { JsonSchema } from './schemas.js';
+import type { Scope } from './tokens.js';
 
 export type OperationId =
   | 'addJob'
@@ -70,6 +71,11 @@ export interface RouteSpec {
   readonly errors?: readonly ErrorCode[];
   /** Open without a token (health checks and the dashboard's static files). */
   readonly public?: boolean;
+  /**
+   * The scope a token needs (`admin` has them all), on the route's `{queue}` when it has one; `any`:
+   * every valid token. Every route but the public ones has one; security.ts checks it before the body is read.
+   */
+  readonly scope?: Scope | 'any';
   /** Does not touch Redis. */
   readonly local?: boolean;
 }
@@ -101,6 +107,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/jobs`,
     tag: 'producers',
+    scope: 'produce',
     summary: 'Add a job (idempotent by id)',
     headers: { traceparent: s.traceparentHeader },
     body: s.addBody,
@@ -112,6 +119,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/jobs:bulk`,
     tag: 'producers',
+    scope: 'produce',
     summary: 'Add up to 1,000 jobs; every entry is validated before any is written',
     headers: { traceparent: s.traceparentHeader },
     body: s.bulkBody,
@@ -123,6 +131,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: J,
     tag: 'producers',
+    scope: 'any',
     summary: 'Look a job up',
     ok: { status: 200, description: 'The job.', schema: s.answers.job },
     errors: ['NOT_FOUND'],
@@ -132,6 +141,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'DELETE',
     path: J,
     tag: 'producers',
+    scope: 'produce',
     summary: 'Cancel a waiting or dead job',
     ok: { status: 200, description: 'Cancelled (deleted).', schema: s.answers.result('cancelled') },
     errors: ['NOT_FOUND', 'JOB_RUNNING'],
@@ -141,6 +151,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${J}/reschedule`,
     tag: 'producers',
+    scope: 'produce',
     summary: 'Move a waiting job (or revive a dead one) to a new due time, atomically',
     body: s.rescheduleBody,
     ok: { status: 200, description: 'Rescheduled.', schema: s.answers.result('rescheduled') },
@@ -152,6 +163,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'PUT',
     path: S,
     tag: 'schedules',
+    scope: 'admin',
     summary: 'Create or change a recurring schedule (idempotent: the same definition again changes nothing)',
     body: s.scheduleBody,
     ok: { status: 200, description: 'The schedule as stored, with its next ticks.', schema: s.answers.schedule },
@@ -162,6 +174,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/schedules`,
     tag: 'schedules',
+    scope: 'read',
     summary: "The queue's schedules",
     ok: {
       status: 200,
@@ -174,6 +187,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: S,
     tag: 'schedules',
+    scope: 'read',
     summary: 'Look a schedule up',
     ok: { status: 200, description: 'The schedule, with its next 5 ticks and its last run.', schema: s.answers.schedule },
     errors: ['NOT_FOUND'],
@@ -183,6 +197,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${S}/pause`,
     tag: 'schedules',
+    scope: 'admin',
     summary: 'Stop a schedule from creating ticks (its pending tick is removed; a running one finishes)',
     body: NO_BODY,
     bodyOptional: true,
@@ -194,6 +209,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${S}/resume`,
     tag: 'schedules',
+    scope: 'admin',
     summary: 'Let a paused schedule go on at its next future tick (missed ticks are not caught up)',
     body: NO_BODY,
     bodyOptional: true,
@@ -205,6 +221,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'DELETE',
     path: S,
     tag: 'schedules',
+    scope: 'admin',
     summary: 'Remove a schedule and its pending tick (a running tick finishes)',
     ok: { status: 200, description: 'Removed.', schema: s.answers.result('removed') },
     errors: ['NOT_FOUND'],
@@ -215,6 +232,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/claim`,
     tag: 'pull consumers',
+    scope: 'consume',
     summary: 'Claim up to `max` due jobs under a lease, waiting up to `waitMs` for one to fall due',
     body: s.claimBody,
     bodyOptional: true,
@@ -225,6 +243,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${J}/ack`,
     tag: 'pull consumers',
+    scope: 'consume',
     summary: 'Complete a claimed job',
     body: s.ackBody,
     ok: {
@@ -239,6 +258,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${J}/fail`,
     tag: 'pull consumers',
+    scope: 'consume',
     summary: 'Fail a claimed job: retried with backoff, or dead-lettered when out of attempts',
     body: s.failBody,
     ok: { status: 200, description: 'Retried (with `retryAt`) or dead.', schema: s.answers.failed },
@@ -249,6 +269,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${J}/extend`,
     tag: 'pull consumers',
+    scope: 'consume',
     summary: "Renew a claimed job's lease",
     body: s.extendBody,
     ok: { status: 200, description: 'Extended.', schema: s.answers.extended },
@@ -260,6 +281,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: '/v1/queues',
     tag: 'admin',
+    scope: 'read',
     summary: 'Queues with their counts',
     ok: { status: 200, description: 'Every queue ever added to under the prefix, sorted by name.', schema: s.answers.queues },
   },
@@ -268,6 +290,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: Q,
     tag: 'admin',
+    scope: 'read',
     summary: 'Counts and running totals of a queue',
     ok: { status: 200, description: 'Counts by state and totals (zeros for a queue never used).', schema: s.answers.queue },
   },
@@ -276,6 +299,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/jobs`,
     tag: 'admin',
+    scope: 'read',
     summary: 'A page of jobs in one state',
     query: s.listQuery,
     ok: {
@@ -289,6 +313,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/timeline`,
     tag: 'admin',
+    scope: 'read',
     summary: 'When waiting jobs fall due: a count per window',
     query: s.timelineQuery,
     ok: { status: 200, description: 'Ready now, a count per window, and later.', schema: s.answers.timeline },
@@ -298,6 +323,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/activity`,
     tag: 'admin',
+    scope: 'read',
     summary: 'Deliveries, failures and lateness per second over the last 5 minutes, seen by this process',
     local: true,
     ok: { status: 200, description: 'One point per second, oldest first.', schema: s.answers.activity },
@@ -307,6 +333,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/dead/retry`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Send dead letters back to run now with fresh attempts',
     body: s.retryDeadBody,
     bodyOptional: true,
@@ -317,6 +344,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'DELETE',
     path: `${Q}/dead`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Delete all dead letters',
     ok: { status: 200, description: 'How many were deleted.', schema: s.answers.deleted },
   },
@@ -325,6 +353,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/pause`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Stop consumers from claiming (running jobs carry on); an unknown queue is 404 unless `create` is true',
     body: s.pauseBody,
     bodyOptional: true,
@@ -336,6 +365,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${Q}/resume`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Let consumers claim again (an unknown queue is 404)',
     bodyOptional: true,
     body: NO_BODY,
@@ -348,6 +378,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/limits`,
     tag: 'admin',
+    scope: 'read',
     summary: "The queue's limits: rate, concurrency and the default deadline of its jobs",
     ok: { status: 200, description: 'The limits set (none set: `{}`).', schema: s.answers.limits },
   },
@@ -356,6 +387,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'PUT',
     path: `${Q}/limits`,
     tag: 'admin',
+    scope: 'admin',
     summary: "Change the queue's limits: a limit left out is kept, `null` clears it; running consumers obey at once",
     body: s.limitsBody,
     ok: { status: 200, description: 'The limits as stored.', schema: s.answers.limits },
@@ -365,6 +397,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/retention`,
     tag: 'admin',
+    scope: 'read',
     summary: 'Which completed jobs the queue keeps, with their results',
     ok: { status: 200, description: 'The retention (none set: no `completed`, nothing kept).', schema: s.answers.retention },
   },
@@ -373,6 +406,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'PUT',
     path: `${Q}/retention`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Keep completed jobs by count and/or age (`completed: null` keeps none again)',
     body: s.retentionBody,
     ok: { status: 200, description: 'The retention as stored.', schema: s.answers.retention },
@@ -383,6 +417,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/group-limits`,
     tag: 'admin',
+    scope: 'read',
     summary: 'The default limits of every group of the queue (a group with an override of its own follows that instead)',
     ok: { status: 200, description: "The default (`source: 'default'`; none set: only `source`).", schema: s.answers.groupLimitsInfo },
   },
@@ -391,6 +426,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'PUT',
     path: `${Q}/group-limits`,
     tag: 'admin',
+    scope: 'admin',
     summary: 'Change the default limits of every group: a limit left out is kept, `null` clears it; running consumers obey at once',
     body: s.groupLimitsBody,
     ok: { status: 200, description: 'The default as stored.', schema: s.answers.groupLimits },
@@ -400,6 +436,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${G}/limits`,
     tag: 'admin',
+    scope: 'read',
     summary: "The limits in force for a group: its own override, or else the queue's default for groups",
     ok: { status: 200, description: 'The limits in force and their `source`.', schema: s.answers.groupLimitsInfo },
   },
@@ -408,6 +445,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'PUT',
     path: `${G}/limits`,
     tag: 'admin',
+    scope: 'admin',
     summary:
       'Give a group limits of its own (an override of the default; the first one starts from the default): a limit left out is kept, `null` clears it',
     body: s.groupLimitsBody,
@@ -418,6 +456,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'DELETE',
     path: `${G}/limits`,
     tag: 'admin',
+    scope: 'admin',
     summary: "Remove a group's override: it follows the queue's default for groups again",
     ok: { status: 200, description: "The limits in force now (`source: 'default'`).", schema: s.answers.groupLimitsInfo },
   },
@@ -426,6 +465,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${G}/pause`,
     tag: 'admin',
+    scope: 'admin',
     summary: "Stop consumers from claiming the group's jobs (running jobs carry on; the other groups go on)",
     body: NO_BODY,
     bodyOptional: true,
@@ -436,6 +476,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'POST',
     path: `${G}/resume`,
     tag: 'admin',
+    scope: 'admin',
     summary: "Let consumers claim the group's jobs again",
     body: NO_BODY,
     bodyOptional: true,
@@ -446,6 +487,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: `${Q}/groups`,
     tag: 'admin',
+    scope: 'read',
     summary: 'A page of the groups with waiting or running jobs and their counts, busiest (most jobs) first',
     query: s.groupsQuery,
     ok: {
@@ -460,6 +502,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: '/v1/info',
     tag: 'operations',
+    scope: 'any',
     summary: 'Which Redis (mode and addresses, never credentials) and key prefix this service shows, and its version',
     local: true,
     ok: { status: 200, description: "The service's Redis, prefix and version.", schema: s.answers.info },
@@ -469,6 +512,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: '/metrics',
     tag: 'operations',
+    scope: 'read',
     summary: 'Prometheus metrics',
     ok: { status: 200, description: 'Prometheus text format 0.0.4.', contentType: 'text/plain' },
   },
@@ -497,6 +541,7 @@ export const ROUTES: readonly RouteSpec[] = [
     method: 'GET',
     path: '/openapi.json',
     tag: 'operations',
+    scope: 'any',
     summary: 'This document',
     local: true,
     ok: { status: 200, description: 'OpenAPI 3.1.', contentType: 'application/json' },
@@ -572,6 +617,8 @@ export function routeErrors(spec: RouteSpec): ErrorCode[] {
   if (spec.body || spec.query || pathParams(spec.path).length > 0) codes.add('VALIDATION');
   if (spec.method !== 'GET') codes.add('CROSS_ORIGIN');
   if (!spec.public) codes.add('UNAUTHORIZED');
+  // Refused for the scope, or (any scope) for the route's queue.
+  if (spec.scope !== undefined && (spec.scope !== 'any' || spec.path.includes('{queue}'))) codes.add('FORBIDDEN_SCOPE');
   codes.add('FORBIDDEN_HOST');
   for (const code of spec.errors ?? []) codes.add(code);
   if (!spec.local && spec.operationId !== 'readyz')
@@ -579,6 +626,16 @@ export function routeErrors(spec: RouteSpec): ErrorCode[] {
   // A queue written by a newer sandglass is refused by every route that opens a queue.
   if (spec.path.includes('{queue}')) codes.add('INCOMPATIBLE_STORAGE');
   return [...codes];
+}
+
+/** What a route's `scope` asks of a token, for its description. */
+function scopeText(spec: RouteSpec): string {
+  const onQueue = spec.path.includes('{queue}');
+  const where = onQueue ? ' on the queue (one of its `queues` patterns matches it)' : '';
+  if (spec.scope === 'any') return onQueue ? `Any valid token${where}; else 403 FORBIDDEN_SCOPE.` : 'Any valid token.';
+  const admin = spec.scope === 'admin' ? '' : ' (or `admin`)';
+  const only = onQueue ? '' : ' It answers for the queues its `queues` patterns match only.';
+  return `Needs the \`${spec.scope}\` scope${admin}${where}; else 403 FORBIDDEN_SCOPE.${only}`;
 }
 
 /** The OpenAPI 3.1 document of the API (deterministic: the same input gives the same bytes). */
@@ -614,6 +671,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       operationId: spec.operationId,
       tags: [spec.tag],
       summary: spec.summary,
+      ...(spec.scope ? { description: scopeText(spec), 'x-sandglass-scope': spec.scope } : {}),
       ...(spec.public ? { security: [] } : {}),
       ...(parameters.length > 0 ? { parameters } : {}),
       ...(spec.body ? { requestBody: { required: !spec.bodyOptional, content: { 'application/json': { schema: spec.body } } } } : {}),
@@ -642,7 +700,14 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     tags: Object.entries(TAG_DESCRIPTIONS).map(([name, description]) => ({ name, description })),
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'SANDGLASS_TOKEN, when the service has one.' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'SANDGLASS_TOKEN, or a named token of SANDGLASS_TOKENS, when the service has one. Each operation says the scope it needs (`x-sandglass-scope`).',
+        },
+      },
       schemas: {
         ...s.components,
         Error: {

@@ -747,8 +747,22 @@ export const answers = {
   },
   info: {
     type: 'object',
-    required: ['version', 'prefix', 'redis'],
+    required: ['version', 'prefix', 'redis', 'access'],
     properties: {
+      access: {
+        type: 'object',
+        required: ['name', 'scopes', 'queues'],
+        description: "What the caller's token may do: its name (null: the service has no token), scopes and queue patterns.",
+        properties: {
+          name: { type: ['string', 'null'] },
+          scopes: {
+            type: 'array',
+            items: { enum: ['produce', 'consume', 'read', 'admin'] },
+            description: 'Every scope it has; `admin` brings the three others.',
+          },
+          queues: { type: 'array', items: { type: 'string' }, description: 'Queue patterns (`*`: any characters); `["*"]`: every queue.' },
+        },
+      },
       version: { type: 'string', description: "sandglass's version." },
       prefix: { type: 'string', description: 'The prefix of the Redis keys the service reads and writes.' },
       redis: {

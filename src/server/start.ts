@@ -10,10 +10,11 @@ import { closeWithin } from '../deploy/close-within.js';
 import type { ConnectionOption } from '../index.js';
 import type { OpenedRedis } from '../deploy/redis-target.js';
 import { buildApp } from './app.js';
-import type { ServeConfig } from './config.js';
+import { readTokens, type ServeConfig } from './config.js';
 import { createLogger, toLibraryLogger } from './logger.js';
 import { ManagedRedis } from './managed-redis.js';
 import { NewQueues } from './new-queues.js';
+import { TokenSet } from './tokens.js';
 import { WebhookDelivery } from './webhooks.js';
 
 /** A running service. */
@@ -49,6 +50,12 @@ export interface StartOptions {
    * leave the service (and its private redis-server) running under pid 1. @default false
    */
   stopWithParent?: boolean;
+  /**
+   * Read the token files again on SIGHUP (the tokens file and --token-file): a good file replaces
+   * the tokens at once, a bad one is logged and the tokens in use are kept. Only when a token comes
+   * from a file. @default false (the CLI's `serve` turns it on)
+   */
+  reloadOnSighup?: boolean;
   /** How long webhook deliveries in flight may finish on shutdown before their jobs are handed back. @default 10000 */
   webhookCloseTimeoutMs?: number;
   /** Wait before restarting a private redis-server that died (doubled for each further death, at most 5 s). @default 500 */
@@ -64,7 +71,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   const parent = process.ppid;
   const log = options.logger ?? createLogger({ level: config.logLevel, format: config.logFormat });
   for (const warning of config.warnings) log.warn(warning);
-  if (config.token === undefined) {
+  if (config.tokens === undefined) {
     log.warn(
       `No SANDGLASS_TOKEN: the API is open without authentication, so it listens on ${config.host} (loopback) only and answers only loopback host names`,
     );
@@ -75,6 +82,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   let client: OpenedRedis | undefined;
   let webhooks: WebhookDelivery | undefined;
   let app: FastifyInstance | undefined;
+  const tokens = config.tokens && new TokenSet(config.tokens);
   const watching = new AbortController();
   const cleanUp = async () => {
     watching.abort();
@@ -120,7 +128,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
       connection,
       prefix: config.prefix,
       partitions: config.partitions,
-      token: config.token,
+      tokens,
       bodyLimit: config.bodyLimit,
       logger: log,
       webhooks,
@@ -146,7 +154,10 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
       redisMode: config.redis?.mode ?? 'single',
       ...(config.partitions === undefined ? {} : { partitions: config.partitions }),
       prefix: config.prefix,
-      auth: config.token === undefined ? 'none (loopback only)' : 'bearer token',
+      auth:
+        config.tokens === undefined
+          ? 'none (loopback only)'
+          : `bearer tokens (${config.tokens.length}): ${config.tokens.map(entry => entry.name).join(', ')}`,
       webhooks: config.webhooks.map(
         binding =>
           `${binding.queue} -> ${new URL(binding.url).origin}${binding.rate ? ` (rate ${binding.rate.max}/${binding.rate.per})` : ''}`,
@@ -163,6 +174,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
       clearInterval(parentWatch);
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
+      process.off('SIGHUP', onHangUp);
       log.info('Shutting down: no new requests; finishing the ones in flight and webhook deliveries');
       await cleanUp();
       log.info('Stopped');
@@ -190,6 +202,23 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   }
+  // Rotation without a restart: the files are read again and checked as strictly as at start.
+  const onHangUp = () => {
+    if (!tokens) return;
+    try {
+      const entries = readTokens(config.tokenSources).tokens ?? [];
+      tokens.replace(entries);
+      log.info({ tokenNames: entries.map(entry => entry.name) }, `tokens reloaded (${entries.length} tokens)`);
+      if (entries.length === 0) log.warn('No tokens now: every request but the health checks and the dashboard files is refused (401)');
+    } catch (error) {
+      log.error(
+        { error: (error as Error).message },
+        `tokens not reloaded, the ${tokens.size} in use are kept: ${(error as Error).message}`,
+      );
+    }
+  };
+  const { tokenFile, tokensFile } = config.tokenSources;
+  if (options.reloadOnSighup && tokens && (tokenFile !== undefined || tokensFile !== undefined)) process.on('SIGHUP', onHangUp);
   const parentGone = new Promise<void>(resolve => {
     if (!options.stopWithParent) return;
     // Polled: no event tells a process that its parent died. When it does, the process is

@@ -34,6 +34,7 @@ describe('GET /v1/info', () => {
       version: VERSION,
       prefix: 'shop',
       redis: { mode: 'single', nodes: [`127.0.0.1:${port}`], tls: false, db: 0 },
+      access: { name: 'admin', scopes: ['produce', 'consume', 'read', 'admin'], queues: ['*'] },
     });
     assert.equal(answer.headers.get('cache-control'), 'no-store');
   });

@@ -27,6 +27,8 @@ describe('serve configuration', () => {
       port: 8080,
       host: '127.0.0.1',
       token: undefined,
+      tokens: undefined,
+      tokenSources: { token: undefined, tokenFile: undefined, tokensFile: undefined },
       prefix: 'sg',
       dataDir: resolve('.sandglass-data'),
       bodyLimit: 1_048_576,

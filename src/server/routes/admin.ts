@@ -1,6 +1,7 @@
 /** Admin routes: queues and their counts, jobs by state, the due timeline, activity, dead letters, pause. */
 import { listQueues, type JobState } from '../../index.js';
 import { params, type Handlers, type ServiceContext } from '../context.js';
+import { mayUseQueue, OPEN_ACCESS } from '../tokens.js';
 
 const DEFAULT_BOUNDS_MS = [60_000, 3_600_000, 86_400_000];
 /** Queues read at once when listing them all. */
@@ -22,8 +23,10 @@ export async function mapLimit<T, R>(items: readonly T[], limit: number, run: (i
 
 export function adminRoutes({ connection, prefix, pool, activity, logger }: ServiceContext): Handlers {
   return {
-    async listQueues() {
-      const names = await listQueues({ connection, prefix, logger });
+    async listQueues(request) {
+      // Only the queues the token may use (its queue patterns): the others are not even named.
+      const access = request.access ?? OPEN_ACCESS;
+      const names = (await listQueues({ connection, prefix, logger })).filter(name => mayUseQueue(access, name));
       const queues = await mapLimit(names, LIST_CONCURRENCY, async name => ({
         name,
         stats: await pool.queue(name, queue => queue.stats()),
