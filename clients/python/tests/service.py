@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import unittest
 import uuid
-from typing import Tuple
+from typing import List, Tuple
 
 from sandglass_client import Queue, Sandglass
 
@@ -26,10 +26,21 @@ def service() -> Tuple[str, str]:
     return url, token
 
 
+_shared: List[Sandglass] = []
+
+
 def client() -> Sandglass:
-    """A client of the service under test."""
-    url, token = service()
-    return Sandglass(url, token=token)
+    """The client of the service under test, shared by the tests (one connection per thread, reused)."""
+    if not _shared:
+        url, token = service()
+        _shared.append(Sandglass(url, token=token))
+    return _shared[0]
+
+
+def close_shared() -> None:
+    """Closes the shared client's connections (a module's tearDownModule)."""
+    for shared in _shared:
+        shared.close()
 
 
 def fresh_queue(name: str) -> Queue:

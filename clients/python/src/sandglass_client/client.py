@@ -61,6 +61,10 @@ class Sandglass:
         """
         return self._transport.request(method, path, body, timeout=timeout, headers=headers)
 
+    def close_thread_connection(self) -> None:
+        """Closes the calling thread's keep-alive connection (for a thread about to end)."""
+        self._transport.close_thread_connection()
+
     def info(self) -> Dict[str, Any]:
         """``GET /v1/info``: the service's version, key prefix and Redis (mode and addresses)."""
         answer: Dict[str, Any] = self.request("GET", "/v1/info")

@@ -19,7 +19,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Union
 
 from .errors import SandglassError, StaleToken
-from .lease import LeaseKeeper
+from .lease import Lease, LeaseKeeper
 from .models import NO_RESULT, FailResult, PulledJob, ScheduleTick
 
 if TYPE_CHECKING:
@@ -46,13 +46,14 @@ class Job:
     check it to stop early. An ack or fail then raises :class:`StaleToken`.
     """
 
-    def __init__(self, queue: "Queue", pulled: PulledJob, lease_ms: int, extend_every_s: float) -> None:
+    def __init__(self, queue: "Queue", pulled: PulledJob, lease_ms: int, lease: Lease) -> None:
         self._queue = queue
         self.pulled = pulled
         self.lease_ms = lease_ms
+        #: None until settled: then ``"acked"``, ``"failed"``, or ``"lost"`` (an ack or fail refused as stale).
         self.settled: Optional[str] = None
         self._lock = threading.Lock()
-        self._keeper = LeaseKeeper(lambda: queue.extend(pulled.id, pulled.token, lease_ms), extend_every_s, f"sandglass-lease-{pulled.id[:40]}")
+        self._lease = lease
 
     def __repr__(self) -> str:
         return f"Job(id={self.id!r}, queue={self.pulled.queue!r}, attempt={self.attempt}, settled={self.settled!r})"
@@ -105,12 +106,17 @@ class Job:
     @property
     def lease_lost(self) -> bool:
         """True once an extension was refused with ``STALE_TOKEN``: the claim no longer holds the job."""
-        return self._keeper.lost is not None
+        return self._lease.lost is not None
 
     @property
     def lease_error(self) -> Optional[StaleToken]:
         """The ``STALE_TOKEN`` error that ended the lease, if it was lost."""
-        return self._keeper.lost
+        return self._lease.lost
+
+    @property
+    def lease_extensions(self) -> int:
+        """How many times the background thread extended the lease so far."""
+        return self._lease.extensions
 
     def ack(self, result: Any = NO_RESULT) -> None:
         """Completes the job. ``result`` (any JSON) is kept with it while the queue keeps completed jobs.
@@ -154,18 +160,15 @@ class Job:
             if self.settled is not None:
                 raise JobAlreadySettled(f"Job {self.id!r} was already {self.settled}")
             # Stop extending first: an extension racing the ack would only be refused as stale.
-            self._keeper.stop()
+            self._lease.stop()
             try:
                 yield
             except StaleToken:
                 self.settled = "lost"
                 raise
 
-    def _start_lease(self) -> None:
-        self._keeper.start()
-
     def _stop_lease(self) -> None:
-        self._keeper.stop()
+        self._lease.stop()
 
 
 class Consumer:
@@ -211,34 +214,42 @@ class Consumer:
         given out back at once (a failed attempt retried now). Errors of the claim other than a
         retryable one (:attr:`SandglassError.retryable`: the service or Redis unavailable) are raised.
         """
+        keeper = LeaseKeeper(f"sandglass-leases-{self.queue.name}", self.queue.client.close_thread_connection)
         pause = UNAVAILABLE_BACKOFF_S[0]
-        while not self._stopped.is_set():
-            try:
-                pulled = self.queue.claim(self.batch, lease_ms=self.lease_ms, wait_ms=self.wait_ms)
-            except SandglassError as error:
-                if not error.retryable:
-                    raise
-                logger.warning("claim on %s failed, retrying in %.1f s: %s", self.queue.name, pause, error)
-                self._stopped.wait(pause)
-                pause = min(pause * 2, UNAVAILABLE_BACKOFF_S[1])
-                continue
-            pause = UNAVAILABLE_BACKOFF_S[0]
-            yield from self._hand_out(pulled)
+        try:
+            while not self._stopped.is_set():
+                try:
+                    pulled = self.queue.claim(self.batch, lease_ms=self.lease_ms, wait_ms=self.wait_ms)
+                except SandglassError as error:
+                    if not error.retryable:
+                        raise
+                    logger.warning("claim on %s failed, retrying in %.1f s: %s", self.queue.name, pause, error)
+                    self._stopped.wait(pause)
+                    pause = min(pause * 2, UNAVAILABLE_BACKOFF_S[1])
+                    continue
+                pause = UNAVAILABLE_BACKOFF_S[0]
+                yield from self._hand_out(pulled, keeper)
+        finally:
+            keeper.close()
 
-    def _hand_out(self, pulled: List[PulledJob]) -> Iterator[Job]:
+    def _hand_out(self, pulled: List[PulledJob], keeper: LeaseKeeper) -> Iterator[Job]:
+        # Every job of the batch is extended from the claim on, also those still waiting their turn.
+        jobs = [Job(self.queue, one, self.lease_ms, keeper.track(self._extender(one), self.extend_every_ms / 1000)) for one in pulled]
         given = 0
         try:
-            for one in pulled:
-                job = Job(self.queue, one, self.lease_ms, self.extend_every_ms / 1000)
-                job._start_lease()
+            for job in jobs:
                 given += 1
                 try:
                     yield job
                 finally:
                     job._stop_lease()
         finally:
-            for left in pulled[given:]:
-                self._hand_back(left)
+            for left in jobs[given:]:
+                left._stop_lease()
+                self._hand_back(left.pulled)
+
+    def _extender(self, job: PulledJob) -> Callable[[], object]:
+        return lambda: self.queue.extend(job.id, job.token, self.lease_ms)
 
     def _hand_back(self, job: PulledJob) -> None:
         try:

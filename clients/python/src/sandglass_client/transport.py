@@ -24,6 +24,24 @@ IDLE_RECONNECT_SECONDS = 30.0
 _REDACTED = "***"
 
 
+class Secret:
+    """A token held so that no ``repr``, ``str`` or ``vars()`` shows it (a debugger, a logged object)."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        """The token itself, for the Authorization header only."""
+        return self._value
+
+    def __repr__(self) -> str:
+        return _REDACTED
+
+    __str__ = __repr__
+
+
 def path_segment(value: str) -> str:
     """``value`` as one URL path segment: RFC 3986 percent-encoding of its UTF-8 bytes.
 
@@ -52,7 +70,7 @@ class Transport:
         self._host = parts.hostname
         self._port = parts.port
         self._prefix = parts.path.rstrip("/")
-        self._token = token
+        self._token = Secret(token) if token is not None else None
         self.timeout = timeout
         self._user_agent = user_agent
         self._local = threading.local()
@@ -60,7 +78,7 @@ class Transport:
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"Transport({self.base_url!r}, token={_REDACTED if self._token else None})"
+        return f"Transport({self.base_url!r}, token={_REDACTED if self._token is not None else None})"
 
     # --- connections ---------------------------------------------------------------------------
 
@@ -91,6 +109,12 @@ class Transport:
             if conn in self._all_connections:
                 self._all_connections.remove(conn)
 
+    def close_thread_connection(self) -> None:
+        """Closes the calling thread's connection, if it has one (a thread about to end)."""
+        conn: Optional[http.client.HTTPConnection] = getattr(self._local, "conn", None)
+        if conn is not None:
+            self._drop(conn)
+
     def close(self) -> None:
         """Closes every connection of every thread (the next request opens a new one)."""
         with self._lock:
@@ -120,7 +144,7 @@ class Transport:
         if data is not None:
             sent_headers["Content-Type"] = "application/json"
         if self._token is not None:
-            sent_headers["Authorization"] = f"Bearer {self._token}"
+            sent_headers["Authorization"] = f"Bearer {self._token.reveal()}"
         if headers:
             sent_headers.update(headers)
         wait = self.timeout if timeout is None else timeout
@@ -180,4 +204,4 @@ class Transport:
     def _redact(self, text: str) -> str:
         # The service never echoes the token, but a proxy's error page might: never let it reach an
         # exception message, which ends up in logs.
-        return text.replace(self._token, _REDACTED) if self._token else text
+        return text.replace(self._token.reveal(), _REDACTED) if self._token is not None else text
