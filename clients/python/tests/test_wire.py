@@ -292,6 +292,36 @@ class Errors(unittest.TestCase):
             client.queue("q").get("a")
 
 
+class ConsumerRetries(unittest.TestCase):
+    def test_a_claim_meeting_a_retryable_error_is_retried_and_others_are_raised(self) -> None:
+        claims: List[int] = []
+        pulled = {"id": "a/b", "queue": "q", "payload": 1, "dueAt": 1, "attempt": 1, "maxAttempts": 3, "token": "9", "leaseUntilAt": 30_001}
+
+        def answer(method: str, path: str, request: Dict[str, Any]) -> Answer:
+            if path.endswith("/claim"):
+                claims.append(1)
+                if len(claims) == 1:
+                    return error_answer(503, "REDIS_UNAVAILABLE", "Redis is unavailable")
+                if len(claims) == 2:
+                    return json_answer(200, {"jobs": [pulled]})
+                return error_answer(401, "UNAUTHORIZED", "The token is not valid")
+            return json_answer(200, {"result": "acked"})
+
+        server = ScriptedServer(answer)
+        self.addCleanup(server.close)
+        client = Sandglass(server.url, token=TOKEN)
+        self.addCleanup(client.close)
+        consumer = client.queue("q").consumer(wait_ms=100)
+        jobs = consumer.jobs()
+        job = next(jobs)
+        self.assertEqual((job.id, job.claimed_at), ("a/b", 1))
+        job.ack()
+        self.assertEqual(server.requests[-1]["path"], "/v1/queues/q/jobs/a%2Fb/ack")
+        with self.assertRaises(Unauthorized):
+            next(jobs)
+        self.assertEqual(len(claims), 3)
+
+
 class Secrecy(unittest.TestCase):
     def test_repr_never_shows_the_token(self) -> None:
         client = Sandglass("http://127.0.0.1:9", token=TOKEN)
