@@ -62,7 +62,7 @@ interface Timing {
 
 describe('Python client (clients/python) against sandglass serve', () => {
   let serve: Serve | undefined;
-  let dataDir: string;
+  let dataDir: string | undefined;
   let env: Record<string, string>;
 
   before(async () => {
@@ -75,7 +75,7 @@ describe('Python client (clients/python) against sandglass serve', () => {
   after(async () => {
     // Stopped even when a test failed: a running serve (and its redis-server) would keep this process alive.
     if (serve) assert.equal(await serve.stop(), 0, serve.output());
-    rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('passes its unittest suite, none of it skipped', async () => {

@@ -15,7 +15,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import quote, urlsplit
 
-from .errors import SandglassConnectionError, SandglassError, UnexpectedAnswer, error_from_answer
+from .errors import SandglassConnectionError, UnexpectedAnswer, error_from_answer
 
 #: A connection idle longer than this is replaced before use: the service closes idle keep-alive
 #: connections after 72 s (fastify's default), and a request sent into that close gets no answer.
@@ -152,9 +152,10 @@ class Transport:
         return self._parse(status, answer_headers, raw)
 
     def _send(self, method: str, path: str, data: Optional[bytes], headers: Dict[str, str], timeout: float) -> Tuple[int, http.client.HTTPMessage, bytes]:
-        # One retry, only when a reused keep-alive connection was found closed before any answer
-        # came: the service closed it while idle and never read the request. A fresh connection
-        # that fails is reported: the request may have been applied.
+        # One retry, only when a reused keep-alive connection turns out closed before any answer
+        # came: almost always the service closed it while idle, without reading the request (fresh
+        # connections replace idle ones before the service's keep-alive timeout, which makes even
+        # that rare). A fresh connection that fails is reported: the request may have been applied.
         for attempt in (1, 2):
             conn, reused = self._connection(timeout)
             try:
@@ -183,23 +184,20 @@ class Transport:
         request_id = headers.get("x-request-id") or headers.get("request-id")
         try:
             answer = json.loads(raw.decode("utf-8")) if raw else None
+            parsed = True
         except (UnicodeDecodeError, ValueError):
-            answer = None
-            if status < 400:
-                raise UnexpectedAnswer(f"The answer ({status}) is not JSON: {raw[:200]!r}", status=status, code="UNEXPECTED_ANSWER", request_id=request_id)
+            answer, parsed = None, False
         if status < 400:
+            if not parsed:
+                raise UnexpectedAnswer(self._redact(f"The answer ({status}) is not JSON: {raw[:200]!r}"), status=status, code="UNEXPECTED_ANSWER", request_id=request_id)
             return answer
         error = answer.get("error") if isinstance(answer, dict) else None
         if not isinstance(error, dict) or not isinstance(error.get("code"), str):
             text = raw[:200].decode("utf-8", "replace")
-            return self._raise(UnexpectedAnswer(self._redact(f"HTTP {status} without the API's error body: {text}"), status=status, code="UNEXPECTED_ANSWER", request_id=request_id))
-        request_id = request_id or (error.get("requestId") if isinstance(error.get("requestId"), str) else None)
-        message = self._redact(str(error.get("message", "")))
-        return self._raise(error_from_answer(status, error["code"], message, request_id))
-
-    @staticmethod
-    def _raise(error: SandglassError) -> Any:
-        raise error
+            raise UnexpectedAnswer(self._redact(f"HTTP {status} without the API's error body: {text}"), status=status, code="UNEXPECTED_ANSWER", request_id=request_id)
+        if request_id is None and isinstance(error.get("requestId"), str):
+            request_id = error["requestId"]
+        raise error_from_answer(status, error["code"], self._redact(str(error.get("message", ""))), request_id)
 
     def _redact(self, text: str) -> str:
         # The service never echoes the token, but a proxy's error page might: never let it reach an
