@@ -210,8 +210,9 @@ class Consumer:
         """Yields claimed jobs until :meth:`stop`. Settle each with :meth:`Job.ack` or :meth:`Job.fail`.
 
         A job left unsettled when the loop moves on is no longer extended: its lease runs out and
-        the job is delivered again. Leaving the loop early (``break``) hands the batch's jobs not yet
-        given out back at once (a failed attempt retried now). Errors of the claim other than a
+        the job is delivered again. Closing the iterator early (``close()``, or a ``break`` out of a
+        ``for`` over it in CPython) hands the batch's jobs not yet given out back at once (a failed
+        attempt retried now). Errors of the claim other than a
         retryable one (:attr:`SandglassError.retryable`: the service or Redis unavailable) are raised.
         """
         keeper = LeaseKeeper(f"sandglass-leases-{self.queue.name}", self.queue.client.close_thread_connection)
