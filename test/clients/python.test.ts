@@ -74,8 +74,11 @@ describe('Python client (clients/python) against sandglass serve', () => {
 
   after(async () => {
     // Stopped even when a test failed: a running serve (and its redis-server) would keep this process alive.
-    if (serve) assert.equal(await serve.stop(), 0, serve.output());
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    try {
+      if (serve) assert.equal(await serve.stop(), 0, serve.output());
+    } finally {
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('passes its unittest suite, none of it skipped', async () => {
