@@ -1,0 +1,216 @@
+package dev.sandglass.client;
+
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * A running pull consumer: {@code concurrency} threads, each claiming one job with a long poll,
+ * running the {@link JobHandler}, then acking (on return) or failing (on an exception) the job.
+ * While a handler runs, its lease is extended on a scheduled executor, so a job longer than the
+ * lease is not handed to another consumer.
+ *
+ * <p>{@link #stop(Duration)} (and {@link #close()}) stops claiming at once (pending long polls are
+ * aborted; the service hands back a job claimed in that instant), lets the running handlers finish
+ * and settle their jobs, then returns.
+ */
+public final class ConsumerLoop implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger(ConsumerLoop.class.getName());
+  /** How long {@link #close()} waits for running handlers. */
+  private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
+  /** Waits after a failed claim (the service restarting, Redis down), doubled up to the max. */
+  private static final long FIRST_BACKOFF_MS = 100;
+  private static final long MAX_BACKOFF_MS = 5_000;
+
+  private final SandglassClient client;
+  private final String queue;
+  private final JobHandler handler;
+  private final ConsumerOptions options;
+  private final ExecutorService workers;
+  private final ScheduledExecutorService extender;
+  private final Set<CompletableFuture<Object>> polls = ConcurrentHashMap.newKeySet();
+  private final CountDownLatch stopSignal = new CountDownLatch(1);
+  private final AtomicInteger running = new AtomicInteger();
+
+  private ConsumerLoop(SandglassClient client, String queue, JobHandler handler, ConsumerOptions options) {
+    this.client = client;
+    this.queue = queue;
+    this.handler = handler;
+    this.options = options;
+    AtomicInteger counter = new AtomicInteger();
+    // Not daemon threads: a consumer keeps the JVM alive until it is stopped, as a server would.
+    this.workers =
+        Executors.newFixedThreadPool(options.concurrency(), task -> new Thread(task, "sandglass-consumer-" + queue + "-" + counter.incrementAndGet()));
+    this.extender =
+        Executors.newSingleThreadScheduledExecutor(
+            task -> {
+              Thread thread = new Thread(task, "sandglass-lease-" + queue);
+              thread.setDaemon(true);
+              return thread;
+            });
+  }
+
+  static ConsumerLoop start(SandglassClient client, String queue, JobHandler handler, ConsumerOptions options) {
+    ConsumerLoop loop = new ConsumerLoop(client, queue, handler, options);
+    for (int i = 0; i < options.concurrency(); i++) loop.workers.execute(loop::run);
+    return loop;
+  }
+
+  private boolean stopping() {
+    return stopSignal.getCount() == 0;
+  }
+
+  private void run() {
+    long backoffMs = FIRST_BACKOFF_MS;
+    ClaimOptions claim = new ClaimOptions(1, options.leaseMs(), options.waitMs());
+    while (!stopping()) {
+      List<PulledJob> jobs;
+      CompletableFuture<Object> poll = client.claimRequest(queue, claim);
+      polls.add(poll);
+      try {
+        // A stop between the check above and the add: this poll was not in the set it cancelled.
+        if (stopping()) poll.cancel(true);
+        jobs = SandglassClient.claimed(Transport.join(poll));
+        backoffMs = FIRST_BACKOFF_MS;
+      } catch (RuntimeException e) {
+        if (stopping()) return;
+        LOG.log(Level.WARNING, "claim on " + queue + " failed, retrying in " + backoffMs + " ms: " + e.getMessage());
+        pause(backoffMs);
+        backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
+        continue;
+      } finally {
+        polls.remove(poll);
+      }
+      // Jobs claimed are run even when a stop came meanwhile: they are ours until settled.
+      for (PulledJob job : jobs) process(job);
+    }
+  }
+
+  private void process(PulledJob job) {
+    running.incrementAndGet();
+    ScheduledFuture<?> extension =
+        extender.scheduleAtFixedRate(() -> extend(job), options.extendEveryMs(), options.extendEveryMs(), TimeUnit.MILLISECONDS);
+    Object result;
+    try {
+      result = handler.handle(job);
+    } catch (Throwable failure) {
+      extension.cancel(false);
+      fail(job, failure);
+      return;
+    } finally {
+      running.decrementAndGet();
+    }
+    extension.cancel(false);
+    settle(job, () -> result == null ? client.ack(queue, job.id(), job.token()) : client.ack(queue, job.id(), job.token(), result));
+  }
+
+  private void fail(PulledJob job, Throwable failure) {
+    FailOptions fail;
+    if (Thread.interrupted()) {
+      // Stopped after the timeout: hand the job back at once rather than after its lease.
+      fail = new FailOptions("the consumer stopped before the handler finished: " + failure, 0L, null);
+    } else if (failure instanceof FailJobException planned) {
+      fail = new FailOptions(planned.getMessage(), planned.retryDelay() == null ? null : planned.retryDelay().toMillis(), planned.dead() ? true : null);
+    } else {
+      Duration delay = options.retryDelay();
+      fail = new FailOptions(String.valueOf(failure), delay == null ? null : delay.toMillis(), null);
+    }
+    FailOptions sent = fail;
+    settle(job, () -> client.fail(queue, job.id(), job.token(), sent));
+  }
+
+  /** Sends an ack or fail; a refusal is logged (the job comes back after its lease, if anywhere). */
+  private void settle(PulledJob job, Supplier<?> send) {
+    try {
+      send.get();
+    } catch (StaleTokenException e) {
+      LOG.log(Level.WARNING, "job " + job.id() + " of " + queue + " was settled or claimed again meanwhile (its lease ran out): " + e.getMessage());
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "could not settle job " + job.id() + " of " + queue + "; it is delivered again after its lease: " + e.getMessage());
+    }
+  }
+
+  private void extend(PulledJob job) {
+    try {
+      client.extend(queue, job.id(), job.token(), options.leaseMs());
+    } catch (RuntimeException e) {
+      // A stale token means another consumer may run it now; the handler cannot be recalled, but the
+      // log says why its ack will be refused. Other failures are retried at the next tick.
+      LOG.log(Level.WARNING, "extending the lease of job " + job.id() + " of " + queue + " failed: " + e.getMessage());
+    }
+  }
+
+  private void pause(long ms) {
+    try {
+      stopSignal.await(ms, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * @return how many handlers are running now
+   */
+  public int running() {
+    return running.get();
+  }
+
+  /**
+   * @return false once a stop has begun
+   */
+  public boolean isRunning() {
+    return !stopping();
+  }
+
+  /**
+   * Stops claiming, waits up to {@code timeout} for the running handlers to finish (their jobs are
+   * acked or failed as usual), then returns. Handlers still running after it are interrupted, and
+   * their jobs handed back for another attempt.
+   *
+   * @param timeout the longest wait for running handlers
+   * @return true when every handler finished within it
+   */
+  public boolean stop(Duration timeout) {
+    stopSignal.countDown();
+    for (CompletableFuture<Object> poll : polls) poll.cancel(true);
+    workers.shutdown();
+    boolean finished;
+    try {
+      finished = workers.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      if (!finished) {
+        workers.shutdownNow();
+        // The interrupted handlers fail their jobs back: give them a moment to send it.
+        workers.awaitTermination(5, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      workers.shutdownNow();
+      Thread.currentThread().interrupt();
+      finished = false;
+    } finally {
+      extender.shutdownNow();
+    }
+    return finished;
+  }
+
+  /** {@link #stop(Duration)} with up to 30 s for the running handlers. */
+  @Override
+  public void close() {
+    stop(CLOSE_TIMEOUT);
+  }
+
+  @Override
+  public String toString() {
+    return "ConsumerLoop[queue=" + queue + ", concurrency=" + options.concurrency() + ", running=" + running.get() + ", stopping=" + stopping() + "]";
+  }
+}

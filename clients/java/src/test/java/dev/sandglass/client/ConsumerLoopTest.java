@@ -1,0 +1,128 @@
+package dev.sandglass.client;
+
+import static dev.sandglass.client.Assert.assertEquals;
+import static dev.sandglass.client.Assert.assertThrows;
+import static dev.sandglass.client.Assert.assertTrue;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** The consumer loop: ack on return, fail on exception, lease extension, graceful stop. */
+public final class ConsumerLoopTest {
+  private final SandglassClient client = Service.client();
+
+  /** Waits (generously: the machine may be busy) until the latch opens, or fails. */
+  private static void await(CountDownLatch latch, String what) throws InterruptedException {
+    assertTrue(latch.await(60, TimeUnit.SECONDS), what);
+  }
+
+  @Test
+  public void acksOnReturnAndRetriesOnException() throws Exception {
+    String queue = Service.queue("loop");
+    for (int i = 0; i < 6; i++) client.add(queue, Map.of("n", (long) i), AddOptions.none().id("job " + i));
+    Map<String, AtomicInteger> attempts = new ConcurrentHashMap<>();
+    CountDownLatch done = new CountDownLatch(6);
+    JobHandler handler =
+        job -> {
+          int attempt = attempts.computeIfAbsent(job.id(), id -> new AtomicInteger()).incrementAndGet();
+          assertEquals(attempt, job.attempt(), "attempt of " + job.id());
+          if (job.id().equals("job 3") && attempt == 1) throw new IllegalStateException("first attempt fails");
+          done.countDown();
+          return Map.of("handled", job.id());
+        };
+    try (ConsumerLoop loop = client.consume(queue, handler, ConsumerOptions.defaults().withConcurrency(3).withWait(Duration.ofSeconds(5)).withRetryDelay(Duration.ofMillis(100)))) {
+      await(done, "every job handled");
+      assertTrue(loop.isRunning(), "running until stopped");
+    }
+    assertEquals(2, attempts.get("job 3").get(), "the failed job was retried once");
+    for (int i = 0; i < 6; i++) {
+      if (i != 3) assertEquals(1, attempts.get("job " + i).get(), "job " + i + " ran once");
+      String id = "job " + i;
+      assertThrows(NotFoundException.class, () -> client.get(queue, id));
+    }
+  }
+
+  @Test
+  public void failJobExceptionDeadLettersOrDelays() throws Exception {
+    String queue = Service.queue("planned");
+    client.add(queue, "x", AddOptions.none().id("to-dead"));
+    client.add(queue, "y", AddOptions.none().id("later"));
+    CountDownLatch both = new CountDownLatch(2);
+    try (ConsumerLoop loop =
+        client.consume(
+            queue,
+            job -> {
+              both.countDown();
+              throw job.id().equals("to-dead") ? FailJobException.dead("unusable") : FailJobException.retryAfter("later", Duration.ofHours(1));
+            },
+            ConsumerOptions.defaults().withConcurrency(2).withWait(Duration.ofSeconds(2)))) {
+      await(both, "both handled");
+      assertTrue(loop.isRunning(), "running until closed");
+    }
+    assertEquals("dead", client.get(queue, "to-dead").state());
+    JobInfo later = client.get(queue, "later");
+    assertEquals("delayed", later.state());
+    assertTrue(later.dueAt() > System.currentTimeMillis() + 3_000_000, "due in about an hour");
+  }
+
+  @Test
+  public void extendsTheLeaseOfALongHandler() throws Exception {
+    String queue = Service.queue("lease");
+    client.add(queue, "slow", AddOptions.none().id("slow"));
+    List<Integer> attempts = new CopyOnWriteArrayList<>();
+    CountDownLatch finished = new CountDownLatch(1);
+    // A 600 ms lease, a handler of 2.5 s: without extension the job would be reaped and run again.
+    try (ConsumerLoop loop =
+        client.consume(
+            queue,
+            job -> {
+              attempts.add(job.attempt());
+              Thread.sleep(2_500);
+              finished.countDown();
+              return null;
+            },
+            ConsumerOptions.defaults().withConcurrency(2).withLease(Duration.ofMillis(600)).withWait(Duration.ofSeconds(1)))) {
+      await(finished, "the slow job finished");
+      assertTrue(loop.isRunning(), "running until closed");
+      // Room for a redelivery to show up, had the lease been lost.
+      Thread.sleep(1_000);
+    }
+    assertEquals(List.of(1), attempts, "one delivery");
+    assertThrows(NotFoundException.class, () -> client.get(queue, "slow"));
+  }
+
+  @Test
+  public void stopEndsALongPollAndLetsRunningHandlersFinish() throws Exception {
+    String queue = Service.queue("stop");
+    CountDownLatch started = new CountDownLatch(1);
+    Set<String> finished = ConcurrentHashMap.newKeySet();
+    ConsumerLoop loop =
+        client.consume(
+            queue,
+            job -> {
+              started.countDown();
+              Thread.sleep(1_500);
+              finished.add(job.id());
+              return null;
+            },
+            // Two threads: one runs the job, the other waits in a 60 s long poll that stop must end.
+            ConsumerOptions.defaults().withConcurrency(2).withWait(Duration.ofSeconds(60)));
+    client.add(queue, "x", AddOptions.none().id("running"));
+    await(started, "the handler started");
+    assertTrue(loop.stop(Duration.ofSeconds(30)), "stopped within the timeout, the long poll aborted");
+    assertEquals(Set.of("running"), finished, "the running handler finished");
+    assertThrows(NotFoundException.class, () -> client.get(queue, "running"));
+    assertTrue(!loop.isRunning(), "stopped");
+    // Nothing claims after the stop.
+    client.add(queue, "y", AddOptions.none().id("after"));
+    Thread.sleep(500);
+    assertEquals("ready", client.get(queue, "after").state());
+  }
+}
