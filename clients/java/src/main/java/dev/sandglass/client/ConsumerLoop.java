@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
@@ -99,16 +100,20 @@ public final class ConsumerLoop implements AutoCloseable {
 
   private void process(PulledJob job) {
     running.incrementAndGet();
+    // Set once the handler is done: an extension racing with the ack must not log a stale token.
+    AtomicBoolean handled = new AtomicBoolean();
     ScheduledFuture<?> extension =
-        extender.scheduleAtFixedRate(() -> extend(job), options.extendEveryMs(), options.extendEveryMs(), TimeUnit.MILLISECONDS);
+        extender.scheduleAtFixedRate(() -> extend(job, handled), options.extendEveryMs(), options.extendEveryMs(), TimeUnit.MILLISECONDS);
     Object result;
     try {
       result = handler.handle(job);
     } catch (Throwable failure) {
+      handled.set(true);
       extension.cancel(false);
       fail(job, failure);
       return;
     } finally {
+      handled.set(true);
       running.decrementAndGet();
     }
     extension.cancel(false);
@@ -141,10 +146,12 @@ public final class ConsumerLoop implements AutoCloseable {
     }
   }
 
-  private void extend(PulledJob job) {
+  private void extend(PulledJob job, AtomicBoolean handled) {
+    if (handled.get()) return;
     try {
       client.extend(queue, job.id(), job.token(), options.leaseMs());
     } catch (RuntimeException e) {
+      if (handled.get()) return;
       // A stale token means another consumer may run it now; the handler cannot be recalled, but the
       // log says why its ack will be refused. Other failures are retried at the next tick.
       LOG.log(Level.WARNING, "extending the lease of job " + job.id() + " of " + queue + " failed: " + e.getMessage());
