@@ -10,7 +10,12 @@ import java.util.Objects;
  * @param options the job's options
  */
 public record BulkJob(Object payload, AddOptions options) {
-  /** Refuses an {@code ifExists} per job: the API takes it for the whole bulk add. */
+  /**
+   * Refuses an {@code ifExists} per job: the API takes it for the whole bulk add.
+   *
+   * @param payload the payload
+   * @param options the job's options, without {@code ifExists}
+   */
   public BulkJob {
     Objects.requireNonNull(options, "options");
     if (options.has("ifExists")) throw new IllegalArgumentException("ifExists applies to the whole bulk add: pass it to addBulk");

@@ -12,7 +12,15 @@ import java.time.Duration;
  * @param retryDelay the delay before a failed job's next attempt; null: the job's backoff
  */
 public record ConsumerOptions(int concurrency, long leaseMs, long waitMs, long extendEveryMs, Duration retryDelay) {
-  /** Checks the bounds here, where a mistake is found at start rather than at the first claim. */
+  /**
+   * Checks the bounds here, where a mistake is found at start rather than at the first claim.
+   *
+   * @param concurrency jobs run at once
+   * @param leaseMs the lease of each claim and extension, ms
+   * @param waitMs the long poll of each claim, ms
+   * @param extendEveryMs how often a running job's lease is extended, ms
+   * @param retryDelay the delay before a failed job's next attempt; null: the job's backoff
+   */
   public ConsumerOptions {
     if (concurrency < 1) throw new IllegalArgumentException("concurrency must be at least 1, got " + concurrency);
     if (leaseMs < 200 || leaseMs > 86_400_000) throw new IllegalArgumentException("leaseMs must be 200-86400000, got " + leaseMs);

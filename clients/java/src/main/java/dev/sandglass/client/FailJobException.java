@@ -9,7 +9,9 @@ import java.time.Duration;
 public final class FailJobException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
+  /** The delay before the next attempt; null: the loop's. */
   private final Duration retryDelay;
+  /** Dead-letter now. */
   private final boolean dead;
 
   private FailJobException(String message, Duration retryDelay, boolean dead, Throwable cause) {

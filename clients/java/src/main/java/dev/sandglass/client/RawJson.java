@@ -8,7 +8,12 @@ package dev.sandglass.client;
  * @param text the JSON text, well-formed
  */
 public record RawJson(String text) {
-  /** Checks the text at once, so a malformed payload fails where it is made, not at the service. */
+  /**
+   * Checks the text at once, so a malformed payload fails where it is made, not at the service.
+   *
+   * @param text the JSON text
+   * @throws JsonException when it is not one well-formed JSON value
+   */
   public RawJson {
     Json.parse(text);
   }

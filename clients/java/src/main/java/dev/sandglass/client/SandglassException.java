@@ -13,7 +13,9 @@ public class SandglassException extends RuntimeException {
   /** The code of a request that got no HTTP answer (connection refused, reset, timed out). */
   public static final String CONNECTION_FAILED = "CONNECTION_FAILED";
 
+  /** The HTTP status, 0 without an answer. */
   private final int status;
+  /** The API's error code. */
   private final String code;
 
   /**
