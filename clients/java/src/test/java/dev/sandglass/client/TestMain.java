@@ -15,7 +15,7 @@ import java.util.List;
  * SANDGLASS_TOKEN}, which then must be set.
  */
 public final class TestMain {
-  private static final List<Class<?>> UNIT = List.of(JsonTest.class, PathSegmentTest.class, WebhookVerifierTest.class, ErrorMappingTest.class);
+  private static final List<Class<?>> UNIT = List.of(JsonTest.class, PathSegmentTest.class, WebhookVerifierTest.class, ErrorMappingTest.class, RequestTest.class);
   private static final List<Class<?>> SERVICE = List.of(ProducerTest.class, ConsumerTest.class, ConsumerLoopTest.class);
 
   private TestMain() {}
