@@ -83,6 +83,7 @@ describe('the Java client against sandglass serve', { timeout: 85_000 }, () => {
     const run = await java(['OrderTimeout']);
     assert.equal(run.code, 0, `OrderTimeout failed:\n${run.output}`);
     const summary = JSON.parse(run.output.trim().split('\n').at(-1) as string) as {
+      queue: string;
       ok: boolean;
       closed: string[];
       cancelled: string[];
@@ -99,5 +100,14 @@ describe('the Java client against sandglass serve', { timeout: 85_000 }, () => {
     assert.deepEqual(summary.cancelledButClosed, []);
     assert.ok(summary.earliestStartMarginMs >= 0, `a job started before its due time: ${run.output}`);
     assert.equal(summary.ok, true);
+
+    // The service's own counts agree: 20 added, 13 deliveries (a second one would count again), 13 acked.
+    const response = await fetch(`${serve?.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+    const metrics = await response.text();
+    const count = (name: string) => Number(new RegExp(`^sandglass_${name}\\{queue="${summary.queue}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    assert.deepEqual(
+      { added: count('jobs_added_total'), delivered: count('jobs_delivered_total'), completed: count('jobs_completed_total') },
+      { added: 20, delivered: 13, completed: 13 },
+    );
   });
 });
