@@ -43,6 +43,8 @@ public final class ConsumerLoop implements AutoCloseable {
   private final Set<CompletableFuture<Object>> polls = ConcurrentHashMap.newKeySet();
   private final CountDownLatch stopSignal = new CountDownLatch(1);
   private final AtomicInteger running = new AtomicInteger();
+  /** Set when a stop's timeout passed and the running handlers are being interrupted. */
+  private volatile boolean forced;
 
   private ConsumerLoop(SandglassClient client, String queue, JobHandler handler, ConsumerOptions options) {
     this.client = client;
@@ -117,12 +119,25 @@ public final class ConsumerLoop implements AutoCloseable {
       running.decrementAndGet();
     }
     extension.cancel(false);
+    if (result != null) {
+      try {
+        Json.write(result);
+      } catch (JsonException e) {
+        // Refused before sending, not at every redelivery after the lease: the job fails with why.
+        fail(job, new IllegalStateException("the handler's result has no JSON form: " + e.getMessage()));
+        return;
+      }
+    }
+    // Interrupted by a stop past its timeout, the handler still finished: its ack must go out.
+    boolean interrupted = Thread.interrupted();
     settle(job, () -> result == null ? client.ack(queue, job.id(), job.token()) : client.ack(queue, job.id(), job.token(), result));
+    if (interrupted) Thread.currentThread().interrupt();
   }
 
   private void fail(PulledJob job, Throwable failure) {
     FailOptions fail;
-    if (Thread.interrupted()) {
+    // The interrupt may have been consumed by the handler (an InterruptedException clears it).
+    if (Thread.interrupted() || forced) {
       // Stopped after the timeout: hand the job back at once rather than after its lease.
       fail = new FailOptions("the consumer stopped before the handler finished: " + failure, 0L, null);
     } else if (failure instanceof FailJobException planned) {
@@ -196,6 +211,7 @@ public final class ConsumerLoop implements AutoCloseable {
     try {
       finished = workers.awaitTermination(timeout.toMillis(), TimeUnit.MILLISECONDS);
       if (!finished) {
+        forced = true;
         workers.shutdownNow();
         // The interrupted handlers fail their jobs back: give them a moment to send it.
         workers.awaitTermination(5, TimeUnit.SECONDS);

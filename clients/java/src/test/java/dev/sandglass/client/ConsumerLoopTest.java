@@ -125,4 +125,50 @@ public final class ConsumerLoopTest {
     Thread.sleep(500);
     assertEquals("ready", client.get(queue, "after").state());
   }
+
+  @Test
+  public void failsAJobWhoseResultHasNoJsonForm() throws Exception {
+    String queue = Service.queue("result");
+    client.add(queue, "x", AddOptions.none().id("r").maxAttempts(1));
+    CountDownLatch ran = new CountDownLatch(1);
+    ConsumerLoop loop =
+        client.consume(
+            queue,
+            job -> {
+              ran.countDown();
+              return new Object(); // no JSON form
+            },
+            ConsumerOptions.defaults().withWait(Duration.ofSeconds(2)));
+    try {
+      await(ran, "the handler ran");
+    } finally {
+      assertTrue(loop.stop(Duration.ofSeconds(30)), "stopped");
+    }
+    JobInfo dead = client.get(queue, "r");
+    assertEquals("dead", dead.state(), "failed at once, out of attempts");
+    assertTrue(dead.lastError().contains("no JSON form"), dead.lastError());
+  }
+
+  @Test
+  public void stopPastItsTimeoutHandsTheRunningJobBack() throws Exception {
+    String queue = Service.queue("timeout");
+    client.add(queue, "x", AddOptions.none().id("stuck"));
+    CountDownLatch started = new CountDownLatch(1);
+    ConsumerLoop loop =
+        client.consume(
+            queue,
+            job -> {
+              started.countDown();
+              Thread.sleep(120_000); // far beyond the stop's timeout
+              return null;
+            },
+            ConsumerOptions.defaults().withWait(Duration.ofSeconds(2)));
+    await(started, "the handler started");
+    assertTrue(!loop.stop(Duration.ofMillis(300)), "not finished within the timeout");
+    // Handed back at once (retryDelayMs 0), not after its 30 s lease.
+    JobInfo job = client.get(queue, "stuck");
+    assertTrue(!job.state().equals("active"), "no longer held: " + job.state());
+    assertTrue(job.dueAt() < System.currentTimeMillis() + 10_000, "due again now, not after the lease: " + job);
+    assertTrue(job.lastError().contains("the consumer stopped"), job.lastError());
+  }
 }
