@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * cost more than they save in a short run).
  *
  * <pre>
- * SANDGLASS_URL=... SANDGLASS_TOKEN=... java -cp classes Bench [jobs=10000] [concurrency=16]
+ * SANDGLASS_URL=... SANDGLASS_TOKEN=... java -cp classes Bench [jobs=10000] [concurrency=16] [maxPerClaim=1]
  * </pre>
  */
 public final class Bench {
@@ -36,12 +36,14 @@ public final class Bench {
   public static void main(String[] args) throws Exception {
     int jobs = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
     int concurrency = args.length > 1 ? Integer.parseInt(args[1]) : 16;
+    int maxPerClaim = args.length > 2 ? Integer.parseInt(args[2]) : 1;
     SandglassClient client = SandglassClient.builder(System.getenv("SANDGLASS_URL")).token(System.getenv("SANDGLASS_TOKEN")).build();
     String queue = "bench-java-" + UUID.randomUUID().toString().substring(0, 8);
     Map<String, Object> payload = Map.of("orderId", 42, "note", "close the order if unpaid");
     Map<String, Object> result = new LinkedHashMap<>();
     result.put("jobs", jobs);
     result.put("concurrency", concurrency);
+    result.put("maxPerClaim", maxPerClaim);
 
     // Warm-up, not counted: the JIT compiles the request path, connections open, as in a running service.
     String warmQueue = queue + "-warmup";
@@ -78,7 +80,7 @@ public final class Bench {
         client.consume(queue, job -> {
           consumed.countDown();
           return null;
-        }, ConsumerOptions.defaults().withConcurrency(concurrency).withWait(Duration.ofSeconds(1)));
+        }, ConsumerOptions.defaults().withConcurrency(concurrency).withMaxPerClaim(maxPerClaim).withWait(Duration.ofSeconds(1)));
     try {
       consumed.await(10, TimeUnit.MINUTES);
       result.put("claimAckJobsPerSecond", rate(jobs - (int) consumed.getCount(), started));

@@ -2,6 +2,7 @@ package dev.sandglass.client;
 
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -17,8 +18,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * A running pull consumer: {@code concurrency} threads, each claiming one job with a long poll,
- * running the {@link JobHandler}, then acking (on return) or failing (on an exception) the job.
+ * A running pull consumer: {@code concurrency} threads, each claiming a job (or up to {@code
+ * maxPerClaim}) with a long poll, running the {@link JobHandler}, then acking (on return) or failing
+ * (on an exception) the job.
  * While a handler runs, its lease is extended on a scheduled executor, so a job longer than the
  * lease is not handed to another consumer.
  *
@@ -76,7 +78,7 @@ public final class ConsumerLoop implements AutoCloseable {
 
   private void run() {
     long backoffMs = FIRST_BACKOFF_MS;
-    ClaimOptions claim = new ClaimOptions(1, options.leaseMs(), options.waitMs());
+    ClaimOptions claim = new ClaimOptions(options.maxPerClaim(), options.leaseMs(), options.waitMs());
     while (!stopping()) {
       List<PulledJob> jobs;
       CompletableFuture<Object> poll = client.claimRequest(queue, claim);
@@ -95,30 +97,51 @@ public final class ConsumerLoop implements AutoCloseable {
       } finally {
         polls.remove(poll);
       }
-      // Jobs claimed are run even when a stop came meanwhile: they are ours until settled.
-      for (PulledJob job : jobs) process(job);
+      // Every job claimed holds a lease from now: those waiting their turn are extended too.
+      List<Lease> leases = new ArrayList<>(jobs.size());
+      for (PulledJob job : jobs) leases.add(keep(job));
+      for (int i = 0; i < jobs.size(); i++) {
+        // The first job is run even when a stop came meanwhile; the others, not started, go back at once.
+        if (i > 0 && stopping()) handBack(jobs.get(i), leases.get(i));
+        else process(jobs.get(i), leases.get(i));
+      }
     }
   }
 
-  private void process(PulledJob job) {
-    running.incrementAndGet();
+  /** A claimed job's lease extension; {@code handled} is set once the job is settled or being settled. */
+  private record Lease(ScheduledFuture<?> extension, AtomicBoolean handled) {
+    void end() {
+      handled.set(true);
+      extension.cancel(false);
+    }
+  }
+
+  private Lease keep(PulledJob job) {
     // Set once the handler is done: an extension racing with the ack must not log a stale token.
     AtomicBoolean handled = new AtomicBoolean();
     ScheduledFuture<?> extension =
         extender.scheduleAtFixedRate(() -> extend(job, handled), options.extendEveryMs(), options.extendEveryMs(), TimeUnit.MILLISECONDS);
+    return new Lease(extension, handled);
+  }
+
+  private void handBack(PulledJob job, Lease lease) {
+    lease.end();
+    settle(job, () -> client.fail(queue, job.id(), job.token(), new FailOptions("the consumer stopped before the job started", 0L, null)));
+  }
+
+  private void process(PulledJob job, Lease lease) {
+    running.incrementAndGet();
     Object result;
     try {
       result = handler.handle(job);
     } catch (Throwable failure) {
-      handled.set(true);
-      extension.cancel(false);
+      lease.end();
       fail(job, failure);
       return;
     } finally {
-      handled.set(true);
+      lease.end();
       running.decrementAndGet();
     }
-    extension.cancel(false);
     if (result != null) {
       try {
         Json.write(result);
@@ -197,7 +220,8 @@ public final class ConsumerLoop implements AutoCloseable {
 
   /**
    * Stops claiming, waits up to {@code timeout} for the running handlers to finish (their jobs are
-   * acked or failed as usual), then returns. Handlers still running after it are interrupted, and
+   * acked or failed as usual), then returns; jobs claimed but not started yet are handed back at
+   * once (with {@code maxPerClaim} above 1). Handlers still running after it are interrupted, and
    * their jobs handed back for another attempt.
    *
    * @param timeout the longest wait for running handlers
