@@ -51,7 +51,6 @@ before(async () => {
     'javac',
     [
       '-Xlint:all',
-      '-Werror',
       '--release',
       '17',
       '-encoding',
