@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Throughput of the Java client against a running service: N/2 jobs added by addBulk (500 per
  * request), N/2 by single adds from C threads, then all N claimed and acked by a consumer loop of
- * C threads, after a warm-up of 500 adds on another queue. Prints one JSON line with jobs/s per
+ * C threads, after a warm-up of 3 s of adds on another queue. Prints one JSON line with jobs/s per
  * phase. On a small machine, {@code -XX:+UseSerialGC} leaves more CPU to the service (G1's threads
  * cost more than they save in a short run).
  *
@@ -45,9 +45,18 @@ public final class Bench {
     result.put("concurrency", concurrency);
     result.put("maxPerClaim", maxPerClaim);
 
-    // Warm-up, not counted: the JIT compiles the request path, connections open, as in a running service.
+    // Warm-up, not counted: 3 s of the same load on another queue, so the JIT has compiled the
+    // request path and the connections are open, as in a service that has been running a while.
     String warmQueue = queue + "-warmup";
-    for (int i = 0; i < 500; i++) client.add(warmQueue, payload);
+    long warmUntil = System.nanoTime() + 3_000_000_000L;
+    ExecutorService warmers = Executors.newFixedThreadPool(concurrency);
+    for (int t = 0; t < concurrency; t++) {
+      warmers.execute(() -> {
+        while (System.nanoTime() < warmUntil) client.add(warmQueue, payload);
+      });
+    }
+    warmers.shutdown();
+    warmers.awaitTermination(1, TimeUnit.MINUTES);
     for (int i = 0; i < 5; i++) client.addBulk(warmQueue, List.of(BulkJob.of(payload), BulkJob.of(payload)));
 
     int bulkJobs = jobs / 2;
