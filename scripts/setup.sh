@@ -5,7 +5,8 @@
 #
 #   bash scripts/setup.sh demo      redis-server, unless REDIS_URL points at your own Redis
 #   bash scripts/setup.sh fast      redis-server (the tests start private ones)
-#   bash scripts/setup.sh test      redis-server and Chromium (the dashboard's browser tests)
+#   bash scripts/setup.sh test      redis-server, Chromium (the dashboard's browser tests), python3 and a
+#                                   JDK (the Python and Java clients' tests)
 #   bash scripts/setup.sh browser   Chromium only
 #
 # Quiet when everything is there. When something is missing: as root on Debian it is installed from
@@ -17,7 +18,7 @@ purpose="${1:-}"
 case "$purpose" in
   demo) needs=(redis-server); for_what='npm start'; [ -n "${REDIS_URL:-}" ] && needs=() ;;
   fast) needs=(redis-server); for_what='npm run test:fast' ;;
-  test) needs=(redis-server chromium); for_what='npm test' ;;
+  test) needs=(redis-server chromium python3 javac); for_what='npm test' ;;
   browser) needs=(chromium); for_what="the dashboard's browser tests" ;;
   *) echo "usage: bash scripts/setup.sh demo|fast|test|browser" >&2; exit 2 ;;
 esac
@@ -52,6 +53,20 @@ for need in "${needs[@]}"; do
       if [ ! -x "$chromium_path" ]; then
         absent+=("$chromium_path")
         missing+=(chromium fonts-dejavu-core fonts-liberation)
+      fi
+      ;;
+    python3)
+      # The Python client supports 3.9 and later; its tests run on the python3 of the PATH.
+      if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 9))' >/dev/null 2>&1; then
+        absent+=(python3)
+        missing+=(python3)
+      fi
+      ;;
+    javac)
+      # The Java client is compiled with javac --release 17: a JDK 17 or later.
+      if ! command -v javac >/dev/null 2>&1; then
+        absent+=(javac)
+        missing+=(openjdk-17-jdk-headless)
       fi
       ;;
   esac

@@ -2,6 +2,7 @@
 // to run (scripts/setup.sh), and the library says the same in a typed error, never a stack trace.
 // SANDGLASS_NO_INSTALL=1 is the non-installing mode (as root, the set-up would otherwise install).
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,10 +17,13 @@ let bin: string;
 /** The tools the scripts use, from the machine's PATH, without redis-server (which sits next to node on Debian). */
 function pathWithoutRedis(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sandglass-nopath-'));
-  for (const tool of ['node', 'sh', 'bash', 'env', 'id', 'dirname', 'sed']) {
+  // python3 and javac too: npm test's set-up asks for them (the clients' tests), and this PATH lacks only Redis.
+  for (const tool of ['node', 'sh', 'bash', 'env', 'id', 'dirname', 'sed', 'javac']) {
     const found = onPath(tool);
     if (found) symlinkSync(found, join(dir, tool));
   }
+  // A python3 on the PATH may be a shim (pyenv's) that needs the rest of the PATH: link the interpreter.
+  symlinkSync(execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim(), join(dir, 'python3'));
   return dir;
 }
 
@@ -126,7 +130,14 @@ describe('set-up on a machine without redis-server', () => {
   it("the README's Quick start names every Debian package the set-up installs, and how long npm test takes", () => {
     const setup = readFileSync(join(root, 'scripts', 'setup.sh'), 'utf8');
     const packages = [...setup.matchAll(/missing\+=\(([^)]*)\)/g)].flatMap(match => (match[1] as string).split(/\s+/)).filter(Boolean);
-    assert.deepEqual([...new Set(packages)].sort(), ['chromium', 'fonts-dejavu-core', 'fonts-liberation', 'redis-server']);
+    assert.deepEqual([...new Set(packages)].sort(), [
+      'chromium',
+      'fonts-dejavu-core',
+      'fonts-liberation',
+      'openjdk-17-jdk-headless',
+      'python3',
+      'redis-server',
+    ]);
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Example'));
     for (const name of packages) assert.ok(quickStart.includes(`\`${name}\``), `Quick start names ${name}`);
