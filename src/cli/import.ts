@@ -170,7 +170,9 @@ async function addChunk(queue: Queue, entries: readonly Entry[], skip: (line: nu
   } catch (error) {
     if (!(error instanceof ValidationError || error instanceof PayloadTooLargeError)) throw error;
     if (entries.length === 1) {
-      skip((entries[0] as Entry).line, error.message);
+      // The line number says which entry: the entry's own message, without addBulk's "In jobs[0]: ".
+      const own = error.cause instanceof ValidationError ? error.cause : error;
+      skip((entries[0] as Entry).line, own.message);
       return 0;
     }
     const middle = Math.ceil(entries.length / 2);

@@ -44,7 +44,7 @@ export function encodeBulk<T>(jobs: readonly BulkJob<T>[], maxPayloadBytes: numb
       // Which entry of a thousand was refused: the field checks name the field, this names the entry.
       const entry = `jobs[${index}]`;
       if (!(error instanceof ValidationError) || error.message.includes(entry)) throw error;
-      throw new ValidationError(`In ${entry}: ${error.message}`);
+      throw new ValidationError(`In ${entry}: ${error.message}`, { cause: error });
     }
   });
 }

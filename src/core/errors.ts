@@ -47,8 +47,9 @@ export class SandglassError extends Error {
 
 /** An argument or option is invalid. Nothing was written to Redis. */
 export class ValidationError extends SandglassError {
-  constructor(message: string) {
-    super('ERR_VALIDATION', message);
+  /** `cause`: for a refused entry of a bulk call, the entry's own ValidationError (its message without "In jobs[i]: "). */
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('ERR_VALIDATION', message, options);
   }
 }
 

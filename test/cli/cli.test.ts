@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { Queue, Worker } from '../../src/index.js';
 import { freePort } from '../../src/deploy/local-redis.js';
 import { redactUrl } from '../../src/deploy/redact-url.js';
-import { cliPath, runCli, type CliRun } from '../helpers/cli.js';
+import { cliArgs, runCli, type CliRun } from '../helpers/cli.js';
 import { uniqueQueue, useRedis, waitFor } from '../helpers/redis.js';
 
 const redis = useRedis({ appendOnly: false });
@@ -310,7 +310,7 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
   it('serve starts the HTTP service on the given Redis and stops gracefully on SIGTERM', async () => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', cliPath, '--redis', redis.url, 'serve', '--port', '0', '--log-level', 'info'],
+      [...cliArgs, '--redis', redis.url, 'serve', '--port', '0', '--log-level', 'info'],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';

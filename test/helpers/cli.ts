@@ -1,8 +1,32 @@
-// The sandglass CLI run as a user runs it: a child process (`node --import tsx src/cli.ts`).
+// The sandglass CLI run as a user runs it: a child process. Under `npm test` that is the built
+// `node dist/cli.js` (what the packages ship), else `node --import tsx src/cli.ts`.
 import { spawn } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 
-/** The CLI's entry point, run with `node --import tsx` (for tests that spawn it themselves, e.g. `serve`). */
+/** The CLI's entry point in the sources, run with `node --import tsx` (for tests that must run the sources). */
 export const cliPath = new URL('../../src/cli.ts', import.meta.url).pathname;
+
+const root = new URL('../..', import.meta.url).pathname;
+const builtCli = join(root, 'dist', 'cli.js');
+
+/**
+ * The node arguments that start the CLI. `npm test` builds before its tests and then sets
+ * SANDGLASS_TEST_BUILT=1: the tests run dist/cli.js, which starts in half the CPU of tsx (a CLI
+ * test spawns hundreds). That is only true while dist is the build of the sources, so a source
+ * file newer than dist/cli.js fails the test run instead of testing stale code.
+ */
+export const cliArgs: readonly string[] = process.env.SANDGLASS_TEST_BUILT === '1' ? [freshBuild()] : ['--import', 'tsx', cliPath];
+
+function freshBuild(): string {
+  const builtAt = statSync(builtCli, { throwIfNoEntry: false })?.mtimeMs;
+  if (builtAt === undefined) throw new Error(`SANDGLASS_TEST_BUILT=1 but ${builtCli} does not exist: run npm run build`);
+  const stale = (readdirSync(join(root, 'src'), { recursive: true }) as string[]).find(
+    file => /\.(ts|lua)$/.test(file) && statSync(join(root, 'src', file)).mtimeMs > builtAt,
+  );
+  if (stale !== undefined) throw new Error(`SANDGLASS_TEST_BUILT=1 but src/${stale} is newer than dist/cli.js: run npm run build`);
+  return builtCli;
+}
 
 /** What one CLI run printed and how it exited. */
 export interface CliRun {
@@ -22,7 +46,7 @@ export function runCli(redisUrl: string, args: readonly string[], input = ''): P
 export function runCliProcess(args: readonly string[], env: NodeJS.ProcessEnv, input = ''): Promise<CliRun> {
   const startedAt = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args], { stdio: 'pipe', env });
+    const child = spawn(process.execPath, [...cliArgs, ...args], { stdio: 'pipe', env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', chunk => (stdout += String(chunk)));

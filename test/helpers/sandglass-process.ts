@@ -2,7 +2,7 @@
 // (flags and environment), for the tests of the CLI and the service on Cluster, Sentinel, TLS and
 // ACL users. The environment is cleaned of every Redis setting the machine may have.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cliPath, runCliProcess, type CliRun } from './cli.js';
+import { cliArgs, runCliProcess, type CliRun } from './cli.js';
 import { waitFor } from './redis.js';
 
 const REDIS_VARIABLES = [
@@ -61,7 +61,7 @@ export interface Serve {
 
 /** Starts `sandglass <args> serve --port 0` and waits until it listens (or fails with its output). */
 export async function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<Serve> {
-  const child = spawn(process.execPath, ['--import', 'tsx', cliPath, ...args, 'serve', '--port', '0', '--log-level', 'info'], {
+  const child = spawn(process.execPath, [...cliArgs, ...args, 'serve', '--port', '0', '--log-level', 'info'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: environment(env),
   });
