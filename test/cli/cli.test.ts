@@ -308,11 +308,9 @@ describe('sandglass CLI', { concurrency: 4 }, () => {
   });
 
   it('serve starts the HTTP service on the given Redis and stops gracefully on SIGTERM', async () => {
-    const child = spawn(
-      process.execPath,
-      [...cliArgs, '--redis', redis.url, 'serve', '--port', '0', '--log-level', 'info'],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, [...cliArgs, '--redis', redis.url, 'serve', '--port', '0', '--log-level', 'info'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', chunk => (output += String(chunk)));
     child.stderr.on('data', chunk => (output += String(chunk)));
