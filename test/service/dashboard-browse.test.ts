@@ -334,12 +334,23 @@ describe('dashboard job browser in a real browser', () => {
     await waitForText(other, 'Delete', 8_000);
     assert.equal((await service.call('GET', jobUrl(queue, 'dead-c'))).status, 200);
 
-    // Deleted elsewhere meanwhile: the page says so, and drops the row.
+    // Deleted elsewhere meanwhile: the page says so, and drops the row. The page's own refresh of
+    // the listing is held until the second click, or it could drop the row before (on a loaded
+    // machine it did): the case is a page that has not seen the deletion yet.
+    let releaseListing = () => {};
+    const listingHeld = new Promise<void>(resolve => (releaseListing = resolve));
+    const isListing = (url: URL) => url.pathname === `/v1/queues/${queue}/jobs`;
+    await page.route(isListing, async route => {
+      if (route.request().method() === 'GET') await listingHeld;
+      await route.continue();
+    });
     const stale = page.locator('#browse-body tr', { hasText: 'dead-a' }).locator('.delete-dead');
     await stale.click();
     await waitForText(stale, 'Confirm delete');
     assert.equal((await service.call('DELETE', jobUrl(queue, 'dead-a'))).status, 200);
     await stale.click();
+    releaseListing();
+    await page.unroute(isListing);
     await waitForText(page.locator('#browse-result'), /^Job dead-a was already gone/);
     await waitUntil(async () => (await page.locator('#browse-body tr', { hasText: 'dead-a' }).count()) === 0, 'the stale row to go');
 
