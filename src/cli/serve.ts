@@ -2,10 +2,11 @@
 // only when this command runs, so every other command works (and starts fast) without it. Its
 // settings are declared once, in src/server/config.ts: they become this command's options when the
 // command is dispatched, and the server's own resolver applies environment variables and defaults.
-import { createHash } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import { SandglassError, ValidationError } from '../index.js';
 import { REDIS_SETTINGS } from '../deploy/redis-target.js';
+// The token rules' one home; it needs node:crypto only, unlike the rest of the server loaded below.
+import { SCOPES, TOKEN_CHARACTERS, tokenDigest, type Scope } from '../server/tokens.js';
 
 export function registerServeCommand(program: Command): void {
   const serve = program
@@ -54,8 +55,6 @@ export function registerServeCommand(program: Command): void {
   });
 }
 
-const SCOPES = ['produce', 'consume', 'read', 'admin'];
-
 /**
  * `sandglass token hash`: the SHA-256 of a token read from stdin (never an argument, which ps and
  * the shell history would keep), for an entry of the tokens file; with --name and --scopes, the whole entry.
@@ -78,8 +77,8 @@ export function registerTokenCommand(program: Command): void {
         .toString('utf8')
         .replace(/\r?\n$/, '');
       if (token === '') throw new ValidationError('Give the token on stdin, e.g. printf %s "$TOKEN" | sandglass token hash');
-      if (!/^[\x21-\x7e]+$/.test(token)) throw new ValidationError('Expected the token to be printable ASCII without spaces');
-      const sha256 = createHash('sha256').update(token, 'utf8').digest('hex');
+      if (!TOKEN_CHARACTERS.test(token)) throw new ValidationError('Expected the token to be printable ASCII without spaces');
+      const sha256 = tokenDigest(token);
       if (flags.name === undefined && flags.scopes === undefined && flags.queues === undefined) {
         process.stdout.write(`${sha256}\n`);
         return;
@@ -91,7 +90,7 @@ export function registerTokenCommand(program: Command): void {
           .map(item => item.trim())
           .filter(item => item !== '');
       const scopes = list(flags.scopes);
-      const unknown = scopes.find(scope => !SCOPES.includes(scope));
+      const unknown = scopes.find(scope => !SCOPES.includes(scope as Scope));
       if (unknown !== undefined || scopes.length === 0)
         throw new ValidationError(`Expected --scopes to list ${SCOPES.join(', ')}, got '${unknown ?? flags.scopes}'`);
       const queues = flags.queues === undefined ? undefined : list(flags.queues);

@@ -17,7 +17,7 @@ import {
   type RedisSettings,
   type RedisTarget,
 } from '../deploy/redis-target.js';
-import { combineEntries, parseTokenEntries, type TokenEntry } from './tokens.js';
+import { combineEntries, parseTokenEntries, TOKEN_CHARACTERS, type TokenEntry } from './tokens.js';
 import { parseWebhookBindings, type WebhookBinding } from './webhooks.js';
 
 /** The settled configuration. */
@@ -208,7 +208,6 @@ export class ConfigError extends SandglassError {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-const TOKEN = /^[\x21-\x7e]+$/;
 const MIN_TOKEN_LENGTH = 16;
 
 /** Whether `host` is a loopback address or name (listening there reaches this machine only). */
@@ -332,7 +331,8 @@ export interface TokenSources {
  */
 export function readTokens(sources: TokenSources): { token: string | undefined; tokens: TokenEntry[] | undefined } {
   const token = readSecret(sources.token, sources.tokenFile, 'SANDGLASS_TOKEN', 'SANDGLASS_TOKEN_FILE / --token-file');
-  if (token !== undefined && !TOKEN.test(token)) throw new ConfigError('Expected SANDGLASS_TOKEN to be printable ASCII without spaces');
+  if (token !== undefined && !TOKEN_CHARACTERS.test(token))
+    throw new ConfigError('Expected SANDGLASS_TOKEN to be printable ASCII without spaces');
   if (sources.tokensFile === undefined) return { token, tokens: token === undefined ? undefined : combineEntries(token, []) };
   const source = `SANDGLASS_TOKENS / --tokens-file '${sources.tokensFile}'`;
   const text = readSecret(undefined, sources.tokensFile, 'SANDGLASS_TOKENS', 'SANDGLASS_TOKENS / --tokens-file') as string;

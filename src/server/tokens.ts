@@ -58,6 +58,9 @@ const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
 const PATTERN = /^[A-Za-z0-9._*-]{1,100}$/;
 const ENTRY_KEYS = new Set(['name', 'sha256', 'scopes', 'queues']);
 
+/** What a bearer token may hold: printable ASCII without spaces (it travels in an HTTP header). */
+export const TOKEN_CHARACTERS = /^[\x21-\x7e]+$/;
+
 /** Hex of the SHA-256 of a token: what its entry's `sha256` holds (`sandglass token hash`). */
 export function tokenDigest(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
