@@ -105,20 +105,13 @@ function runFile(file, children, limitS) {
     child.stdout.on('data', chunk => (output += chunk));
     child.stderr.on('data', chunk => (output += chunk));
     let hung = false;
-    const stopGroup = signal => {
-      try {
-        process.kill(-child.pid, signal);
-      } catch {
-        // The group is gone already.
-      }
-    };
     const limit =
       limitS === undefined
         ? undefined
         : setTimeout(() => {
             hung = true;
-            stopGroup('SIGTERM');
-            setTimeout(() => stopGroup('SIGKILL'), 5_000).unref();
+            signalGroup(child, 'SIGTERM');
+            setTimeout(() => signalGroup(child, 'SIGKILL'), 5_000).unref();
           }, limitS * 1_000);
     child.on('close', (code, signal) => {
       clearTimeout(limit);
@@ -138,14 +131,17 @@ function forwardSignals(children) {
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.on(signal, () => {
       process.exitCode = 130;
-      for (const child of children) {
-        try {
-          process.kill(-child.pid, signal);
-        } catch {
-          // The group is gone already.
-        }
-      }
+      for (const child of children) signalGroup(child, signal);
     });
+  }
+}
+
+/** Sends `signal` to every process of a file's process group (its node, redis-servers, workers). */
+function signalGroup(child, signal) {
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is gone already.
   }
 }
 
