@@ -9,19 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { SIGNATURE_VECTORS_FILE, signatureVectors } from '../helpers/webhook-vectors.js';
 
 const run = promisify(execFile);
 const doc = readFileSync(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
-const vectorsPath = new URL('../../docs/webhook-signature-vectors.json', import.meta.url);
-
-interface Vector {
-  name: string;
-  secret: string;
-  timestamp: number;
-  bodyHex: string;
-  signature: string;
-}
-const vectors = JSON.parse(readFileSync(vectorsPath, 'utf8')) as { valid: Vector[]; invalid: Vector[] };
+const vectors = signatureVectors;
 /** Every vector with the answer a verifier must give, at the vector's own second. */
 const cases = [...vectors.valid.map(v => ({ ...v, expected: true })), ...vectors.invalid.map(v => ({ ...v, expected: false }))];
 const expected = cases.map(c => `${c.name}: ${c.expected}`);
@@ -80,7 +72,7 @@ for vector, _ in cases:
     print(f'{vector["name"]}: {"true" if ok else "false"}')
 `;
     writeFileSync(join(dir, 'check.py'), harness);
-    const { stdout } = await run('python3', [join(dir, 'check.py'), new URL(vectorsPath).pathname], { cwd: dir });
+    const { stdout } = await run('python3', [join(dir, 'check.py'), SIGNATURE_VECTORS_FILE], { cwd: dir });
     assert.deepEqual(stdout.trim().split('\n'), expected);
   });
 
