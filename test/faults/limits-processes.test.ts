@@ -45,11 +45,25 @@ async function spawn(
   );
 }
 
+/**
+ * The limit holds exactly on the Redis clock, where the limiter grants (the limiter conformance
+ * tests judge that: test/conformance/limiter-storage.ts). Here the windows are measured where the
+ * handlers start, in 3 processes: each start comes some ms after its grant, as its claim's reply
+ * reaches its process and the process gets a core. On a loaded 2-core machine those delays differ
+ * by up to ~200 ms (seen: 56 starts in a window after a spread of ~120 ms), which at 50/s can put
+ * 10 more starts into a 1 s window measured here. A limit kept per process or per partition
+ * instead of per queue lets 3 to 4 times the rate through and is still far beyond this bound, as
+ * is a sustained excess of 20%, which the drain time also catches (500 starts take >= 9 s).
+ */
+const RATE = 50;
+const START_SPREAD_MS = 200;
+const MOST_PER_WINDOW = RATE + (RATE * START_SPREAD_MS) / 1_000;
+
 for (const partitions of [1, 4]) {
-  test(`rate 50/s over 3 worker processes x concurrency 20, ${partitions} partition(s): no 1 s window of handler starts holds more than 55, 500 jobs drain in ~10 s`, async () => {
+  test(`rate ${RATE}/s over 3 worker processes x concurrency 20, ${partitions} partition(s): no 1 s window of handler starts holds more than ${MOST_PER_WINDOW}, 500 jobs drain in ~10 s`, async () => {
     const name = uniqueQueue(`rate-procs-${partitions}`);
     const queue = redis.track(new Queue(name, { connection: redis.url, partitions }));
-    await queue.setLimits({ rate: { max: 50, per: '1s' } });
+    await queue.setLimits({ rate: { max: RATE, per: '1s' } });
     const workers = await spawn(name, 3, { concurrency: 20 }, `rate-${partitions}`);
     try {
       await queue.addBulk(Array.from({ length: 500 }, (_, n) => ({ payload: n })));
@@ -58,7 +72,7 @@ for (const partitions of [1, 4]) {
       await waitFor(() => (all = starts(readLedgers(workers.map(w => w.ledger)))).length >= 500, 40_000, '500 starts');
       const tookMs = Math.max(...all) - addedAt;
       const busiest = busiestWindow(all, 1_000);
-      assert.ok(busiest <= 55, `busiest 1 s window: ${busiest} starts`);
+      assert.ok(busiest <= MOST_PER_WINDOW, `busiest 1 s window: ${busiest} starts`);
       assert.equal(all.length, 500, 'each job started once');
       // 500 starts at 50/s: the last one ~10 s after the first.
       assert.ok(tookMs >= 9_000, `drained in ${tookMs} ms: faster than the limit allows`);
