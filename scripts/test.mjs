@@ -49,12 +49,12 @@ const FILE_LIMIT_NEW_S = 600;
 /** How many of a hung file's last output lines the failure shows. */
 const HUNG_TAIL_LINES = 40;
 
+const out = text => process.stdout.write(text);
 const args = process.argv.slice(2);
 const measure = args.includes('--measure');
 const paths = args.filter(arg => arg !== '--measure');
 const files = testFiles(paths);
 const times = existsSync(timesPath) ? JSON.parse(readFileSync(timesPath, 'utf8')) : {};
-const out = text => process.stdout.write(text);
 
 if (files.length === 0) {
   out(`no test files in ${paths.join(' ') || 'test/*/'}\n`);

@@ -54,6 +54,7 @@ export {
   assertGroup,
   isQueueName,
   assertInteger,
+  describe as describeValue,
 } from './core/validate.js';
 export { defaultLogger } from './core/logger.js';
 export {

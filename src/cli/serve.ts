@@ -6,7 +6,7 @@ import { Option, type Command } from 'commander';
 import { SandglassError, ValidationError } from '../index.js';
 import { REDIS_SETTINGS } from '../deploy/redis-target.js';
 // The token rules' one home; it needs node:crypto only, unlike the rest of the server loaded below.
-import { SCOPES, TOKEN_CHARACTERS, tokenDigest, type Scope } from '../server/tokens.js';
+import { parseTokenEntry, SCOPES, TOKEN_CHARACTERS, tokenDigest } from '../server/tokens.js';
 
 export function registerServeCommand(program: Command): void {
   const serve = program
@@ -89,12 +89,15 @@ export function registerTokenCommand(program: Command): void {
           .split(',')
           .map(item => item.trim())
           .filter(item => item !== '');
-      const scopes = list(flags.scopes);
-      const unknown = scopes.find(scope => !SCOPES.includes(scope as Scope));
-      if (unknown !== undefined || scopes.length === 0)
-        throw new ValidationError(`Expected --scopes to list ${SCOPES.join(', ')}, got '${unknown ?? flags.scopes}'`);
       const queues = flags.queues === undefined ? undefined : list(flags.queues);
-      process.stdout.write(`${JSON.stringify({ name: flags.name, sha256, scopes, ...(queues ? { queues } : {}) })}\n`);
+      const entry = { name: flags.name, sha256, scopes: list(flags.scopes), ...(queues ? { queues } : {}) };
+      // The tokens file's own checks, so that an entry printed here is one serve accepts.
+      try {
+        parseTokenEntry(entry, 'entry');
+      } catch (error) {
+        throw new ValidationError((error as Error).message);
+      }
+      process.stdout.write(`${JSON.stringify(entry)}\n`);
     });
 }
 

@@ -282,9 +282,18 @@ export function assertBackoff(backoff: unknown, name = 'backoff'): asserts backo
   }
 }
 
-/** A value quoted in an error message: short, and never throwing (no Date formatting). */
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return `'${value.length > 60 ? `${value.slice(0, 60)}...` : value}' (${value.length} characters)`;
+/**
+ * A value quoted in an error message, the one rule for every surface (library, HTTP, CLI, the
+ * tokens file): a string in quotes, JSON-escaped (a newline shows as \n) and cut at 60 characters,
+ * with its length (`withLength`, or always when it was cut); other values by kind. Never throws
+ * (no Date formatting).
+ */
+export function describe(value: unknown, withLength = true): string {
+  if (typeof value === 'string') {
+    const long = value.length > 60;
+    const text = JSON.stringify(long ? value.slice(0, 60) : value).slice(1, -1);
+    return `'${text}${long ? '...' : ''}'${withLength || long ? ` (${value.length} characters)` : ''}`;
+  }
   if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) return String(value);
   if (typeof value === 'bigint') return `${value}n`;
   if (typeof value === 'function') return 'a function';

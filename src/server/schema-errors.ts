@@ -6,7 +6,7 @@
  * gets the library's own words. This is fastify's `schemaErrorFormatter`; the status and the code
  * (400 VALIDATION) come from `toHttpError`.
  */
-import { GROUP_RULE, JOB_ID_RULE, QUEUE_NAME_RULE } from '../index.js';
+import { describeValue, GROUP_RULE, JOB_ID_RULE, QUEUE_NAME_RULE } from '../index.js';
 
 /** One schema violation as ajv reports it (the fields used here; `schema`, `parentSchema` and `data` with ajv's `verbose`). */
 export interface SchemaViolation {
@@ -188,15 +188,7 @@ function countOf(data: unknown): string {
 }
 
 /** The refused value as the library's checks describe it (`'a b' (3 characters)`), control characters escaped. */
+/** A value as the library's messages quote it; a missing one is 'nothing'. */
 function shown(value: unknown, withLength = false): string {
-  if (typeof value === 'string') {
-    const long = value.length > 60;
-    const text = JSON.stringify(long ? value.slice(0, 60) : value).slice(1, -1);
-    return `'${text}${long ? '...' : ''}'${withLength || long ? ` (${value.length} characters)` : ''}`;
-  }
-  if (value === undefined) return 'nothing';
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'object') return 'an object';
-  return String(value);
+  return value === undefined ? 'nothing' : describeValue(value, withLength);
 }

@@ -12,6 +12,7 @@
  * (or no `queues` at all) is every queue.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { describeValue } from '../index.js';
 
 export const SCOPES = ['produce', 'consume', 'read', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -88,12 +89,16 @@ export function parseTokenEntries(text: string, source: string): TokenEntry[] {
     throw new Error(`${source} is not valid JSON: ${(error as Error).message}`);
   }
   if (!Array.isArray(parsed)) throw new Error(`${source}: expected a JSON array of { name, sha256, scopes, queues }`);
-  const entries = parsed.map((raw: unknown, index) => parseEntry(raw, `${source}[${index}]`));
+  const entries = parsed.map((raw: unknown, index) => parseTokenEntry(raw, `${source}[${index}]`));
   assertUnique(entries, source);
   return entries;
 }
 
-function parseEntry(raw: unknown, where: string): TokenEntry {
+/**
+ * One entry of the tokens file, checked: what `parseTokenEntries` does for each, and what
+ * `sandglass token hash` does for the entry it prints. `where` starts each error message.
+ */
+export function parseTokenEntry(raw: unknown, where: string): TokenEntry {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
     throw new Error(`${where}: expected an object { name, sha256, scopes, queues }`);
   const entry = raw as Record<string, unknown>;
@@ -141,10 +146,9 @@ function assertUnique(entries: readonly TokenEntry[], source: string): void {
   }
 }
 
+/** A value as the library's messages quote it (without a short string's length); a missing one is 'nothing'. */
 function shown(value: unknown): string {
-  if (typeof value === 'string') return `'${value.slice(0, 60)}'`;
-  if (value === undefined) return 'nothing';
-  return Array.isArray(value) ? 'an array' : typeof value === 'object' ? (value === null ? 'null' : 'an object') : String(value);
+  return value === undefined ? 'nothing' : describeValue(value, false);
 }
 
 /** The entry of the single `SANDGLASS_TOKEN`: named `admin`, every scope, every queue. */

@@ -449,5 +449,16 @@ describe('HTTP scopes: the tokens file, checked strictly at start', () => {
     );
     assert.deepEqual(JSON.parse(entry.stdout), good);
     assert.notEqual((await sandglass(['token', 'hash'], {}, '')).code, 0, 'no token, no hash');
+    // The entry it prints is checked as the tokens file is: an entry serve would refuse is refused here.
+    for (const [flags, said] of [
+      [['--name', 'ops', '--scopes', 'produce,purge'], "unknown scope 'purge'"],
+      [['--name', 'ops', '--scopes', 'read', '--queues', 'orders/*'], "got 'orders/*'"],
+      [['--name', 'bad name', '--scopes', 'read'], 'entry.name: expected 1-100 characters'],
+    ] as const) {
+      const refused = await sandglass(['token', 'hash', ...flags], {}, 'orders-token-0123456789');
+      assert.notEqual(refused.code, 0, flags.join(' '));
+      assert.equal(refused.stdout, '', 'no entry printed');
+      assert.match(refused.stderr, new RegExp(said.replace(/[.*+?()[\]]/g, '\\$&')), refused.stderr);
+    }
   });
 });
