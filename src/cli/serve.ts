@@ -29,8 +29,9 @@ export function registerServeCommand(program: Command): void {
         throw error instanceof ConfigError ? new ValidationError(error.message) : error;
       }
       const { startServer } = await loadServer('start');
-      // `npx sandglass serve` and `npm exec` do not pass SIGTERM on: the death of the parent stops the service too.
-      const running = await startServer(config, { stopWithParent: true, reloadOnSighup: true });
+      // `npx sandglass serve` and `npm exec` do not pass SIGTERM on: the death of the parent stops the service too
+      // (unless --on-parent-exit keep: started by nohup or a shell that exits).
+      const running = await startServer(config, { stopWithParent: config.onParentExit === 'stop', reloadOnSighup: true });
       // The service ends on a signal or when its parent dies, or by itself when it cannot go on (its private Redis keeps dying).
       const failure = await Promise.race([untilSignal(), running.parentGone.then(() => undefined), running.failed]);
       await running.close();

@@ -45,6 +45,12 @@ export interface ServeConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** `json` or `pretty` log lines; undefined: pretty on a terminal, JSON otherwise. */
   logFormat: 'json' | 'pretty' | undefined;
+  /**
+   * What `sandglass serve` does when the process that started it exits: `stop` (the default: npx
+   * and npm exec do not pass a SIGTERM on, so the parent's death is the only sign) or `keep`
+   * (a shell that starts it with nohup or `&` and exits).
+   */
+  onParentExit: 'stop' | 'keep';
   /** Things worth a warning in the start log (never fatal). */
   warnings: string[];
 }
@@ -66,7 +72,8 @@ export type ServeOptionName =
   | 'webhooks'
   | 'webhooksFile'
   | 'logLevel'
-  | 'logFormat';
+  | 'logFormat'
+  | 'onParentExit';
 
 /** One setting: its flag (none for secrets), environment variable, default and meaning. */
 export interface ServeOption {
@@ -198,6 +205,15 @@ export const SERVE_OPTIONS: readonly ServeOption[] = [
     default: undefined,
     description: 'json (one JSON object a line) or pretty (readable lines); by default pretty on a terminal, JSON otherwise',
   },
+  {
+    name: 'onParentExit',
+    flag: '--on-parent-exit',
+    value: '<stop|keep>',
+    env: 'SANDGLASS_ON_PARENT_EXIT',
+    default: 'stop',
+    description:
+      'When the process that started serve exits: stop (as on SIGTERM; npx does not pass signals on) or keep running (started by nohup or a shell that exits)',
+  },
 ];
 
 /** A setting is wrong: the message says which and how to fix it. */
@@ -278,6 +294,12 @@ export function resolveServeConfig(flags: Partial<Record<ServeOptionName, string
   if (logFormat !== undefined && logFormat !== 'json' && logFormat !== 'pretty')
     throw new ConfigError(`Expected LOG_FORMAT / --log-format to be json or pretty, got '${logFormat}'`);
 
+  const onParentExit = read('onParentExit');
+  if (onParentExit !== 'stop' && onParentExit !== 'keep')
+    throw new ConfigError(
+      `Expected SANDGLASS_ON_PARENT_EXIT / --on-parent-exit to be stop or keep, got '${String(onParentExit).slice(0, 100)}'`,
+    );
+
   const webhooksJson = readSecret(
     read('webhooks'),
     read('webhooksFile'),
@@ -314,6 +336,7 @@ export function resolveServeConfig(flags: Partial<Record<ServeOptionName, string
     webhooks,
     logLevel,
     logFormat,
+    onParentExit,
     warnings,
   };
 }

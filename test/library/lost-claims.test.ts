@@ -183,20 +183,27 @@ describe('lost claim replies', () => {
     const leaseMs = 1_200;
     const first = h.own(new Worker<string>(h.name, handler, { connection: h.viaProxy(), concurrency: 1, leaseMs }));
     first.on('error', () => undefined);
+    let acked = 0;
+    first.on('completed', () => acked++);
     await first.waitUntilReady();
     await h.queue.add('warm-up');
-    await waitFor(() => intervals.length === 1, 10_000, 'the warm-up job');
+    // Until its ack landed: the warm-up's own settle must not be the one held below (its handler
+    // returns before the ack is sent, and the add of 'a' would then meet the refusal).
+    await waitFor(() => acked === 1, 10_000, 'the warm-up job');
     // The next settle reaches Redis while it refuses writes (NOREPLICAS) for 150 ms: a real failure
     // of that one call, not a lost reply.
+    // Only the settle of the claim that took 'a': a claim that found nothing (the worker looks again
+    // after an ack) settles too, and refusing writes then would refuse the add of 'a' instead.
     let restored: Promise<unknown> | undefined;
-    h.proxy.setMode(
+    const refuseTheSettleOfA = (): ReturnType<typeof holdRequest> =>
       holdRequest('\r\nsettle\r\n', async () => {
+        if ((await h.queue.get('a'))?.state !== 'active') return h.proxy.setMode(refuseTheSettleOfA());
         await redis.raw.config('SET', 'min-replicas-to-write', '1');
         restored = sleep(150).then(() => redis.raw.config('SET', 'min-replicas-to-write', '0'));
-      }),
-    );
+      });
+    h.proxy.setMode(refuseTheSettleOfA());
     t.after(() => redis.raw.config('SET', 'min-replicas-to-write', '0'));
-    await h.queue.add('a');
+    await h.queue.add('a', { id: 'a' });
     await waitFor(() => restored !== undefined, 5_000, 'the settle to be refused');
     await restored;
     // A second worker, straight to Redis, wants the one slot while the first job runs.

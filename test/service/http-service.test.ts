@@ -35,6 +35,7 @@ describe('serve configuration', () => {
       webhooks: [],
       logLevel: 'info',
       logFormat: undefined,
+      onParentExit: 'stop',
       warnings: [],
     });
   });
