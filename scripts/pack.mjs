@@ -39,6 +39,13 @@ const common = {
 };
 const pick = names => Object.fromEntries(names.map(name => [name, workspace.dependencies[name]]));
 
+/**
+ * The docs of the service alone (its HTTP API and OpenAPI document, the CLI, the dashboard's
+ * picture, Spring Boot over HTTP): shipped in sandglass-server, not in the library, whose readers
+ * need the rest (testing, migrating, Nest, OpenTelemetry, Cluster, Sentinel, webhooks' check).
+ */
+const SERVICE_DOCS = ['docs/http-api.md', 'docs/openapi.json', 'docs/cli.md', 'docs/dashboard.png', 'docs/spring-boot.md'];
+
 const PACKAGES = [
   {
     manifest: {
@@ -55,6 +62,7 @@ const PACKAGES = [
     },
     dist: file => !serviceOnly(file),
     extra: ['README.md', 'CHANGELOG.md', 'docs'],
+    leaveOut: SERVICE_DOCS,
   },
   {
     // Self-contained: it ships the library's dist/ files its CLI and service import, rather than
@@ -90,13 +98,14 @@ try {
   rmSync(staging, { recursive: true, force: true });
 }
 
-function pack({ manifest, dist, extra }) {
+function pack({ manifest, dist, extra, leaveOut = [] }) {
   const dir = join(staging, manifest.name);
   cpSync(join(root, 'dist'), join(dir, 'dist'), {
     recursive: true,
     filter: source => source === join(root, 'dist') || dist(relative(join(root, 'dist'), source).split(sep).join('/')),
   });
-  for (const entry of extra) cpSync(join(root, entry), join(dir, entry), { recursive: true });
+  const left = new Set(leaveOut.map(file => join(root, file)));
+  for (const entry of extra) cpSync(join(root, entry), join(dir, entry), { recursive: true, filter: source => !left.has(source) });
   const exports = {};
   for (const [key, target] of Object.entries(manifest.exports)) {
     const file = typeof target === 'string' ? target : target.default;

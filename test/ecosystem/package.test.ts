@@ -222,6 +222,11 @@ describe('the library package, installed alone into an app', () => {
     }
     for (const file of ['src', 'dashboard', 'dist/cli.js', 'dist/cli', 'dist/server/app.js'])
       assert.ok(!existsSync(join(installed, file)), `${file} is not shipped`);
+    // The library's docs, not the service's (those are in sandglass-server).
+    for (const file of ['docs/testing.md', 'docs/migrating-from-bullmq.md', 'docs/nestjs.md', 'docs/webhooks.md'])
+      assert.ok(existsSync(join(installed, file)), `${file} is in the package`);
+    for (const file of ['docs/http-api.md', 'docs/openapi.json', 'docs/dashboard.png'])
+      assert.ok(!existsSync(join(installed, file)), `${file} is not shipped with the library`);
     assert.deepEqual(
       readdirSync(join(installed, 'dist', 'server')).filter(file => !file.startsWith('signature.')),
       [],
@@ -310,7 +315,15 @@ describe('sandglass-server, installed beside the library', () => {
   });
 
   it('ships the service, the CLI, the dashboard and the library files they import; depends on the service packages', () => {
-    for (const file of ['dist/cli.js', 'dist/server/app.js', 'dist/index.js', 'dist/store/redis/lua/ack.lua', 'dashboard/index.html'])
+    for (const file of [
+      'dist/cli.js',
+      'dist/server/app.js',
+      'dist/index.js',
+      'dist/store/redis/lua/ack.lua',
+      'dashboard/index.html',
+      'docs/http-api.md',
+      'docs/openapi.json',
+    ])
       assert.ok(existsSync(join(installedServer, file)), `${file} is in sandglass-server`);
     for (const file of ['src', 'dist/launcher.js', 'dist/nestjs'])
       assert.ok(!existsSync(join(installedServer, file)), `${file} is not in sandglass-server`);
