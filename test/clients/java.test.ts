@@ -3,12 +3,13 @@
 // then the producer and consumer tests against the service), then the order-timeout example runs
 // and its summary is checked. Without a JDK 17 (javac) this fails: it is not skipped.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runCommand, type CommandResult } from '../helpers/commands.js';
 import { startServe, type Serve } from '../helpers/sandglass-process.js';
 
 const root = resolve(import.meta.dirname, '..', '..');
@@ -28,18 +29,10 @@ function javaFiles(dir: string): string[] {
 }
 
 /** Runs `java <args>` with the service's URL and token; its exit code and output. */
-function java(args: readonly string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn('java', ['-cp', classes, ...args], {
-      cwd: client,
-      env: { ...process.env, SANDGLASS_URL: serve?.url ?? '', SANDGLASS_TOKEN: token },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', chunk => (output += String(chunk)));
-    child.stderr.on('data', chunk => (output += String(chunk)));
-    child.once('error', reject);
-    child.once('close', code => resolvePromise({ code, output }));
+function java(args: readonly string[]): Promise<CommandResult> {
+  return runCommand('java', ['-cp', classes, ...args], {
+    cwd: client,
+    env: { ...process.env, SANDGLASS_URL: serve?.url ?? '', SANDGLASS_TOKEN: token },
   });
 }
 

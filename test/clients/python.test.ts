@@ -4,37 +4,25 @@
 // Python >= 3.9 must be on PATH as `python3`: without it this file fails (a client left untested in
 // CI is not a pass).
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { runCommand, type CommandResult } from '../helpers/commands.js';
 import { startServe, type Serve } from '../helpers/sandglass-process.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const CLIENT = join(ROOT, 'clients', 'python');
 const TOKEN = randomBytes(24).toString('hex');
 
-interface PythonRun {
-  code: number | null;
-  output: string;
-}
-
 /** Runs `python3 <args>` in the repository with the service's URL and token; its exit code and output (stdout and stderr). */
-function python(args: readonly string[], env: Record<string, string>): Promise<PythonRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('python3', args, {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      // No __pycache__ written into the checkout; output as it comes, for a failure's log.
-      env: { ...process.env, PYTHONPATH: join(CLIENT, 'src'), PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', ...env },
-    });
-    let output = '';
-    child.stdout.on('data', chunk => (output += String(chunk)));
-    child.stderr.on('data', chunk => (output += String(chunk)));
-    child.once('error', reject);
-    child.once('close', code => resolve({ code, output }));
+function python(args: readonly string[], env: Record<string, string>): Promise<CommandResult> {
+  return runCommand('python3', args, {
+    cwd: ROOT,
+    // No __pycache__ written into the checkout; output as it comes, for a failure's log.
+    env: { ...process.env, PYTHONPATH: join(CLIENT, 'src'), PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', ...env },
   });
 }
 

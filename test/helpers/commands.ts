@@ -8,6 +8,8 @@ export interface CommandResult {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** Both, in the order they came (what a failure's message shows). */
+  output: string;
 }
 
 /** Runs `command` to its end and collects its output (never rejects on a non-zero exit). */
@@ -20,10 +22,11 @@ export function runCommand(
     const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', chunk => (stdout += String(chunk)));
-    child.stderr.on('data', chunk => (stderr += String(chunk)));
+    let output = '';
+    child.stdout.on('data', chunk => ((stdout += String(chunk)), (output += String(chunk))));
+    child.stderr.on('data', chunk => ((stderr += String(chunk)), (output += String(chunk))));
     child.once('error', reject);
-    child.once('close', code => resolve({ code, stdout, stderr }));
+    child.once('close', code => resolve({ code, stdout, stderr, output }));
   });
 }
 
