@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { claimDataFolder, LOCK_FILE, processStartTime, readDataFolderOwner } from '../../src/deploy/data-folder.js';
 import { ConflictError } from '../../src/index.js';
 import { freePort, startLocalRedis } from '../../src/deploy/local-redis.js';
+import { cliArgs } from '../helpers/cli.js';
 import { useRedis, waitFor } from '../helpers/redis.js';
 
-const CLI = fileURLToPath(new URL('../../src/cli.ts', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('../fixtures/http-serve.ts', import.meta.url));
 const other = useRedis({ appendOnly: false });
 
@@ -66,8 +66,9 @@ interface Serve {
 
 /** Starts `sandglass serve` (or the test fixture) as a real process, on a free port. */
 function spawnServe(args: string[], env: Record<string, string> = {}, program: 'cli' | 'fixture' = 'cli'): Serve {
-  const entry = program === 'cli' ? [CLI, 'serve'] : [FIXTURE];
-  const child = spawn(process.execPath, ['--import', 'tsx', ...entry, '--port', '0', ...args], {
+  // The CLI as npm test built it (or its sources through tsx: test/helpers/cli.ts); the fixture through tsx.
+  const entry = program === 'cli' ? [...cliArgs, 'serve'] : ['--import', 'tsx', FIXTURE];
+  const child = spawn(process.execPath, [...entry, '--port', '0', ...args], {
     env: { ...process.env, REDIS_URL: '', SANDGLASS_TOKEN: '', SANDGLASS_DATA_DIR: '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -331,7 +332,7 @@ function readFileSafe(path: string): string {
 }
 
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+  const child = spawn(process.execPath, [...cliArgs, ...args], {
     env: { ...process.env, REDIS_URL: '', SANDGLASS_DATA_DIR: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
