@@ -12,6 +12,23 @@ export function busiestWindow(starts: readonly number[], windowMs: number): numb
   return most;
 }
 
+/**
+ * How far apart in time, at most, two handler starts may lag their grants on a loaded 2-core
+ * machine (seen: ~120 ms). A rate limit holds exactly on the Redis clock, where the limiter grants
+ * (test/conformance/limiter-storage.ts judges that); a start comes some ms after its grant, when
+ * the claim's reply reaches its process and the process gets a core, and those delays differ.
+ */
+export const START_SPREAD_MS = 200;
+
+/**
+ * The most starts a window of `per` measured at the handlers may hold under a rate of `max` per
+ * `per`: the grants of a window START_SPREAD_MS longer. A limit kept per process, per worker or per
+ * partition instead of per queue lets 2-4 times the rate through: far beyond this.
+ */
+export function mostStartsAtHandlers(rate: { max: number; per: number }): number {
+  return rate.max + Math.ceil((rate.max * START_SPREAD_MS) / rate.per);
+}
+
 /** The most handlers running at once, from [start, end] intervals. */
 export function mostOverlapping(intervals: readonly (readonly [number, number])[]): number {
   const events = intervals.flatMap(([start, end]) => [
