@@ -141,7 +141,7 @@ describe('set-up on a machine without redis-server', () => {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     const quickStart = readme.slice(readme.indexOf('## Quick start'), readme.indexOf('## Example'));
     for (const name of packages) assert.ok(quickStart.includes(`\`${name}\``), `Quick start names ${name}`);
-    assert.match(quickStart, /`npm test` takes about 10-13 minutes on 2 cores/);
+    assert.match(quickStart, /`npm test` takes about 7-10 minutes on 2 cores/);
     assert.match(quickStart, /as root/);
     assert.match(quickStart, /SANDGLASS_NO_INSTALL=1/);
   });
