@@ -3,13 +3,15 @@
 // `npm install sandglass` gives): used from ESM, from CommonJS (require of the ES module, Node ^20.19 /
 // >= 22.12), type-checked from both, no service package installed, and its bin's launcher saying
 // what to install when npm cannot fetch the CLI (offline). Then sandglass-server beside it: the CLI,
-// `serve` through its bin and through the launcher, and the library still loading no service
+// `serve` through its bin and through the launcher, a BullMQ queue moved by `sandglass migrate bullmq`
+// and by migrateFromBullMQ, and the library still loading no service
 // package. Everything happens in a temporary folder; the repository is only read.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Queue as BullQueue } from 'bullmq';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { cleanEnv, npmCli, runCommand, type CommandResult } from '../helpers/commands.js';
@@ -354,6 +356,52 @@ describe('sandglass-server, installed beside the library', () => {
       SERVICE_PACKAGES.filter(name => loaded.has(name)),
       [],
     );
+  });
+
+  it('moves the waiting jobs of a BullMQ queue: sandglass migrate bullmq through npx, and migrateFromBullMQ from the app', async () => {
+    // BullMQ (this repository's dev dependency) adds the jobs, as the app's old code did.
+    const bull = new BullQueue('emails', { connection: { host: '127.0.0.1', port: redis.server.port }, prefix: 'pkgbull' });
+    try {
+      for (let i = 0; i < 3; i++) await bull.add('send', { to: `u${i}` }, { jobId: `mail-${i}`, delay: 3_600_000, attempts: 4 });
+      await bull.upsertJobScheduler('daily', { pattern: '0 9 * * *' }, { name: 'digest', data: {} });
+    } finally {
+      await bull.close();
+    }
+    const migrate = (...args: string[]) =>
+      npm(
+        app,
+        'exec',
+        '--offline',
+        '--',
+        'sandglass',
+        '--redis',
+        redis.url,
+        'migrate',
+        'bullmq',
+        'emails',
+        '--bullmq-prefix',
+        'pkgbull',
+        ...args,
+      );
+    const dry = ok(await migrate('--to', 'pkg-emails', '--dry-run'), 'migrate --dry-run');
+    assert.match(dry.stdout, /would move 3 job\(s\)/);
+    const moved = ok(await migrate('--to', 'pkg-emails'), 'migrate');
+    assert.match(moved.stdout, /moved 3, already there 0, skipped 1/);
+    assert.match(moved.stdout, /recreate it as a sandglass schedule, queue\.schedule\("daily"/);
+    assert.match(ok(await migrate('--to', 'pkg-emails'), 'migrate again').stdout, /moved 0, already there 3/);
+
+    writeFileSync(
+      join(app, 'migrate.mjs'),
+      `import { migrateFromBullMQ, Queue } from 'sandglass';
+const result = await migrateFromBullMQ({ connection: process.env.REDIS_URL, bullmqQueue: 'emails', bullmqPrefix: 'pkgbull', queue: 'pkg-emails-2' });
+const queue = new Queue('pkg-emails-2', { connection: process.env.REDIS_URL });
+const job = await queue.get('mail-1');
+console.log(JSON.stringify({ moved: result.moved, skipped: result.skipped.length, state: job.state, maxAttempts: job.maxAttempts, payload: job.payload }));
+await queue.close();
+`,
+    );
+    const { stdout } = ok(await node('migrate.mjs'), 'migrate.mjs');
+    assert.deepEqual(JSON.parse(stdout), { moved: 3, skipped: 1, state: 'delayed', maxAttempts: 4, payload: { to: 'u1' } });
   });
 
   it('npx sandglass --help', async () => {
