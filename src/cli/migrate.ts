@@ -69,7 +69,7 @@ function humanReport(result: MigrateResult, bullmqQueue: string, target: string,
   const lines: string[] = [];
   if (result.dryRun) {
     lines.push(
-      `dry run: would move ${result.dryRun.toMove} job(s) of BullMQ queue ${bullmqQueue} to ${target}, skip ${skipped}; nothing was written`,
+      `dry run: would move ${result.dryRun.toMove} job(s) of BullMQ queue ${bullmqQueue} to ${target}, ${result.existing} already there, skip ${skipped}; nothing was written`,
     );
     for (const job of result.dryRun.sample) {
       const due = job.at === undefined ? 'now' : new Date(job.at).toISOString();

@@ -74,7 +74,10 @@ export interface MigrateResult {
   skippedNotListed: number;
   /** Jobs deleted from BullMQ (`remove`). */
   removed: number;
-  /** Set for a dry run: the jobs that would be added (existing ones included), and the first few as they would be. */
+  /**
+   * Set for a dry run: how many jobs would be added, and the first few as they would be. The jobs
+   * sandglass holds already (an earlier run moved them) are counted in `existing`, not here.
+   */
   dryRun?: { toMove: number; sample: BulkJob<unknown>[] };
   durationMs: number;
 }
@@ -145,8 +148,12 @@ export async function migrateFromBullMQ(options: MigrateFromBullMQOptions): Prom
           else jobs.push({ entry, job: mapped.job });
         }
         if (plan) {
-          plan.toMove += jobs.length;
-          for (const { job } of jobs.slice(0, SAMPLE_SIZE - plan.sample.length)) plan.sample.push(job);
+          // What an earlier run moved is counted as there, as the real run would find it (a read: the target is not created).
+          const found = await Promise.all(jobs.map(({ job }) => queue.get(job.id as string)));
+          const fresh = jobs.filter((_, i) => found[i] === null);
+          result.existing += jobs.length - fresh.length;
+          plan.toMove += fresh.length;
+          for (const { job } of fresh.slice(0, SAMPLE_SIZE - plan.sample.length)) plan.sample.push(job);
           pager.advance(page);
           next = pager.next();
         } else if (!remove) {

@@ -113,7 +113,7 @@ describe('migrateFromBullMQ', () => {
     assert.deepEqual([...runs.keys()].sort(), [...movable].sort());
   });
 
-  it('a dry run writes nothing and shows what would move', async () => {
+  it('a dry run writes nothing and shows what would move; what an earlier run moved counts as there', async () => {
     const source = uniqueQueue();
     const target = uniqueQueue();
     const bq = bullQueue(source);
@@ -125,6 +125,16 @@ describe('migrateFromBullMQ', () => {
     assert.ok(!(await listQueues({ connection: redis.url })).includes(target), 'the target queue was not created');
     assert.deepEqual((await redis.raw.keys(`sg:{${target}*`)).length, 0);
     assert.deepEqual((await redis.raw.keys(`bull:${source}:*`)).sort(), keysBefore);
+
+    // After a real run, a dry run counts what that run moved as there, and only the new as to move.
+    assert.equal((await migrateFromBullMQ({ connection: redis.url, bullmqQueue: source, queue: target })).moved, 12);
+    await bq.addBulk(Array.from({ length: 3 }, (_, i) => ({ name: 'x', data: { i: 100 + i }, opts: { delay: 60_000 } })));
+    const again = await migrateFromBullMQ({ connection: redis.url, bullmqQueue: source, queue: target, dryRun: true });
+    assert.deepEqual([again.moved, again.existing, again.dryRun?.toMove], [0, 12, 3]);
+    assert.deepEqual(
+      again.dryRun?.sample.map(job => (job.payload as { i: number }).i),
+      [100, 101, 102],
+    );
   });
 
   it('remove deletes moved jobs from BullMQ (custom prefix) and leaves skipped ones; a re-run finds nothing', async () => {
