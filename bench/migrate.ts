@@ -1,7 +1,8 @@
 /**
  * migrateFromBullMQ's rate: a private Redis, `jobs` delayed BullMQ jobs (delays 1 min..1 day, a
- * small JSON payload) added with BullMQ's own addBulk, then moved three times: into a new sandglass
- * queue, again (every job already there), and into another queue with `remove`. Prints one JSON line.
+ * small JSON payload) added with BullMQ's own addBulk; a dry run, then moved three times: into a new
+ * sandglass queue (and a dry run after it), again (every job already there), and into another queue
+ * with `remove`. Prints one JSON line.
  * Usage: npx tsx bench/migrate.ts [jobs=100000]
  */
 import { Queue as BullQueue } from 'bullmq';
@@ -41,14 +42,22 @@ try {
       removed: result.removed,
     };
   };
+  const dry = await timed('dry run', () =>
+    migrateFromBullMQ({ connection: server.url, bullmqQueue: 'legacy', queue: 'emails', dryRun: true }),
+  );
   const first = await timed('move', () => migrateFromBullMQ({ connection: server.url, bullmqQueue: 'legacy', queue: 'emails' }));
+  const dryAgain = await timed('dry run (all there)', () =>
+    migrateFromBullMQ({ connection: server.url, bullmqQueue: 'legacy', queue: 'emails', dryRun: true }),
+  );
   const again = await timed('re-run (all there)', () =>
     migrateFromBullMQ({ connection: server.url, bullmqQueue: 'legacy', queue: 'emails' }),
   );
   const removing = await timed('move with remove', () =>
     migrateFromBullMQ({ connection: server.url, bullmqQueue: 'legacy', queue: 'emails-2', remove: true }),
   );
-  console.log(JSON.stringify({ jobs, bullmqFillJobsPerSecond: Math.round((jobs * 1000) / fillMs), runs: [first, again, removing] }));
+  console.log(
+    JSON.stringify({ jobs, bullmqFillJobsPerSecond: Math.round((jobs * 1000) / fillMs), runs: [dry, first, dryAgain, again, removing] }),
+  );
 } finally {
   await bq.close();
   await stopServer(server);
