@@ -186,9 +186,16 @@ test(
         );
         return [...acknowledged.keys()].filter(id => !ended.has(id));
       };
+      // A worker writes `done` (or `stale`) once its ack's reply is back, after Redis applied it: a
+      // job can be no longer active while its line is still to come.
+      const unsettled = () => {
+        const entries = readLedgers(ledgers);
+        const settled = new Set(entries.filter(e => e.kind === 'done' || e.kind === 'stale').map(e => e.id));
+        return [...acknowledged.keys()].filter(id => !settled.has(id));
+      };
       // Handlers whose ack was cut off run again once their lease has run out: allow for that.
       await waitFor(
-        async () => missing().length === 0 && (await queue.stats()).active === 0,
+        async () => missing().length === 0 && unsettled().length === 0 && (await queue.stats()).active === 0,
         30_000,
         'every acknowledged job to run',
       ).catch(() => undefined);
