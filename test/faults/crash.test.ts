@@ -244,7 +244,12 @@ test(
 
       // Both of A's runs end; at most a few seconds after the second one the job must be settled.
       await waitFor(() => ofKind(readLedger(a.ledger), 'end').length === 2, 35_000).catch(() => undefined);
-      await sleep(300);
+      // Each run's settle outcome (done or stale) is written once its reply is back: wait for both,
+      // not a fixed pause, which a loaded machine can outlast.
+      await waitFor(() => {
+        const ledger = readLedger(a.ledger);
+        return ofKind(ledger, 'done').length + ofKind(ledger, 'stale').length >= 2;
+      }, 5_000).catch(() => undefined);
       const entries = readLedger(a.ledger);
       const outcome = (kind: LedgerEntry['kind']) => ofKind(entries, kind).map(e => `${kind} attempt ${e.attempt}`);
       t.diagnostic(`A's ledger: ${entries.map(e => `${e.kind}#${e.attempt}`).join(' ')}`);
