@@ -8,7 +8,7 @@
 // The sandglass tarball is the one `npm run pack` wrote (.tmp/packages); BullMQ comes from the registry.
 import { execFileSync, spawnSync } from 'node:child_process';
 import console from 'node:console';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import process from 'node:process';
@@ -27,7 +27,7 @@ try {
     { name: 'bullmq + ioredis', install: ['bullmq', 'ioredis'], entry: 'bullmq' },
   ].map((app, i) => {
     const dir = join(work, `app-${i}`);
-    execFileSync('mkdir', ['-p', dir]);
+    mkdirSync(dir);
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `app-${i}`, private: true, type: 'module' }));
     execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', ...app.install], { cwd: dir, stdio: 'ignore' });
     const packages = execFileSync('find', ['node_modules', '-name', 'package.json', '-not', '-path', '*/node_modules/*/node_modules/*/*'], {

@@ -5,7 +5,7 @@
 import { Option, type Command } from 'commander';
 import { SandglassError, ValidationError } from '../index.js';
 import { REDIS_SETTINGS } from '../deploy/redis-target.js';
-// The token rules' one home; it needs node:crypto only, unlike the rest of the server loaded below.
+// The token rules' one home; it needs node:crypto and the library only, unlike the rest of the server loaded below.
 import { parseTokenEntry, SCOPES, TOKEN_CHARACTERS, tokenDigest } from '../server/tokens.js';
 
 export function registerServeCommand(program: Command): void {

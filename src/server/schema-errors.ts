@@ -187,8 +187,11 @@ function countOf(data: unknown): string {
   return shown(data);
 }
 
-/** The refused value as the library's checks describe it (`'a b' (3 characters)`), control characters escaped. */
-/** A value as the library's messages quote it; a missing one is 'nothing'. */
-function shown(value: unknown, withLength = false): string {
+/**
+ * A refused value as the library's messages quote it (`'a b'`, with `withLength` `'a b' (3
+ * characters)`), control characters escaped; a missing one is 'nothing'. The HTTP answers and the
+ * tokens file's checks both use it.
+ */
+export function shown(value: unknown, withLength = false): string {
   return value === undefined ? 'nothing' : describeValue(value, withLength);
 }

@@ -12,7 +12,7 @@
  * (or no `queues` at all) is every queue.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { describeValue } from '../index.js';
+import { shown } from './schema-errors.js';
 
 export const SCOPES = ['produce', 'consume', 'read', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -144,11 +144,6 @@ function assertUnique(entries: readonly TokenEntry[], source: string): void {
     names.add(entry.name);
     digests.add(entry.sha256);
   }
-}
-
-/** A value as the library's messages quote it (without a short string's length); a missing one is 'nothing'. */
-function shown(value: unknown): string {
-  return value === undefined ? 'nothing' : describeValue(value, false);
 }
 
 /** The entry of the single `SANDGLASS_TOKEN`: named `admin`, every scope, every queue. */

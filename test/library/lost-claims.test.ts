@@ -187,13 +187,11 @@ describe('lost claim replies', () => {
     first.on('completed', () => acked++);
     await first.waitUntilReady();
     await h.queue.add('warm-up');
-    // Until its ack landed: the warm-up's own settle must not be the one held below (its handler
-    // returns before the ack is sent, and the add of 'a' would then meet the refusal).
-    await waitFor(() => acked === 1, 10_000, 'the warm-up job');
-    // The next settle reaches Redis while it refuses writes (NOREPLICAS) for 150 ms: a real failure
-    // of that one call, not a lost reply.
-    // Only the settle of the claim that took 'a': a claim that found nothing (the worker looks again
-    // after an ack) settles too, and refusing writes then would refuse the add of 'a' instead.
+    await waitFor(() => acked === 1, 10_000, 'the warm-up job to be acked');
+    // The settle of the claim that takes 'a' reaches Redis while it refuses writes (NOREPLICAS) for
+    // 150 ms: a real failure of that one call, not a lost reply. Only that settle: a claim that
+    // found nothing (the worker looks again after an ack) settles too, and refusing writes then
+    // would refuse the add of 'a' instead.
     let restored: Promise<unknown> | undefined;
     const refuseTheSettleOfA = (): ReturnType<typeof holdRequest> =>
       holdRequest('\r\nsettle\r\n', async () => {
